@@ -1,0 +1,40 @@
+// safetensors reader: one file, or shards listed by model.safetensors.index.json.
+// Files are memory-mapped; the JSON header and every tensor range are checked against
+// the file size, so a truncated or malicious file throws Error, never reads out of bounds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/mapped_file.h"
+
+namespace pagedgen {
+
+struct SafetensorsTensor {
+  std::string name;
+  std::string dtype;              // as written in the header: "F32", "F16", "BF16", "I8", ...
+  std::vector<uint64_t> shape;    // row-major, outermost first
+  std::span<const std::byte> data;
+};
+
+class SafetensorsModel {
+ public:
+  // `path` is a .safetensors file, or a directory holding model.safetensors or
+  // model.safetensors.index.json with its shards. Throws Error.
+  explicit SafetensorsModel(const std::filesystem::path& path);
+
+  const std::vector<SafetensorsTensor>& tensors() const { return tensors_; }
+  const SafetensorsTensor* find(std::string_view name) const;
+
+ private:
+  std::vector<std::unique_ptr<MappedFile>> files_;
+  std::vector<SafetensorsTensor> tensors_;
+};
+
+}  // namespace pagedgen

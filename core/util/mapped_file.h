@@ -1,0 +1,30 @@
+// A read-only memory-mapped file. Model files are mapped, never read into memory whole;
+// every reader bounds-checks against bytes().size() before touching the mapping.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <span>
+
+namespace pagedgen {
+
+class MappedFile {
+ public:
+  // Throws Error naming the path when the file cannot be opened or mapped.
+  explicit MappedFile(const std::filesystem::path& path);
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  const std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace pagedgen
