@@ -1,0 +1,122 @@
+// `pagedgen inspect`: what a model file holds and what its KV cache will cost.
+#include <fmt/core.h>
+
+#include <map>
+#include <memory>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "model/gguf.h"
+#include "model/model_files.h"
+#include "model_option.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
+#include "util/byte_units.h"
+
+namespace pagedgen::app {
+
+namespace {
+
+struct InspectOptions {
+  std::string model;
+  bool list_tensors = false;
+};
+
+std::string special_token_text(const Tokenizer& tokenizer, std::optional<TokenId> id) {
+  if (!id) return "none";
+  return fmt::format("{} {}", *id, tokenizer.piece(*id));
+}
+
+std::uint64_t tensor_bytes(const RawTensor& t) { return t.data.size(); }
+
+int run_inspect(const InspectOptions& options) {
+  const ModelFiles files(resolve_model_path(options.model));
+  const ModelConfig& c = files.config();
+  const Tokenizer& tokenizer = files.tokenizer();
+
+  std::string format = "HF safetensors directory";
+  if (const GgufFile* gguf = files.gguf()) format = fmt::format("GGUF v{}", gguf->version());
+  fmt::print("model          {} ({})\n", files.path().string(), format);
+  if (!c.name.empty()) fmt::print("name           {}\n", c.name);
+  fmt::print("architecture   {}\n", c.architecture);
+  fmt::print("layers         {}\n", c.num_layers);
+  fmt::print("hidden size    {}\n", c.hidden_size);
+  fmt::print("ffn size       {}\n", c.intermediate_size);
+  fmt::print("heads          {} (head dim {})\n", c.num_heads, c.head_dim);
+  fmt::print("KV heads       {} (GQA group of {})\n", c.num_kv_heads, c.num_heads / c.num_kv_heads);
+  fmt::print("context        {} tokens\n", c.context_length);
+  fmt::print("RoPE           theta {}, {} of {} dims, {} pairs{}\n", c.rope_theta, c.rope_dim, c.head_dim,
+             c.rope_layout == RopeLayout::Interleaved ? "interleaved" : "half-split",
+             c.rope_scaling ? fmt::format(", llama3 scaling x{}", c.rope_scaling->factor) : "");
+  fmt::print("RMSNorm eps    {}\n", c.rms_norm_eps);
+  fmt::print("output head    {}\n", c.tied_embeddings ? "tied to the token embeddings" : "separate");
+  fmt::print("QKV bias       {}\n", c.qkv_bias ? "yes" : "no");
+
+  std::map<std::string, std::pair<int, std::uint64_t>> by_type;  // type -> (count, bytes)
+  std::uint64_t total_bytes = 0;
+  std::uint64_t total_elements = 0;
+  for (const RawTensor& t : files.tensors()) {
+    auto& entry = by_type[ggml_type_name(t.raw_type)];
+    ++entry.first;
+    entry.second += tensor_bytes(t);
+    total_bytes += tensor_bytes(t);
+    std::uint64_t n = 1;
+    for (auto d : t.shape) n *= d;
+    total_elements += n;
+  }
+  fmt::print("tensors        {} holding {} parameters in {}\n", files.tensors().size(), total_elements,
+             format_bytes(total_bytes));
+  for (const auto& [type, entry] : by_type)
+    fmt::print("  {:<6} {:>4} tensors  {:>10}\n", type, entry.first, format_bytes(entry.second));
+  if (options.list_tensors) {
+    for (const RawTensor& t : files.tensors())
+      fmt::print("  {:<32} {:<6} {:<14} {:>10}\n", t.name, ggml_type_name(t.raw_type), fmt::join(t.shape, "x"),
+                 format_bytes(tensor_bytes(t)));
+  }
+
+  const SpecialTokens& s = tokenizer.special();
+  fmt::print("vocabulary     {} tokens\n", tokenizer.vocab_size());
+  if (const GgufFile* gguf = files.gguf())
+    fmt::print("tokenizer      {} (pre-tokenizer {})\n", gguf->get_string("tokenizer.ggml.model").value_or("?"),
+               gguf->get_string("tokenizer.ggml.pre").value_or("default"));
+  fmt::print("special tokens BOS {}, EOS {}, EOT {}, add BOS: {}\n", special_token_text(tokenizer, s.bos),
+             special_token_text(tokenizer, s.eos), special_token_text(tokenizer, s.eot), s.add_bos ? "yes" : "no");
+
+  const auto& template_text = files.chat_template_text();
+  if (!template_text) {
+    fmt::print("chat template  none in the model (use --chat-template NAME for chat input)\n");
+  } else {
+    const std::string bos = s.bos ? tokenizer.piece(*s.bos) : "";
+    const std::string eos = s.eos ? tokenizer.piece(*s.eos) : "";
+    const std::optional<ChatTemplate> detected = detect_chat_template(*template_text, bos, eos);
+    if (detected)
+      fmt::print("chat template  {}{}\n", chat_template_name(detected->kind),
+                 detected->default_system.empty() ? ""
+                                                  : fmt::format(" (default system message: \"{}\")",
+                                                                detected->default_system));
+    else
+      fmt::print("chat template  not recognised ({} characters); chat input needs --chat-template NAME\n",
+                 template_text->size());
+  }
+
+  fmt::print("KV cache       {} bytes per token in fp32, {} in fp16/bf16 (2 x {} layers x {} KV heads x {} dims)\n",
+             c.kv_bytes_per_token(4), c.kv_bytes_per_token(2), c.num_layers, c.num_kv_heads, c.head_dim);
+  fmt::print("  {:>10}  {:>16}  {:>16}\n", "block size", "fp32 bytes/block", "fp16 bytes/block");
+  for (std::size_t block_size : {8, 16, 32, 64})
+    fmt::print("  {:>10}  {:>16}  {:>16}\n", block_size, block_size * c.kv_bytes_per_token(4),
+               block_size * c.kv_bytes_per_token(2));
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app, CommandRunner& selected) {
+  auto options = std::make_shared<InspectOptions>();
+  CLI::App* cmd = app.add_subcommand("inspect", "Show a model's architecture, tensors, vocabulary, chat template "
+                                                "and KV cache size per token and per block.");
+  add_model_option(*cmd, options->model);
+  cmd->add_flag("--tensors", options->list_tensors, "List every tensor with its type, shape and size");
+  cmd->parse_complete_callback([&selected, options] { selected = [options] { return run_inspect(*options); }; });
+}
+
+}  // namespace pagedgen::app

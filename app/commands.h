@@ -1,0 +1,17 @@
+// Every subcommand registers itself on the top-level CLI11 app. When the command line
+// selects it, `selected` is set to the function that runs it and returns the exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace pagedgen::app {
+
+using CommandRunner = std::function<int()>;
+
+void add_inspect_command(CLI::App& app, CommandRunner& selected);
+void add_tokenize_command(CLI::App& app, CommandRunner& selected);
+void add_complete_command(CLI::App& app, CommandRunner& selected);
+
+}  // namespace pagedgen::app

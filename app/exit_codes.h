@@ -1,0 +1,16 @@
+// pagedgen's exit codes, documented in --help and the README. Shell scripts depend on
+// them: never renumber.
+#pragma once
+
+namespace pagedgen::app {
+
+inline constexpr int kExitOk = 0;           // everything succeeded
+inline constexpr int kExitLinesFailed = 1;  // the run finished, but some input lines got error records
+inline constexpr int kExitUsage = 2;        // bad command line (unknown flag, bad value)
+inline constexpr int kExitFatal = 3;        // could not run: unreadable model or input, I/O error
+
+inline constexpr const char* kExitCodesHelp =
+    "Exit codes: 0 success; 1 finished but some input lines failed; 2 usage error;\n"
+    "3 fatal error (model or input could not be read).";
+
+}  // namespace pagedgen::app

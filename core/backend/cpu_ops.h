@@ -1,0 +1,34 @@
+// CPU building blocks of the Llama block, shared by the dense reference forward pass and
+// the paged CPU backend. Row-major float32 throughout; shapes are in the comments.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "model/model_config.h"
+
+namespace pagedgen::cpu {
+
+// out (rows, dim) = x (rows, dim) / rms(x) * weight (dim)
+void rms_norm(const float* x, const float* weight, float* out, std::size_t rows, std::size_t dim, float eps);
+
+// y (rows, out_features) = x (rows, in_features) @ w (out_features, in_features)^T  [OpenBLAS]
+void matmul(const float* x, const float* w, float* y, std::size_t rows, std::size_t in_features,
+            std::size_t out_features);
+
+// x (rows, dim) += bias (dim), row by row
+void add_bias(float* x, const float* bias, std::size_t rows, std::size_t dim);
+
+// Rotates the first rope_dim dimensions of every head of x (rows, num_heads, head_dim) in
+// place by position * inv_freq[pair]; `layout` says which dimensions form a pair.
+void rope(float* x, std::span<const int32_t> positions, std::size_t num_heads, std::size_t head_dim,
+          std::size_t rope_dim, RopeLayout layout, std::span<const float> inv_freq);
+
+// out (n) = silu(gate (n)) * up (n)
+void silu_mul(const float* gate, const float* up, float* out, std::size_t n);
+
+// out (rows, dim) = table[ids[r]] for each row
+void embedding_gather(const float* table, std::span<const int32_t> ids, float* out, std::size_t dim);
+
+}  // namespace pagedgen::cpu

@@ -1,0 +1,144 @@
+#include "backend/dense_forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "backend/cpu_ops.h"
+#include "util/error.h"
+#include "util/parallel_for.h"
+
+namespace pagedgen {
+
+DenseForward::DenseForward(const ModelConfig& config, const ModelWeights& weights, std::size_t capacity_tokens)
+    : config_(config), weights_(weights), capacity_tokens_(capacity_tokens) {
+  const auto per_layer = capacity_tokens * static_cast<std::size_t>(config.num_kv_heads * config.head_dim);
+  k_cache_.assign(static_cast<std::size_t>(config.num_layers), std::vector<float>(per_layer));
+  v_cache_.assign(static_cast<std::size_t>(config.num_layers), std::vector<float>(per_layer));
+}
+
+std::vector<float> DenseForward::forward(std::span<const TokenId> tokens, bool all_rows) {
+  const std::size_t n = tokens.size();
+  if (n == 0) return {};
+  if (num_tokens_ + n > capacity_tokens_)
+    fail("sequence of {} tokens exceeds the reference cache capacity of {}", num_tokens_ + n, capacity_tokens_);
+  for (TokenId id : tokens)
+    if (id < 0 || id >= config_.vocab_size) fail("token id {} is outside the vocabulary (size {})", id, config_.vocab_size);
+
+  const auto hidden = static_cast<std::size_t>(config_.hidden_size);
+  const auto head_dim = static_cast<std::size_t>(config_.head_dim);
+  const auto q_dim = static_cast<std::size_t>(config_.num_heads) * head_dim;
+  const auto kv_dim = static_cast<std::size_t>(config_.num_kv_heads) * head_dim;
+  const auto ffn = static_cast<std::size_t>(config_.intermediate_size);
+  const auto vocab = static_cast<std::size_t>(config_.vocab_size);
+
+  std::vector<int32_t> positions(n);
+  std::iota(positions.begin(), positions.end(), static_cast<int32_t>(num_tokens_));
+
+  std::vector<float> x(n * hidden);       // (n, hidden) residual stream
+  std::vector<float> xn(n * hidden);      // (n, hidden) normed input of a sub-block
+  std::vector<float> q(n * q_dim);        // (n, num_heads, head_dim)
+  std::vector<float> k(n * kv_dim);       // (n, num_kv_heads, head_dim)
+  std::vector<float> v(n * kv_dim);       // (n, num_kv_heads, head_dim)
+  std::vector<float> attn(n * q_dim);     // (n, num_heads, head_dim)
+  std::vector<float> proj(n * hidden);    // (n, hidden)
+  std::vector<float> gate(n * ffn);       // (n, intermediate)
+  std::vector<float> up(n * ffn);         // (n, intermediate)
+
+  cpu::embedding_gather(weights_.token_embd, tokens, x.data(), hidden);
+  for (std::size_t layer = 0; layer < weights_.layers.size(); ++layer) {
+    const LayerWeights& w = weights_.layers[layer];
+    cpu::rms_norm(x.data(), w.attn_norm, xn.data(), n, hidden, config_.rms_norm_eps);
+    cpu::matmul(xn.data(), w.wq, q.data(), n, hidden, q_dim);
+    cpu::matmul(xn.data(), w.wk, k.data(), n, hidden, kv_dim);
+    cpu::matmul(xn.data(), w.wv, v.data(), n, hidden, kv_dim);
+    if (w.bq != nullptr) {
+      cpu::add_bias(q.data(), w.bq, n, q_dim);
+      cpu::add_bias(k.data(), w.bk, n, kv_dim);
+      cpu::add_bias(v.data(), w.bv, n, kv_dim);
+    }
+    const auto rope_dim = static_cast<std::size_t>(config_.rope_dim);
+    cpu::rope(q.data(), positions, static_cast<std::size_t>(config_.num_heads), head_dim, rope_dim,
+              config_.rope_layout, weights_.rope_inv_freq);
+    cpu::rope(k.data(), positions, static_cast<std::size_t>(config_.num_kv_heads), head_dim, rope_dim,
+              config_.rope_layout, weights_.rope_inv_freq);
+    std::copy(k.begin(), k.end(), k_cache_[layer].begin() + static_cast<std::ptrdiff_t>(num_tokens_ * kv_dim));
+    std::copy(v.begin(), v.end(), v_cache_[layer].begin() + static_cast<std::ptrdiff_t>(num_tokens_ * kv_dim));
+    attention(layer, n, q.data(), attn.data());
+    cpu::matmul(attn.data(), w.wo, proj.data(), n, q_dim, hidden);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] += proj[i];
+
+    cpu::rms_norm(x.data(), w.ffn_norm, xn.data(), n, hidden, config_.rms_norm_eps);
+    cpu::matmul(xn.data(), w.w_gate, gate.data(), n, hidden, ffn);
+    cpu::matmul(xn.data(), w.w_up, up.data(), n, hidden, ffn);
+    cpu::silu_mul(gate.data(), up.data(), gate.data(), n * ffn);
+    cpu::matmul(gate.data(), w.w_down, proj.data(), n, ffn, hidden);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] += proj[i];
+  }
+  num_tokens_ += n;
+
+  const std::size_t first_row = all_rows ? 0 : n - 1;
+  const std::size_t num_rows = n - first_row;
+  cpu::rms_norm(x.data() + first_row * hidden, weights_.output_norm, xn.data(), num_rows, hidden,
+                config_.rms_norm_eps);
+  std::vector<float> logits(num_rows * vocab);
+  cpu::matmul(xn.data(), weights_.output, logits.data(), num_rows, hidden, vocab);
+  return logits;
+}
+
+// Causal attention of the `num_new` newest tokens over every cached token of the sequence.
+//   token t of the new ones sits at position p = num_tokens_ + t and sees positions 0..p.
+//   query head h reads KV head h / (num_heads / num_kv_heads)   (GQA)
+void DenseForward::attention(std::size_t layer, std::size_t num_new, const float* q, float* out) const {
+  const auto num_heads = static_cast<std::size_t>(config_.num_heads);
+  const auto num_kv_heads = static_cast<std::size_t>(config_.num_kv_heads);
+  const auto head_dim = static_cast<std::size_t>(config_.head_dim);
+  const std::size_t group = num_heads / num_kv_heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  const float* k_cache = k_cache_[layer].data();
+  const float* v_cache = v_cache_[layer].data();
+
+  parallel_for(num_new * num_heads, default_num_threads(), [&](std::size_t item) {
+    const std::size_t t = item / num_heads;
+    const std::size_t h = item % num_heads;
+    const std::size_t kv_h = h / group;
+    const std::size_t num_visible = num_tokens_ + t + 1;
+    const float* qv = q + (t * num_heads + h) * head_dim;
+    std::vector<float> scores(num_visible);
+    float max_score = -INFINITY;
+    for (std::size_t j = 0; j < num_visible; ++j) {
+      const float* kv = k_cache + (j * num_kv_heads + kv_h) * head_dim;
+      float dot = 0.0f;
+      for (std::size_t d = 0; d < head_dim; ++d) dot += qv[d] * kv[d];
+      scores[j] = dot * scale;
+      max_score = std::max(max_score, scores[j]);
+    }
+    float sum = 0.0f;
+    for (float& s : scores) {
+      s = std::exp(s - max_score);
+      sum += s;
+    }
+    float* o = out + (t * num_heads + h) * head_dim;
+    std::fill(o, o + head_dim, 0.0f);
+    for (std::size_t j = 0; j < num_visible; ++j) {
+      const float p = scores[j] / sum;
+      const float* vv = v_cache + (j * num_kv_heads + kv_h) * head_dim;
+      for (std::size_t d = 0; d < head_dim; ++d) o[d] += p * vv[d];
+    }
+  });
+}
+
+std::vector<TokenId> greedy_decode(DenseForward& model, std::span<const TokenId> prompt, std::size_t num_steps) {
+  std::vector<TokenId> out;
+  std::vector<float> logits = model.forward(prompt);
+  for (std::size_t step = 0; step < num_steps; ++step) {
+    const auto best = static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    out.push_back(best);
+    if (step + 1 == num_steps) break;
+    const TokenId next[] = {best};
+    logits = model.forward(next);
+  }
+  return out;
+}
+
+}  // namespace pagedgen

@@ -1,0 +1,63 @@
+// The architecture of a Llama-family model (Llama 2/3, Mistral, TinyLlama, SmolLM/SmolLM2,
+// Qwen2), read from GGUF metadata or an HF config.json, and the KV sizes that follow from it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace pagedgen {
+
+class GgufFile;
+
+// Which dimensions RoPE rotates together within a head of size d.
+//   Interleaved: (0,1) (2,3) ... (d-2,d-1)   -- GGUF llama files (weights permuted at conversion)
+//   HalfSplit:   (0,d/2) (1,d/2+1) ...        -- HF checkpoints, GGUF qwen2 ("NeoX" style)
+enum class RopeLayout { Interleaved, HalfSplit };
+
+// Llama 3.1-style frequency scaling of RoPE (rope_scaling.rope_type == "llama3").
+struct Llama3RopeScaling {
+  float factor;
+  float low_freq_factor;
+  float high_freq_factor;
+  int64_t original_context_length;
+};
+
+struct ModelConfig {
+  std::string architecture;      // "llama", "qwen2", "mistral"
+  std::string name;              // human-readable, may be empty
+  int64_t num_layers = 0;
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t vocab_size = 0;
+  int64_t context_length = 0;    // max_model_len
+  float rms_norm_eps = 1e-5f;
+  float rope_theta = 10000.0f;
+  int64_t rope_dim = 0;          // dimensions rotated per head (== head_dim for this family)
+  RopeLayout rope_layout = RopeLayout::Interleaved;
+  std::optional<Llama3RopeScaling> rope_scaling;
+  bool tied_embeddings = false;  // output head shares token_embd
+  bool qkv_bias = false;         // Qwen2
+
+  // K and V elements of one token across all layers: 2 * layers * kv_heads * head_dim.
+  int64_t kv_elements_per_token() const { return 2 * num_layers * num_kv_heads * head_dim; }
+  std::size_t kv_bytes_per_token(std::size_t bytes_per_element) const {
+    return static_cast<std::size_t>(kv_elements_per_token()) * bytes_per_element;
+  }
+};
+
+// Throw Error naming the key (and file) when a required key is missing, a value is out of
+// range, or the architecture is not of the Llama family.
+ModelConfig model_config_from_gguf(const GgufFile& gguf);
+ModelConfig model_config_from_hf_json(std::string_view config_json, const std::filesystem::path& where);
+
+// Throws Error when the dimensions are inconsistent (heads not dividing, etc.).
+void validate_model_config(const ModelConfig& config, std::string_view where);
+
+}  // namespace pagedgen

@@ -1,0 +1,66 @@
+// Opens a model from disk, whatever its format: a GGUF file, or an HF directory with
+// config.json and safetensors. Gives the config, the tokenizer, the chat template text and
+// raw (possibly quantized) weight tensors under canonical GGUF-style names.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/ggml_type.h"
+#include "model/model_config.h"
+
+namespace pagedgen {
+
+class GgufFile;
+class SafetensorsModel;
+class Tokenizer;
+
+// One stored weight tensor, before dequantization.
+struct RawTensor {
+  std::string name;               // canonical name, e.g. "blk.3.attn_q.weight"
+  std::string stored_name;        // name in the file, e.g. "model.layers.3.self_attn.q_proj.weight"
+  std::vector<uint64_t> shape;    // row-major, outermost first: {out_features, in_features}
+  uint32_t raw_type;              // GgmlType number (safetensors F32/F16/BF16 map to theirs)
+  std::span<const std::byte> data;
+};
+
+enum class ModelFormat { Gguf, HfSafetensors };
+
+class ModelFiles {
+ public:
+  // `path`: a .gguf file or an HF model directory. Throws Error.
+  explicit ModelFiles(const std::filesystem::path& path);
+  ~ModelFiles();
+  ModelFiles(ModelFiles&&) noexcept;
+  ModelFiles& operator=(ModelFiles&&) noexcept;
+
+  const std::filesystem::path& path() const { return path_; }
+  ModelFormat format() const { return format_; }
+  const ModelConfig& config() const { return config_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  // The chat template text shipped with the model, if any.
+  const std::optional<std::string>& chat_template_text() const { return chat_template_text_; }
+  // The GGUF file when format() == Gguf (for inspect), else nullptr.
+  const GgufFile* gguf() const { return gguf_.get(); }
+
+  // Every weight tensor of the file under its canonical name.
+  const std::vector<RawTensor>& tensors() const { return tensors_; }
+  const RawTensor* find_tensor(std::string_view canonical_name) const;
+
+ private:
+  std::filesystem::path path_;
+  ModelFormat format_;
+  std::unique_ptr<GgufFile> gguf_;
+  std::unique_ptr<SafetensorsModel> safetensors_;
+  ModelConfig config_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::optional<std::string> chat_template_text_;
+  std::vector<RawTensor> tensors_;
+};
+
+}  // namespace pagedgen

@@ -1,0 +1,136 @@
+#include "model/model_weights.h"
+
+#include <cmath>
+#include <numbers>
+
+#include "model/dequant.h"
+#include "model/model_files.h"
+#include "util/error.h"
+#include "util/parallel_for.h"
+
+namespace pagedgen {
+
+namespace {
+
+struct PendingTensor {
+  const RawTensor* raw;
+  float* dst;
+  std::size_t num_elements;
+};
+
+class WeightLoader {
+ public:
+  WeightLoader(const ModelFiles& files, ModelWeights& weights) : files_(files), weights_(weights) {}
+
+  // Reserves float storage for `name` with the expected row-major shape; the data is
+  // converted later, all tensors at once, in parallel.
+  const float* require(const std::string& name, std::vector<uint64_t> shape) {
+    const float* p = optional(name, std::move(shape));
+    if (p == nullptr)
+      fail("{}: tensor '{}' is missing; the file does not hold a complete {} model",
+           files_.path().string(), name, files_.config().architecture);
+    return p;
+  }
+
+  const float* optional(const std::string& name, std::vector<uint64_t> shape) {
+    const RawTensor* raw = files_.find_tensor(name);
+    if (raw == nullptr) return nullptr;
+    if (raw->shape != shape)
+      fail("{}: tensor '{}' has shape {}, expected {} for this model's config",
+           files_.path().string(), raw->stored_name, fmt::join(raw->shape, "x"), fmt::join(shape, "x"));
+    const auto type = static_cast<GgmlType>(raw->raw_type);
+    if (!can_dequantize(type))
+      fail("{}: tensor '{}' has type {}, which pagedgen cannot load (supported: F32, F16, BF16, "
+           "Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)",
+           files_.path().string(), raw->stored_name, ggml_type_name(raw->raw_type));
+    std::size_t n = 1;
+    for (uint64_t d : shape) n *= d;
+    weights_.storage.push_back(std::make_unique<float[]>(n));
+    pending_.push_back({raw, weights_.storage.back().get(), n});
+    weights_.num_parameters += n;
+    return weights_.storage.back().get();
+  }
+
+  void convert_all() {
+    parallel_for(pending_.size(), default_num_threads(), [&](std::size_t i) {
+      const PendingTensor& t = pending_[i];
+      dequantize(static_cast<GgmlType>(t.raw->raw_type), t.raw->data, {t.dst, t.num_elements});
+    });
+  }
+
+ private:
+  const ModelFiles& files_;
+  ModelWeights& weights_;
+  std::vector<PendingTensor> pending_;
+};
+
+}  // namespace
+
+ModelWeights load_model_weights(const ModelFiles& files) {
+  const ModelConfig& c = files.config();
+  const auto hidden = static_cast<uint64_t>(c.hidden_size);
+  const auto q_dim = static_cast<uint64_t>(c.num_heads * c.head_dim);
+  const auto kv_dim = static_cast<uint64_t>(c.num_kv_heads * c.head_dim);
+  const auto ffn = static_cast<uint64_t>(c.intermediate_size);
+  const auto vocab = static_cast<uint64_t>(c.vocab_size);
+
+  ModelWeights w;
+  WeightLoader loader(files, w);
+  w.token_embd = loader.require("token_embd.weight", {vocab, hidden});
+  w.output_norm = loader.require("output_norm.weight", {hidden});
+  w.output = c.tied_embeddings ? w.token_embd : loader.require("output.weight", {vocab, hidden});
+  const float* freq_divisors =
+      loader.optional("rope_freqs.weight", {static_cast<uint64_t>(c.rope_dim / 2)});
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string p = fmt::format("blk.{}.", i);
+    LayerWeights l{};
+    l.attn_norm = loader.require(p + "attn_norm.weight", {hidden});
+    l.wq = loader.require(p + "attn_q.weight", {q_dim, hidden});
+    l.wk = loader.require(p + "attn_k.weight", {kv_dim, hidden});
+    l.wv = loader.require(p + "attn_v.weight", {kv_dim, hidden});
+    if (c.qkv_bias) {
+      l.bq = loader.require(p + "attn_q.bias", {q_dim});
+      l.bk = loader.require(p + "attn_k.bias", {kv_dim});
+      l.bv = loader.require(p + "attn_v.bias", {kv_dim});
+    }
+    l.wo = loader.require(p + "attn_output.weight", {hidden, q_dim});
+    l.ffn_norm = loader.require(p + "ffn_norm.weight", {hidden});
+    l.w_gate = loader.require(p + "ffn_gate.weight", {ffn, hidden});
+    l.w_up = loader.require(p + "ffn_up.weight", {ffn, hidden});
+    l.w_down = loader.require(p + "ffn_down.weight", {hidden, ffn});
+    w.layers.push_back(l);
+  }
+  loader.convert_all();
+  w.rope_inv_freq = rope_inverse_frequencies(c, freq_divisors);
+  return w;
+}
+
+std::vector<float> rope_inverse_frequencies(const ModelConfig& config, const float* freq_divisors) {
+  const int64_t num_pairs = config.rope_dim / 2;
+  std::vector<float> inv_freq(static_cast<std::size_t>(num_pairs));
+  for (int64_t i = 0; i < num_pairs; ++i) {
+    double f = std::pow(static_cast<double>(config.rope_theta),
+                        -2.0 * static_cast<double>(i) / static_cast<double>(config.rope_dim));
+    if (freq_divisors != nullptr) {
+      f /= freq_divisors[i];
+    } else if (config.rope_scaling) {
+      // Llama 3.1: long wavelengths are slowed by `factor`, short ones kept, and the band
+      // between them interpolated.
+      const Llama3RopeScaling& s = *config.rope_scaling;
+      const double old_ctx = static_cast<double>(s.original_context_length);
+      const double wavelen = 2.0 * std::numbers::pi / f;
+      const double low_wavelen = old_ctx / s.low_freq_factor;
+      const double high_wavelen = old_ctx / s.high_freq_factor;
+      if (wavelen > low_wavelen) {
+        f /= s.factor;
+      } else if (wavelen >= high_wavelen) {
+        const double smooth = (old_ctx / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+        f = (1.0 - smooth) * f / s.factor + smooth * f;
+      }
+    }
+    inv_freq[static_cast<std::size_t>(i)] = static_cast<float>(f);
+  }
+  return inv_freq;
+}
+
+}  // namespace pagedgen
