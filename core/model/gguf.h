@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -82,6 +83,9 @@ class GgufFile {
   uint64_t data_offset_ = 0;
   std::vector<std::pair<std::string, GgufValue>> metadata_;
   std::vector<GgufTensorInfo> tensors_;
+  // name -> index into metadata_ / tensors_; also how duplicates are refused at open.
+  std::map<std::string, std::size_t, std::less<>> metadata_index_;
+  std::map<std::string, std::size_t, std::less<>> tensor_index_;
 };
 
 }  // namespace pagedgen

@@ -1,0 +1,504 @@
+// GGUF v2/v3 parsing: a bounds-checked little-endian cursor over the mapping, the metadata
+// values (arrays nest up to kMaxArrayDepth), the tensor directory and its range checks.
+// Layout: magic "GGUF" | u32 version | u64 tensor_count | u64 kv_count | kv pairs |
+//         tensor infos | padding to `general.alignment` | tensor data.
+#include "model/gguf.h"
+
+#include <fmt/ranges.h>
+
+#include <bit>
+#include <cstring>
+#include <limits>
+
+#include "util/error.h"
+
+namespace pagedgen {
+namespace {
+
+constexpr uint32_t kMaxArrayDepth = 4;  // an array of arrays of ... nests at most this deep
+constexpr uint32_t kMaxDims = 4;        // GGML_MAX_DIMS
+constexpr uint64_t kDefaultAlignment = 32;
+constexpr uint32_t kMaxValueType = static_cast<uint32_t>(GgufValueType::FLOAT64);
+
+// A name or key read from the file, made safe for a one-line message: control and
+// non-ASCII bytes are escaped and long names are cut.
+std::string printable(std::string_view text) {
+  constexpr std::size_t kMaxShown = 80;
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  if (text.size() > kMaxShown) out += fmt::format("...({} bytes)", text.size());
+  return out;
+}
+
+bool is_integer_type(GgufValueType type) {
+  switch (type) {
+    case GgufValueType::UINT8: case GgufValueType::INT8: case GgufValueType::UINT16:
+    case GgufValueType::INT16: case GgufValueType::UINT32: case GgufValueType::INT32:
+    case GgufValueType::UINT64: case GgufValueType::INT64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Bytes one element of `type` takes at least: what an array length is checked against.
+uint64_t min_encoded_size(GgufValueType type) {
+  switch (type) {
+    case GgufValueType::UINT8: case GgufValueType::INT8: case GgufValueType::BOOL: return 1;
+    case GgufValueType::UINT16: case GgufValueType::INT16: return 2;
+    case GgufValueType::UINT32: case GgufValueType::INT32: case GgufValueType::FLOAT32: return 4;
+    case GgufValueType::UINT64: case GgufValueType::INT64: case GgufValueType::FLOAT64: return 8;
+    case GgufValueType::STRING: return 8;   // the length
+    case GgufValueType::ARRAY: return 12;   // element type + length
+  }
+  return 1;
+}
+
+// Names a field for error messages without formatting anything until a read fails:
+// {"the value of key", "general.name"} reads "the value of key 'general.name'".
+struct Field {
+  const char* what;
+  std::string_view name = {};
+};
+
+std::string describe(const Field& field) {
+  if (field.name.data() == nullptr) return field.what;
+  return fmt::format("{} '{}'", field.what, field.name);
+}
+
+// Reads little-endian fields from the mapping; every read checks the bytes left first.
+class Cursor {
+ public:
+  Cursor(std::span<const std::byte> bytes, const std::filesystem::path& path)
+      : bytes_(bytes), path_(path) {}
+
+  uint64_t offset() const { return offset_; }
+  uint64_t remaining() const { return bytes_.size() - offset_; }
+
+  template <typename T>
+  T read(const Field& field) {
+    need(sizeof(T), field);
+    uint64_t value = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      value |= static_cast<uint64_t>(bytes_[offset_ + i]) << (8 * i);
+    }
+    offset_ += sizeof(T);
+    if constexpr (std::is_same_v<T, float>) {
+      return std::bit_cast<float>(static_cast<uint32_t>(value));
+    } else if constexpr (std::is_same_v<T, double>) {
+      return std::bit_cast<double>(value);
+    } else {
+      return static_cast<T>(value);
+    }
+  }
+
+  std::string read_string(const Field& field) {
+    const auto length = read<uint64_t>(field);
+    if (length > remaining()) {
+      fail("{}: string length {} of {} at byte {} exceeds the {} bytes left in the file; the "
+           "file is truncated or corrupt", path_.string(), length, describe(field), offset_ - 8,
+           remaining());
+    }
+    std::string text(reinterpret_cast<const char*>(bytes_.data() + offset_), length);
+    offset_ += length;
+    return text;
+  }
+
+ private:
+  void need(uint64_t num_bytes, const Field& field) const {
+    if (num_bytes > remaining()) {
+      fail("{}: truncated at byte {} reading {} ({} bytes needed, {} left); the file is "
+           "incomplete, fetch it again", path_.string(), offset_, describe(field), num_bytes,
+           remaining());
+    }
+  }
+
+  std::span<const std::byte> bytes_;
+  const std::filesystem::path& path_;
+  uint64_t offset_ = 0;
+};
+
+GgufValueType read_value_type(Cursor& cursor, const std::filesystem::path& path,
+                              const Field& field) {
+  const uint64_t at = cursor.offset();
+  const auto raw = cursor.read<uint32_t>(field);
+  if (raw > kMaxValueType) {
+    fail("{}: unknown metadata value type {} for {} at byte {}; the file is corrupt or "
+         "from a newer GGUF revision", path.string(), raw, describe(field), at);
+  }
+  return static_cast<GgufValueType>(raw);
+}
+
+GgufValue read_value(Cursor& cursor, const std::filesystem::path& path, GgufValueType type,
+                     std::string_view key, uint32_t depth) {
+  const Field what{"the value of key", key};
+  switch (type) {
+    case GgufValueType::UINT8: return {type, uint64_t{cursor.read<uint8_t>(what)}};
+    case GgufValueType::UINT16: return {type, uint64_t{cursor.read<uint16_t>(what)}};
+    case GgufValueType::UINT32: return {type, uint64_t{cursor.read<uint32_t>(what)}};
+    case GgufValueType::UINT64: return {type, cursor.read<uint64_t>(what)};
+    case GgufValueType::INT8: return {type, int64_t{cursor.read<int8_t>(what)}};
+    case GgufValueType::INT16: return {type, int64_t{cursor.read<int16_t>(what)}};
+    case GgufValueType::INT32: return {type, int64_t{cursor.read<int32_t>(what)}};
+    case GgufValueType::INT64: return {type, cursor.read<int64_t>(what)};
+    case GgufValueType::FLOAT32: return {type, double{cursor.read<float>(what)}};
+    case GgufValueType::FLOAT64: return {type, cursor.read<double>(what)};
+    case GgufValueType::BOOL: {
+      const uint64_t at = cursor.offset();
+      const auto raw = cursor.read<uint8_t>(what);
+      if (raw > 1) {
+        fail("{}: bool value of key '{}' at byte {} is {}, not 0 or 1; the file is corrupt",
+             path.string(), key, at, raw);
+      }
+      return {type, raw == 1};
+    }
+    case GgufValueType::STRING: return {type, cursor.read_string(what)};
+    case GgufValueType::ARRAY: {
+      if (depth >= kMaxArrayDepth) {
+        fail("{}: key '{}' nests arrays deeper than {} levels at byte {}; pagedgen refuses "
+             "such files", path.string(), key, kMaxArrayDepth, cursor.offset());
+      }
+      GgufArray array;
+      array.element_type = read_value_type(cursor, path, {"the element type of array key", key});
+      const uint64_t at = cursor.offset();
+      const auto count = cursor.read<uint64_t>({"the length of array key", key});
+      // Checked against the bytes left before anything is allocated.
+      if (count > cursor.remaining() / min_encoded_size(array.element_type)) {
+        fail("{}: array key '{}' claims {} elements of type {} at byte {}, more than the {} "
+             "bytes left in the file can hold; the file is corrupt", path.string(), key, count,
+             gguf_value_type_name(array.element_type), at, cursor.remaining());
+      }
+      array.items.reserve(count);
+      for (uint64_t i = 0; i < count; ++i) {
+        array.items.push_back(read_value(cursor, path, array.element_type, key, depth + 1));
+      }
+      return {type, std::move(array)};
+    }
+  }
+  check_failed("read_value", __FILE__, __LINE__,
+               fmt::format("value type {} passed read_value_type", static_cast<uint32_t>(type)));
+}
+
+uint64_t checked_add(uint64_t a, uint64_t b, bool& overflow) {
+  if (a > std::numeric_limits<uint64_t>::max() - b) overflow = true;
+  return a + b;
+}
+
+// Integer value of `v` when it is one, as a wide signed/unsigned pair.
+struct IntegerValue {
+  bool negative;
+  uint64_t magnitude;  // the value itself when not negative
+  int64_t as_signed;   // valid when negative
+};
+
+std::optional<IntegerValue> integer_of(const GgufValue& v) {
+  if (!is_integer_type(v.type)) return std::nullopt;
+  if (const auto* u = std::get_if<uint64_t>(&v.value)) return IntegerValue{false, *u, 0};
+  const int64_t s = std::get<int64_t>(v.value);
+  if (s < 0) return IntegerValue{true, 0, s};
+  return IntegerValue{false, static_cast<uint64_t>(s), s};
+}
+
+}  // namespace
+
+std::string_view gguf_value_type_name(GgufValueType type) {
+  switch (type) {
+    case GgufValueType::UINT8: return "uint8";
+    case GgufValueType::INT8: return "int8";
+    case GgufValueType::UINT16: return "uint16";
+    case GgufValueType::INT16: return "int16";
+    case GgufValueType::UINT32: return "uint32";
+    case GgufValueType::INT32: return "int32";
+    case GgufValueType::FLOAT32: return "float32";
+    case GgufValueType::BOOL: return "bool";
+    case GgufValueType::STRING: return "string";
+    case GgufValueType::ARRAY: return "array";
+    case GgufValueType::UINT64: return "uint64";
+    case GgufValueType::INT64: return "int64";
+    case GgufValueType::FLOAT64: return "float64";
+  }
+  return "unknown";
+}
+
+GgufFile::GgufFile(const std::filesystem::path& path) : file_(path) {
+  const std::span<const std::byte> bytes = file_.bytes();
+  const std::string where = path.string();
+  if (bytes.size() < 4 || std::memcmp(bytes.data(), "GGUF", 4) != 0) {
+    std::string magic;
+    for (std::size_t i = 0; i < std::min<std::size_t>(4, bytes.size()); ++i) {
+      magic += fmt::format("{}{:02x}", i == 0 ? "" : " ", static_cast<unsigned>(bytes[i]));
+    }
+    fail("{}: not a GGUF file (magic {}, expected 47 47 55 46 \"GGUF\"); pass a .gguf model "
+         "file", where, bytes.empty() ? "missing: the file is empty" : magic);
+  }
+  Cursor cursor(bytes, path);
+  cursor.read<uint32_t>({"the magic"});
+  version_ = cursor.read<uint32_t>({"the GGUF version"});
+  if (version_ != 2 && version_ != 3) {
+    const uint32_t swapped = (version_ >> 24) | ((version_ >> 8) & 0xff00u) |
+                             ((version_ << 8) & 0xff0000u) | (version_ << 24);
+    if (swapped == 2 || swapped == 3) {
+      fail("{}: big-endian GGUF (version {}) is not supported; use a little-endian file",
+           where, swapped);
+    }
+    fail("{}: unsupported GGUF version {} (pagedgen reads versions 2 and 3){}", where, version_,
+         version_ == 1 ? "; convert the file with a current llama.cpp" : "");
+  }
+  const auto tensor_count = cursor.read<uint64_t>({"the tensor count"});
+  const auto kv_count = cursor.read<uint64_t>({"the metadata key count"});
+  // Each pair takes at least 13 bytes (key length, value type, a 1-byte value) and each
+  // tensor info at least 24: refuse absurd counts before reserving for them.
+  if (kv_count > cursor.remaining() / 13) {
+    fail("{}: header claims {} metadata keys, more than the {}-byte file can hold; the file "
+         "is corrupt", where, kv_count, bytes.size());
+  }
+  if (tensor_count > cursor.remaining() / 24) {
+    fail("{}: header claims {} tensors, more than the {}-byte file can hold; the file is "
+         "corrupt", where, tensor_count, bytes.size());
+  }
+
+  metadata_.reserve(kv_count);
+  for (uint64_t i = 0; i < kv_count; ++i) {
+    const uint64_t key_at = cursor.offset();
+    std::string key = cursor.read_string({"a metadata key"});
+    const std::string shown = printable(key);
+    const GgufValueType type = read_value_type(cursor, path, {"the type of key", shown});
+    GgufValue value = read_value(cursor, path, type, shown, 0);
+    if (!metadata_index_.emplace(key, metadata_.size()).second) {
+      fail("{}: duplicate metadata key '{}' at byte {}; the file is corrupt", where, shown,
+           key_at);
+    }
+    metadata_.emplace_back(std::move(key), std::move(value));
+  }
+
+  if (const GgufValue* alignment = find("general.alignment")) {
+    const std::optional<IntegerValue> integer = integer_of(*alignment);
+    if (!integer || integer->negative || integer->magnitude == 0 ||
+        !std::has_single_bit(integer->magnitude)) {
+      fail("{}: general.alignment must be a nonzero power of two, got {}", where,
+           integer ? (integer->negative ? std::to_string(integer->as_signed)
+                                        : std::to_string(integer->magnitude))
+                   : fmt::format("a {}", gguf_value_type_name(alignment->type)));
+    }
+    alignment_ = integer->magnitude;
+  } else {
+    alignment_ = kDefaultAlignment;
+  }
+
+  tensors_.reserve(tensor_count);
+  for (uint64_t i = 0; i < tensor_count; ++i) {
+    GgufTensorInfo info;
+    const uint64_t info_at = cursor.offset();
+    info.name = cursor.read_string({"a tensor name"});
+    const std::string shown = printable(info.name);
+    const auto n_dims = cursor.read<uint32_t>({"the n_dims of tensor", shown});
+    if (n_dims > kMaxDims) {
+      fail("{}: tensor '{}' has {} dimensions (at most {} allowed); the file is corrupt",
+           where, shown, n_dims, kMaxDims);
+    }
+    info.dims.resize(n_dims);
+    uint64_t num_elements = 1;
+    bool overflow = false;
+    for (uint32_t d = 0; d < n_dims; ++d) {
+      info.dims[d] = cursor.read<uint64_t>({"a dimension of tensor", shown});
+      if (info.dims[d] != 0 &&
+          num_elements > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / info.dims[d]) {
+        overflow = true;
+      }
+      num_elements *= info.dims[d];
+    }
+    if (overflow) {
+      fail("{}: tensor '{}' dimensions {} multiply past 2^63 elements; the file is corrupt",
+           where, shown, fmt::join(info.dims, " x "));
+    }
+    info.num_elements = num_elements;
+    info.raw_type = cursor.read<uint32_t>({"the type of tensor", shown});
+    const std::optional<GgmlTypeLayout> layout = ggml_type_layout(info.raw_type);
+    if (!layout) {
+      fail("{}: tensor '{}' has unknown ggml type number {}; the file is corrupt or needs a "
+           "newer pagedgen", where, shown, info.raw_type);
+    }
+    const uint64_t row_elements = n_dims == 0 ? 1 : info.dims[0];
+    if (row_elements % layout->block_elements != 0) {
+      fail("{}: tensor '{}' rows of {} elements are not a multiple of the {} block size {}; "
+           "the file is corrupt", where, shown, row_elements, ggml_type_name(info.raw_type),
+           layout->block_elements);
+    }
+    // num_elements < 2^63 and block_bytes / block_elements <= 4, so this cannot overflow.
+    info.num_bytes = num_elements / layout->block_elements * layout->block_bytes;
+    const uint64_t offset_at = cursor.offset();
+    info.offset = cursor.read<uint64_t>({"the data offset of tensor", shown});
+    if (info.offset % alignment_ != 0) {
+      fail("{}: tensor '{}' data offset {} (field at byte {}) is not a multiple of the "
+           "alignment {}; the file is corrupt", where, shown, info.offset, offset_at, alignment_);
+    }
+    if (!tensor_index_.emplace(info.name, tensors_.size()).second) {
+      fail("{}: duplicate tensor name '{}' at byte {}; the file is corrupt", where, shown,
+           info_at);
+    }
+    tensors_.push_back(std::move(info));
+  }
+
+  bool overflow = false;
+  const uint64_t directory_end = cursor.offset();
+  const uint64_t padded = checked_add(directory_end, alignment_ - 1, overflow);
+  data_offset_ = padded & ~(alignment_ - 1);
+  if (overflow) fail("{}: alignment {} is too large for the file", where, alignment_);
+  for (const GgufTensorInfo& info : tensors_) {
+    const uint64_t begin = checked_add(data_offset_, info.offset, overflow);
+    const uint64_t end = checked_add(begin, info.num_bytes, overflow);
+    if (overflow || end > bytes.size()) {
+      fail("{}: tensor '{}' data (offset {} + {} bytes from the data section at byte {}) runs "
+           "past the end of the {}-byte file; the file is truncated or corrupt", where,
+           printable(info.name), info.offset, info.num_bytes, data_offset_, bytes.size());
+    }
+  }
+}
+
+const GgufValue* GgufFile::find(std::string_view key) const {
+  const auto it = metadata_index_.find(key);
+  return it == metadata_index_.end() ? nullptr : &metadata_[it->second].second;
+}
+
+namespace {
+
+[[noreturn]] void wrong_type(const std::filesystem::path& path, std::string_view key,
+                             const GgufValue& value, std::string_view wanted) {
+  std::string actual(gguf_value_type_name(value.type));
+  if (const auto* array = std::get_if<GgufArray>(&value.value)) {
+    actual = fmt::format("array of {}", gguf_value_type_name(array->element_type));
+  }
+  fail("{}: metadata key '{}' is {}, expected {}", path.string(), printable(key), actual, wanted);
+}
+
+uint64_t to_uint(const std::filesystem::path& path, std::string_view key, const GgufValue& v) {
+  const std::optional<IntegerValue> integer = integer_of(v);
+  if (!integer) wrong_type(path, key, v, "an unsigned integer");
+  if (integer->negative) {
+    fail("{}: metadata key '{}' is {}, expected a value >= 0", path.string(), printable(key),
+         integer->as_signed);
+  }
+  return integer->magnitude;
+}
+
+int64_t to_int(const std::filesystem::path& path, std::string_view key, const GgufValue& v) {
+  const std::optional<IntegerValue> integer = integer_of(v);
+  if (!integer) wrong_type(path, key, v, "an integer");
+  if (integer->negative) return integer->as_signed;
+  if (integer->magnitude > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    fail("{}: metadata key '{}' is {}, too large for a signed 64-bit integer", path.string(),
+         printable(key), integer->magnitude);
+  }
+  return static_cast<int64_t>(integer->magnitude);
+}
+
+// Floats, and integers too: some converters store e.g. rope.freq_base as an integer.
+double to_float(const std::filesystem::path& path, std::string_view key, const GgufValue& v) {
+  if (const auto* d = std::get_if<double>(&v.value)) return *d;
+  if (const auto* u = std::get_if<uint64_t>(&v.value)) return static_cast<double>(*u);
+  if (const auto* s = std::get_if<int64_t>(&v.value)) return static_cast<double>(*s);
+  wrong_type(path, key, v, "a number");
+}
+
+const GgufArray& to_array(const std::filesystem::path& path, std::string_view key,
+                          const GgufValue& v, std::string_view wanted) {
+  const auto* array = std::get_if<GgufArray>(&v.value);
+  if (array == nullptr) wrong_type(path, key, v, wanted);
+  return *array;
+}
+
+}  // namespace
+
+std::optional<std::string> GgufFile::get_string(std::string_view key) const {
+  const GgufValue* v = find(key);
+  if (v == nullptr) return std::nullopt;
+  const auto* text = std::get_if<std::string>(&v->value);
+  if (text == nullptr) wrong_type(path(), key, *v, "a string");
+  return *text;
+}
+
+std::optional<uint64_t> GgufFile::get_uint(std::string_view key) const {
+  const GgufValue* v = find(key);
+  if (v == nullptr) return std::nullopt;
+  return to_uint(path(), key, *v);
+}
+
+std::optional<int64_t> GgufFile::get_int(std::string_view key) const {
+  const GgufValue* v = find(key);
+  if (v == nullptr) return std::nullopt;
+  return to_int(path(), key, *v);
+}
+
+std::optional<double> GgufFile::get_float(std::string_view key) const {
+  const GgufValue* v = find(key);
+  if (v == nullptr) return std::nullopt;
+  return to_float(path(), key, *v);
+}
+
+std::optional<bool> GgufFile::get_bool(std::string_view key) const {
+  const GgufValue* v = find(key);
+  if (v == nullptr) return std::nullopt;
+  const auto* flag = std::get_if<bool>(&v->value);
+  if (flag == nullptr) wrong_type(path(), key, *v, "a bool");
+  return *flag;
+}
+
+std::optional<std::vector<std::string>> GgufFile::get_string_array(std::string_view key) const {
+  const GgufValue* v = find(key);
+  if (v == nullptr) return std::nullopt;
+  const GgufArray& array = to_array(path(), key, *v, "an array of strings");
+  if (array.element_type != GgufValueType::STRING) wrong_type(path(), key, *v, "an array of strings");
+  std::vector<std::string> out;
+  out.reserve(array.items.size());
+  for (const GgufValue& item : array.items) out.push_back(std::get<std::string>(item.value));
+  return out;
+}
+
+std::optional<std::vector<float>> GgufFile::get_float_array(std::string_view key) const {
+  const GgufValue* v = find(key);
+  if (v == nullptr) return std::nullopt;
+  const GgufArray& array = to_array(path(), key, *v, "an array of numbers");
+  if (array.element_type == GgufValueType::STRING || array.element_type == GgufValueType::BOOL ||
+      array.element_type == GgufValueType::ARRAY) {
+    wrong_type(path(), key, *v, "an array of numbers");
+  }
+  std::vector<float> out;
+  out.reserve(array.items.size());
+  for (const GgufValue& item : array.items) {
+    out.push_back(static_cast<float>(to_float(path(), key, item)));
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> GgufFile::get_int_array(std::string_view key) const {
+  const GgufValue* v = find(key);
+  if (v == nullptr) return std::nullopt;
+  const GgufArray& array = to_array(path(), key, *v, "an array of integers");
+  if (!is_integer_type(array.element_type)) wrong_type(path(), key, *v, "an array of integers");
+  std::vector<int64_t> out;
+  out.reserve(array.items.size());
+  for (const GgufValue& item : array.items) out.push_back(to_int(path(), key, item));
+  return out;
+}
+
+const GgufTensorInfo* GgufFile::find_tensor(std::string_view name) const {
+  const auto it = tensor_index_.find(name);
+  return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
+}
+
+std::span<const std::byte> GgufFile::tensor_data(const GgufTensorInfo& tensor) const {
+  const std::span<const std::byte> bytes = file_.bytes();
+  PG_CHECK(data_offset_ <= bytes.size() && tensor.offset <= bytes.size() - data_offset_ &&
+               tensor.num_bytes <= bytes.size() - data_offset_ - tensor.offset,
+           "tensor '{}' range was checked at open", tensor.name);
+  return bytes.subspan(data_offset_ + tensor.offset, tensor.num_bytes);
+}
+
+}  // namespace pagedgen
