@@ -1,0 +1,39 @@
+// StepBatch: everything one forward step needs, as plain flat arrays, so that the CPU and
+// CUDA backends read the same thing and the engine never knows which one runs.
+//
+// Example: two sequences, block_size 4. Sequence 0 prefills 3 new tokens after 5 cached
+// ones (context 8); sequence 1 decodes 1 token (context 6).
+//   token_ids     [t0 t1 t2 | u0]          positions [5 6 7 | 5]
+//   query_start   [0, 3, 4]                context_lens [8, 6]
+//   slot_mapping  [block_of(pos) * block_size + pos % block_size, ...] per token
+//   block_tables  row s lists sequence s's physical block ids, padded to max_blocks
+//   logits_rows   [2, 3]: the last token of each sequence needs logits
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace pagedgen {
+
+struct StepBatch {
+  int32_t num_seqs = 0;
+  int32_t num_tokens = 0;
+  int32_t block_size = 0;
+  int32_t max_blocks_per_seq = 0;        // row stride of block_tables
+
+  std::vector<int32_t> token_ids;        // [num_tokens]
+  std::vector<int32_t> positions;        // [num_tokens] position of each token in its sequence
+  std::vector<int64_t> slot_mapping;     // [num_tokens] block_id * block_size + offset: where its K/V go
+  std::vector<int32_t> query_start;      // [num_seqs + 1] tokens of sequence s: [query_start[s], query_start[s+1])
+  std::vector<int32_t> context_lens;     // [num_seqs] tokens visible to the sequence's last query (cached + new)
+  std::vector<int32_t> block_tables;     // [num_seqs][max_blocks_per_seq] physical block ids
+  std::vector<int32_t> logits_rows;      // [num_logits] token indices whose logits are returned, ascending
+};
+
+// One copy-on-write block copy: every layer's K and V of block `src` into block `dst`.
+struct BlockCopy {
+  int32_t src;
+  int32_t dst;
+};
+
+}  // namespace pagedgen
