@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -35,6 +36,7 @@ class SafetensorsModel {
  private:
   std::vector<std::unique_ptr<MappedFile>> files_;
   std::vector<SafetensorsTensor> tensors_;
+  std::map<std::string, std::size_t, std::less<>> index_;  // name -> index into tensors_
 };
 
 }  // namespace pagedgen
