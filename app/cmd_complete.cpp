@@ -1,5 +1,6 @@
 // `pagedgen complete`: one prompt, greedy, on the dense reference forward pass. A quick
 // check that a model loads and computes sensibly; batch work belongs to `generate`.
+#include <fmt/ranges.h>
 #include <fmt/core.h>
 
 #include <chrono>

@@ -1,4 +1,5 @@
 // `pagedgen inspect`: what a model file holds and what its KV cache will cost.
+#include <fmt/ranges.h>
 #include <fmt/core.h>
 
 #include <map>

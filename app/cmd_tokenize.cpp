@@ -1,5 +1,6 @@
 // `pagedgen tokenize`: text to token ids with a model's tokenizer. Needs only the
 // vocabulary, so vocabulary-only GGUF files work too.
+#include <fmt/ranges.h>
 #include <fmt/core.h>
 
 #include <iostream>

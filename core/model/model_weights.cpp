@@ -1,5 +1,6 @@
 #include "model/model_weights.h"
 
+#include <fmt/ranges.h>
 #include <cmath>
 #include <numbers>
 
