@@ -172,7 +172,7 @@ GgufValue read_value(Cursor& cursor, const std::filesystem::path& path, GgufValu
       // Checked against the bytes left before anything is allocated.
       if (count > cursor.remaining() / min_encoded_size(array.element_type)) {
         fail("{}: array key '{}' claims {} elements of type {} at byte {}, more than the {} "
-             "bytes left in the file can hold; the file is corrupt", path.string(), key, count,
+             "bytes left in the file can hold; the file is truncated or corrupt", path.string(), key, count,
              gguf_value_type_name(array.element_type), at, cursor.remaining());
       }
       array.items.reserve(count);
@@ -257,11 +257,11 @@ GgufFile::GgufFile(const std::filesystem::path& path) : file_(path) {
   // tensor info at least 24: refuse absurd counts before reserving for them.
   if (kv_count > cursor.remaining() / 13) {
     fail("{}: header claims {} metadata keys, more than the {}-byte file can hold; the file "
-         "is corrupt", where, kv_count, bytes.size());
+         "is truncated or corrupt", where, kv_count, bytes.size());
   }
   if (tensor_count > cursor.remaining() / 24) {
     fail("{}: header claims {} tensors, more than the {}-byte file can hold; the file is "
-         "corrupt", where, tensor_count, bytes.size());
+         "truncated or corrupt", where, tensor_count, bytes.size());
   }
 
   metadata_.reserve(kv_count);
