@@ -42,8 +42,14 @@ class Tokenizer {
 
   virtual int32_t vocab_size() const = 0;
 
-  // Ids to text. SentencePiece drops the leading space its encoder added.
+  // Ids to text. SentencePiece drops the leading space its encoder added. The result is
+  // valid UTF-8: bytes that do not form a character become U+FFFD. Ids outside the
+  // vocabulary contribute nothing.
   virtual std::string decode(std::span<const TokenId> ids, bool render_special) const;
+
+  // Whether decode() drops one leading space from the first token that produces text
+  // (SentencePiece's dummy prefix). IncrementalDecoder follows the same rule.
+  virtual bool decode_strips_leading_space() const { return false; }
 
   // The id of a special token's exact text ("<|im_end|>"), if the vocabulary has it.
   virtual std::optional<TokenId> find_token(std::string_view text) const = 0;
@@ -52,6 +58,12 @@ class Tokenizer {
   bool is_end_of_generation(TokenId id) const;
 
  protected:
+  // Fills what the vocabulary implies once special_ holds the configured ids: eot from
+  // the usual end-of-turn texts when unset, and end_of_generation = eos, eot and every
+  // usual end-of-turn text present (<|im_end|>, <|eot_id|>, <|end|>, ...), deduplicated.
+  // Subclass constructors call it last (it uses find_token).
+  void complete_special_tokens();
+
   SpecialTokens special_;
 };
 

@@ -1,6 +1,6 @@
-// Builds the right Tokenizer for a model's files: GGUF vocabularies ("llama" ->
-// SentencePiece, "gpt2" -> byte-level BPE) and HF directories (tokenizer.model or
-// tokenizer.json, with tokenizer_config.json).
+// Builds the right Tokenizer from a model's files: a GGUF vocabulary (tokenizer.ggml.*) or
+// an HF directory (tokenizer.model or tokenizer.json, plus tokenizer_config.json), and
+// reads the HF chat template text.
 #pragma once
 
 #include <filesystem>
@@ -14,11 +14,17 @@ namespace pagedgen {
 
 class GgufFile;
 
-// Throws Error naming the file and what is missing or unsupported.
+// tokenizer.ggml.model "llama" -> SentencePiece, "gpt2" -> byte-level BPE. Throws Error
+// naming the model file and the key for anything missing or unsupported.
 std::unique_ptr<Tokenizer> load_tokenizer(const GgufFile& gguf);
+
+// An HF model directory: tokenizer.model (SentencePiece) when present, else tokenizer.json
+// (byte-level BPE); special tokens and add_bos from tokenizer_config.json, extra
+// end-of-generation ids from generation_config.json. Throws Error.
 std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::filesystem::path& dir);
 
-// tokenizer_config.json's chat_template (a string, or the "default" entry of a list).
+// tokenizer_config.json "chat_template": a string, or a list of {name, template} from which
+// "default" is taken; else chat_template.jinja beside it. nullopt when there is none.
 std::optional<std::string> hf_chat_template(const std::filesystem::path& dir);
 
 }  // namespace pagedgen

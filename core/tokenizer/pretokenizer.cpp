@@ -1,0 +1,207 @@
+// PCRE2-backed pre-tokenization and the GGUF pre-tokenizer presets. The patterns are
+// llama.cpp's (llama-vocab.cpp), which mirror the HF tokenizer.json of each family.
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "tokenizer/pretokenizer.h"
+
+#include <fmt/ranges.h>
+#include <pcre2.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+#include "tokenizer/utf8.h"
+#include "util/error.h"
+
+namespace pagedgen {
+namespace {
+
+// GPT-2 (and HF ByteLevel use_regex): contractions, letters, numbers, other symbols, each
+// with an optional leading space; whitespace runs leave their last space to the next word.
+constexpr std::string_view kGpt2Pattern =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
+// Llama 3: case-insensitive contractions, numbers in groups of at most 3, newlines kept
+// with preceding punctuation.
+constexpr std::string_view kLlama3Pattern =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+// Qwen 2: as Llama 3 but single digits.
+constexpr std::string_view kQwen2Pattern =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+constexpr std::string_view kSingleDigitPattern = R"(\p{N})";
+
+std::string pcre2_message(int code) {
+  std::array<PCRE2_UCHAR, 256> buffer{};
+  pcre2_get_error_message(code, buffer.data(), buffer.size());
+  return std::string(reinterpret_cast<const char*>(buffer.data()));
+}
+
+struct CodeDeleter {
+  void operator()(pcre2_code* code) const { pcre2_code_free(code); }
+};
+struct MatchDataDeleter {
+  void operator()(pcre2_match_data* data) const { pcre2_match_data_free(data); }
+};
+using MatchData = std::unique_ptr<pcre2_match_data, MatchDataDeleter>;
+
+}  // namespace
+
+// One compiled pattern. Immutable after construction, so one instance serves every thread
+// (each match call brings its own match data).
+class CompiledPattern {
+ public:
+  explicit CompiledPattern(const SplitRule& rule) {
+    int error_code = 0;
+    PCRE2_SIZE error_offset = 0;
+    uint32_t options = PCRE2_UTF | PCRE2_UCP;
+    if (rule.literal) options |= PCRE2_LITERAL;
+    code_.reset(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rule.pattern.data()), rule.pattern.size(),
+                              options, &error_code, &error_offset, nullptr));
+    if (!code_) {
+      fail("pre-tokenizer pattern '{}' does not compile at offset {}: {}; the tokenizer's "
+           "split pattern is not supported by PCRE2",
+           rule.pattern, error_offset, pcre2_message(error_code));
+    }
+    // JIT is an optimisation only: without it (e.g. no executable memory) matching still works.
+    jit_ = pcre2_jit_compile(code_.get(), PCRE2_JIT_COMPLETE) == 0;
+  }
+
+  MatchData make_match_data() const {
+    return MatchData(pcre2_match_data_create_from_pattern(code_.get(), nullptr));
+  }
+
+  // The [start, end) of the first match in `subject` at or after `offset`, or nullopt.
+  std::optional<std::pair<size_t, size_t>> find(std::string_view subject, size_t offset,
+                                                MatchData& data) const {
+    const auto* chars = reinterpret_cast<PCRE2_SPTR>(subject.data());
+    // The caller guarantees valid UTF-8, so PCRE2 need not re-check the subject each call.
+    int rc = pcre2_match(code_.get(), chars, subject.size(), offset, PCRE2_NO_UTF_CHECK,
+                         data.get(), nullptr);
+    if (rc == PCRE2_ERROR_JIT_STACKLIMIT && jit_) {
+      // Very long runs can exhaust the JIT stack; the interpreter keeps its state on the heap.
+      rc = pcre2_match(code_.get(), chars, subject.size(), offset, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT,
+                       data.get(), nullptr);
+    }
+    if (rc == PCRE2_ERROR_NOMATCH) return std::nullopt;
+    if (rc < 0) {
+      fail("pre-tokenizer pattern failed on a {}-byte text at byte {}: {}", subject.size(), offset,
+           pcre2_message(rc));
+    }
+    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data.get());
+    return std::pair<size_t, size_t>{ovector[0], ovector[1]};
+  }
+
+ private:
+  std::unique_ptr<pcre2_code, CodeDeleter> code_;
+  bool jit_ = false;
+};
+
+PreTokenizer::PreTokenizer(std::vector<SplitRule> rules, bool add_prefix_space)
+    : rules_(std::move(rules)), add_prefix_space_(add_prefix_space) {
+  patterns_.reserve(rules_.size());
+  for (const SplitRule& rule : rules_) patterns_.push_back(std::make_shared<const CompiledPattern>(rule));
+}
+
+void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& pieces) const {
+  if (text.empty()) return;
+  std::vector<std::string_view> current{text};
+  std::vector<std::string_view> next;
+  for (size_t r = 0; r < patterns_.size(); ++r) {
+    const CompiledPattern& pattern = *patterns_[r];
+    const bool keep_matches = rules_[r].behavior == SplitBehavior::Isolated;
+    MatchData data = pattern.make_match_data();
+    next.clear();
+    for (const std::string_view piece : current) {
+      size_t emitted = 0;  // end of the last piece pushed
+      size_t offset = 0;
+      while (offset < piece.size()) {
+        const auto match = pattern.find(piece, offset, data);
+        if (!match) break;
+        const auto [start, end] = *match;
+        if (start == end) {
+          // An empty match splits nothing; step over one character and search again.
+          offset = start + std::max<size_t>(1, utf8_next(piece, start).length);
+          continue;
+        }
+        if (start > emitted) next.push_back(piece.substr(emitted, start - emitted));
+        if (keep_matches) next.push_back(piece.substr(start, end - start));
+        emitted = offset = end;
+      }
+      if (emitted < piece.size()) next.push_back(piece.substr(emitted));
+    }
+    current.swap(next);
+  }
+  pieces.insert(pieces.end(), current.begin(), current.end());
+}
+
+std::string_view gpt2_split_pattern() { return kGpt2Pattern; }
+
+namespace {
+
+struct PresetEntry {
+  std::string_view name;
+  std::vector<std::string_view> patterns;
+  bool ignore_merges;
+  bool add_bos;
+};
+
+std::vector<PresetEntry> preset_table() {
+  // llama.cpp's "default": punctuation runs first, then GPT-2, then digit runs split
+  // into groups of three. Old GGUF files without tokenizer.ggml.pre also mean this.
+  const std::vector<std::string_view> default_patterns = {
+      R"([\p{P}\$\+<=>\^~\|]+)", kGpt2Pattern, R"(\p{N}+)", R"([0-9][0-9][0-9])"};
+  const std::vector<std::string_view> gpt2 = {kGpt2Pattern};
+  const std::vector<std::string_view> digits_then_gpt2 = {kSingleDigitPattern, kGpt2Pattern};
+  const std::vector<std::string_view> llama3 = {kLlama3Pattern};
+  const std::vector<std::string_view> qwen2 = {kQwen2Pattern};
+  const std::vector<std::string_view> falcon = {R"([\p{P}\$\+<=>\^~\|`]+)", kGpt2Pattern,
+                                                R"([0-9][0-9][0-9])"};
+  return {
+      {"default", default_patterns, false, false},
+      {"gpt-2", gpt2, false, false},
+      {"phi-2", gpt2, false, false},
+      {"mpt", gpt2, false, false},
+      {"olmo", gpt2, false, false},
+      {"llama-bpe", llama3, true, true},
+      {"llama3", llama3, true, true},
+      {"llama-v3", llama3, true, true},
+      {"falcon3", llama3, true, true},
+      {"dbrx", llama3, false, false},
+      {"smaug-bpe", llama3, false, false},
+      {"smollm", digits_then_gpt2, false, false},
+      {"starcoder", digits_then_gpt2, false, false},
+      {"refact", digits_then_gpt2, false, false},
+      {"codeshell", digits_then_gpt2, false, false},
+      {"command-r", digits_then_gpt2, false, false},
+      {"qwen2", qwen2, false, false},
+      {"deepseek-r1-qwen", qwen2, false, false},
+      {"stablelm2", qwen2, false, false},
+      {"falcon", falcon, false, false},
+  };
+}
+
+}  // namespace
+
+std::vector<std::string_view> supported_gguf_pre_names() {
+  std::vector<std::string_view> names;
+  for (const PresetEntry& entry : preset_table()) names.push_back(entry.name);
+  return names;
+}
+
+GgufBpePreset gguf_bpe_preset(std::string_view pre, std::string_view source) {
+  for (const PresetEntry& entry : preset_table()) {
+    if (entry.name != pre) continue;
+    GgufBpePreset preset;
+    for (const std::string_view pattern : entry.patterns) preset.rules.push_back({std::string(pattern)});
+    preset.ignore_merges = entry.ignore_merges;
+    preset.add_bos = entry.add_bos;
+    return preset;
+  }
+  fail("{}: tokenizer.ggml.pre '{}' is not a pre-tokenizer pagedgen knows (supported: {}); "
+       "use a model converted with one of these, or its HF directory (tokenizer.json)",
+       source, pre, fmt::join(supported_gguf_pre_names(), ", "));
+}
+
+}  // namespace pagedgen

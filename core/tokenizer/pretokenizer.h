@@ -1,0 +1,61 @@
+// Byte-level BPE pre-tokenizer: splits text into words with an ordered list of PCRE2
+// patterns (UTF + Unicode properties), each applied to every piece the previous one
+// produced; matches and the text between matches both become pieces (HF "Isolated").
+// Presets reproduce llama.cpp's patterns for GGUF tokenizer.ggml.pre values.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pagedgen {
+
+enum class SplitBehavior {
+  Isolated,  // matches are pieces of their own
+  Removed,   // matches are dropped
+};
+
+struct SplitRule {
+  std::string pattern;
+  bool literal = false;  // `pattern` is plain text, not a regex (HF Split "String")
+  SplitBehavior behavior = SplitBehavior::Isolated;
+};
+
+class CompiledPattern;
+
+class PreTokenizer {
+ public:
+  // Compiles every rule. Throws Error naming the pattern when PCRE2 rejects it.
+  explicit PreTokenizer(std::vector<SplitRule> rules, bool add_prefix_space = false);
+
+  // Appends the pieces of `text` (views into it, none empty) to `pieces`. `text` must be
+  // valid UTF-8.
+  void split(std::string_view text, std::vector<std::string_view>& pieces) const;
+
+  // HF ByteLevel add_prefix_space: a space is put before text that does not start with one.
+  bool add_prefix_space() const { return add_prefix_space_; }
+  const std::vector<SplitRule>& rules() const { return rules_; }
+
+ private:
+  std::vector<SplitRule> rules_;
+  std::vector<std::shared_ptr<const CompiledPattern>> patterns_;  // immutable, shareable
+  bool add_prefix_space_;
+};
+
+// The pattern HF's ByteLevel pre-tokenizer uses when use_regex is true (GPT-2's).
+std::string_view gpt2_split_pattern();
+
+// What a GGUF tokenizer.ggml.pre value implies for a byte-level BPE vocabulary.
+struct GgufBpePreset {
+  std::vector<SplitRule> rules;
+  bool ignore_merges = false;  // a word that is itself a token is taken whole (Llama 3)
+  bool add_bos = false;        // default when tokenizer.ggml.add_bos_token is absent
+};
+
+// Throws Error naming `source` (the model file), `pre` and the supported values when `pre`
+// is not one we know.
+GgufBpePreset gguf_bpe_preset(std::string_view pre, std::string_view source);
+std::vector<std::string_view> supported_gguf_pre_names();
+
+}  // namespace pagedgen
