@@ -1,0 +1,59 @@
+// What the request reader yields for each non-blank input line: a Request to decode, or a
+// RequestError that becomes that line's error record. `index` ties both to the input.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "sample/sampling_params.h"
+#include "tokenizer/chat_template.h"
+
+namespace pagedgen {
+
+// Codes of RequestError, as written in error records. The engine adds its own codes for
+// requests that are well formed but cannot run (e.g. a prompt longer than the context).
+namespace request_error {
+inline constexpr std::string_view kInvalidJson = "invalid_json";          // not parseable JSON
+inline constexpr std::string_view kInvalidUtf8 = "invalid_utf8";          // bytes are not UTF-8
+inline constexpr std::string_view kLineTooLong = "line_too_long";         // over the reader's limit
+inline constexpr std::string_view kDuplicateField = "duplicate_field";    // a key given twice
+inline constexpr std::string_view kMissingField = "missing_field";        // e.g. no prompt or messages
+inline constexpr std::string_view kConflictingFields = "conflicting_fields";  // prompt and messages
+inline constexpr std::string_view kInvalidType = "invalid_type";          // wrong JSON type
+inline constexpr std::string_view kInvalidValue = "invalid_value";        // right type, bad value
+}  // namespace request_error
+
+struct Request {
+  // 0-based line number in the input, blank lines included, so it maps back to the file
+  // exactly (line N of an editor is index N - 1).
+  uint64_t index = 0;
+  // The "id" value's raw JSON text as written (e.g. "\"q-7\"" or "17"), echoed verbatim in
+  // the output; nullopt when the line has no id or "id": null (written as null).
+  std::optional<std::string> id_json;
+  // The request key of rng.h's sample_seed: a string id's decoded text, a number id's
+  // JSON text, or "#<index>" when there is no id.
+  std::string seed_key;
+  // Exactly one of them: plain text, or a chat conversation for the model's template.
+  std::variant<std::string, std::vector<ChatMessage>> input;
+  // The command-line defaults with this line's sampling fields applied; validated.
+  SamplingParams sampling;
+
+  bool is_chat() const { return std::holds_alternative<std::vector<ChatMessage>>(input); }
+  const std::string& prompt() const { return std::get<std::string>(input); }
+  const std::vector<ChatMessage>& messages() const { return std::get<std::vector<ChatMessage>>(input); }
+};
+
+struct RequestError {
+  uint64_t index = 0;                   // as in Request
+  std::optional<std::string> id_json;   // as in Request, when the id could be read
+  std::string code;                     // one of request_error::k*
+  std::string message;                  // names the field and what is allowed
+};
+
+using RequestItem = std::variant<Request, RequestError>;
+
+}  // namespace pagedgen

@@ -1,0 +1,57 @@
+#include "io/request_parser.h"
+
+#include <simdjson.h>
+
+#include <string>
+
+#include "io/json_fields.h"
+#include "io/plain_format.h"
+#include "util/error.h"
+
+namespace pagedgen {
+
+struct RequestParser::State {
+  RequestFormat format;
+  SamplingParams defaults;
+  simdjson::ondemand::parser parser;
+  std::string buffer;  // the line plus SIMDJSON_PADDING bytes of capacity
+};
+
+RequestParser::RequestParser(RequestFormat format, const SamplingParams& defaults)
+    : state_(std::make_unique<State>()) {
+  validate(defaults);
+  state_->format = format;
+  state_->defaults = defaults;
+}
+
+RequestParser::~RequestParser() = default;
+RequestParser::RequestParser(RequestParser&&) noexcept = default;
+RequestParser& RequestParser::operator=(RequestParser&&) noexcept = default;
+
+RequestItem RequestParser::parse(std::string_view line, uint64_t index) {
+  std::string& buffer = state_->buffer;
+  buffer.reserve(line.size() + simdjson::SIMDJSON_PADDING);
+  buffer.assign(line);
+  simdjson::ondemand::document document;
+  const simdjson::error_code error =
+      state_->parser.iterate(simdjson::padded_string_view(buffer.data(), buffer.size(), buffer.capacity()))
+          .get(document);
+  if (error == simdjson::UTF8_ERROR)
+    return RequestError{index, std::nullopt, std::string(request_error::kInvalidUtf8),
+                        "the line is not valid UTF-8; re-encode the input file as UTF-8"};
+  if (error) {
+    try {
+      json_fields::throw_json_error(error, document, buffer.data());
+    } catch (const json_fields::LineError& line_error) {
+      return RequestError{index, std::nullopt, std::string(line_error.code), line_error.message};
+    }
+  }
+  switch (state_->format) {
+    case RequestFormat::kPlain:
+      return parse_plain_request(document, buffer.data(), index, state_->defaults);
+  }
+  PG_CHECK(false, "unknown RequestFormat {}", static_cast<int>(state_->format));
+  return RequestError{};
+}
+
+}  // namespace pagedgen
