@@ -26,6 +26,7 @@ class CompiledPattern;
 
 class PreTokenizer {
  public:
+  PreTokenizer() = default;  // no rules: the whole text is one piece
   // Compiles every rule. Throws Error naming the pattern when PCRE2 rejects it.
   explicit PreTokenizer(std::vector<SplitRule> rules, bool add_prefix_space = false);
 
@@ -40,7 +41,7 @@ class PreTokenizer {
  private:
   std::vector<SplitRule> rules_;
   std::vector<std::shared_ptr<const CompiledPattern>> patterns_;  // immutable, shareable
-  bool add_prefix_space_;
+  bool add_prefix_space_ = false;
 };
 
 // The pattern HF's ByteLevel pre-tokenizer uses when use_regex is true (GPT-2's).

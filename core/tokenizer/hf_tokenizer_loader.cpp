@@ -1,0 +1,494 @@
+// HF model directories -> tokenizers: tokenizer.model (SentencePiece, loaded as is),
+// otherwise tokenizer.json (byte-level BPE: vocab, merges, added_tokens, and the split
+// patterns of its pre_tokenizer), with special tokens and add_bos from
+// tokenizer_config.json and extra end-of-generation ids from generation_config.json.
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/sentencepiece_proto.h"
+#include "tokenizer/sentencepiece_tokenizer.h"
+#include "tokenizer/tokenizer_loader.h"
+#include "util/error.h"
+
+namespace pagedgen {
+namespace {
+
+namespace fs = std::filesystem;
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+// ---- JSON helpers ------------------------------------------------------------------
+
+// A parsed file; elements stay valid while it lives.
+struct JsonFile {
+  fs::path path;
+  std::unique_ptr<simdjson::dom::parser> parser;
+  element root;
+};
+
+JsonFile load_json(const fs::path& path) {
+  JsonFile file{path, std::make_unique<simdjson::dom::parser>(), {}};
+  if (const auto error = file.parser->load(path.string()).get(file.root)) {
+    fail("{}: cannot read as JSON: {}; check the file is complete and valid JSON", path.string(),
+         simdjson::error_message(error));
+  }
+  return file;
+}
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("{}: cannot open for reading; check it exists and is readable", path.string());
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return std::move(bytes).str();
+}
+
+// The member `key` of an object; nullopt when absent, null, or `object` is no object.
+std::optional<element> member(element object, std::string_view key) {
+  element value;
+  if (object.type() != element_type::OBJECT || object.at_key(key).get(value)) return std::nullopt;
+  if (value.type() == element_type::NULL_VALUE) return std::nullopt;
+  return value;
+}
+
+std::string_view as_string(element value, const JsonFile& file, std::string_view what) {
+  std::string_view text;
+  if (value.get_string().get(text)) fail("{}: {} should be a string", file.path.string(), what);
+  return text;
+}
+
+bool as_bool(element value, const JsonFile& file, std::string_view what) {
+  bool flag = false;
+  if (value.get_bool().get(flag)) fail("{}: {} should be true or false", file.path.string(), what);
+  return flag;
+}
+
+TokenId as_token_id(element value, const JsonFile& file, std::string_view what) {
+  uint64_t id = 0;
+  if (value.get_uint64().get(id) || id > static_cast<uint64_t>(INT32_MAX)) {
+    fail("{}: {} should be a token id (a non-negative integer)", file.path.string(), what);
+  }
+  return static_cast<TokenId>(id);
+}
+
+// The elements of an array value (callers check the type first); empty for anything else.
+simdjson::dom::array items_of(element value) {
+  simdjson::dom::array items;
+  if (value.get_array().get(items)) return {};
+  return items;
+}
+
+bool bool_member(element object, std::string_view key, bool fallback, const JsonFile& file,
+                 std::string_view what) {
+  const auto value = member(object, key);
+  return value ? as_bool(*value, file, fmt::format("{}.{}", what, key)) : fallback;
+}
+
+// A special token in tokenizer_config.json: "<s>" or {"content": "<s>", ...}.
+std::optional<std::string> token_content(element value, const JsonFile& file, std::string_view what) {
+  if (value.type() == element_type::STRING) return std::string(as_string(value, file, what));
+  if (const auto content = member(value, "content")) {
+    return std::string(as_string(*content, file, fmt::format("{}.content", what)));
+  }
+  fail("{}: {} should be a string or an object with \"content\"", file.path.string(), what);
+}
+
+// ---- tokenizer_config.json, generation_config.json ----------------------------------
+
+struct HfTokenizerConfig {
+  std::optional<std::string> bos_text, eos_text, unk_text, pad_text;
+  std::optional<bool> add_bos, add_eos;
+  std::vector<AddedToken> added_tokens;  // "added_tokens_decoder"
+};
+
+AddedToken read_added_token(element entry, TokenId id, const JsonFile& file, std::string_view what) {
+  AddedToken token;
+  token.id = id;
+  const auto content = member(entry, "content");
+  if (!content) fail("{}: {} has no \"content\"", file.path.string(), what);
+  token.text = std::string(as_string(*content, file, fmt::format("{}.content", what)));
+  token.special = bool_member(entry, "special", false, file, what);
+  token.lstrip = bool_member(entry, "lstrip", false, file, what);
+  token.rstrip = bool_member(entry, "rstrip", false, file, what);
+  return token;
+}
+
+HfTokenizerConfig read_tokenizer_config(const fs::path& dir) {
+  HfTokenizerConfig config;
+  const fs::path path = dir / "tokenizer_config.json";
+  if (!fs::exists(path)) return config;
+  const JsonFile file = load_json(path);
+  const auto text_of = [&](std::string_view key) -> std::optional<std::string> {
+    const auto value = member(file.root, key);
+    return value ? token_content(*value, file, key) : std::nullopt;
+  };
+  config.bos_text = text_of("bos_token");
+  config.eos_text = text_of("eos_token");
+  config.unk_text = text_of("unk_token");
+  config.pad_text = text_of("pad_token");
+  if (const auto value = member(file.root, "add_bos_token")) config.add_bos = as_bool(*value, file, "add_bos_token");
+  if (const auto value = member(file.root, "add_eos_token")) config.add_eos = as_bool(*value, file, "add_eos_token");
+  if (const auto decoder = member(file.root, "added_tokens_decoder")) {
+    simdjson::dom::object entries;
+    if (decoder->get_object().get(entries)) fail("{}: added_tokens_decoder should be an object", path.string());
+    for (const auto [key, entry] : entries) {
+      const std::string what = fmt::format("added_tokens_decoder[\"{}\"]", key);
+      TokenId id = 0;
+      const auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), id);
+      if (error != std::errc() || end != key.data() + key.size() || id < 0) {
+        fail("{}: {} is keyed by '{}', which is not a token id", path.string(), what, key);
+      }
+      config.added_tokens.push_back(read_added_token(entry, id, file, what));
+    }
+  }
+  return config;
+}
+
+// generation_config.json "eos_token_id": one id or a list (Llama 3 lists several).
+std::vector<TokenId> read_generation_end_ids(const fs::path& dir) {
+  const fs::path path = dir / "generation_config.json";
+  if (!fs::exists(path)) return {};
+  const JsonFile file = load_json(path);
+  const auto value = member(file.root, "eos_token_id");
+  if (!value) return {};
+  std::vector<TokenId> ids;
+  if (value->type() == element_type::ARRAY) {
+    for (const element id : items_of(*value)) ids.push_back(as_token_id(id, file, "eos_token_id[]"));
+  } else {
+    ids.push_back(as_token_id(*value, file, "eos_token_id"));
+  }
+  return ids;
+}
+
+// ---- the id table --------------------------------------------------------------------
+
+// Pieces and types, grown to cover the added tokens (which may lie past the model's own
+// vocabulary); holes read as unused.
+struct IdTable {
+  std::vector<std::string> pieces;
+  std::vector<TokenType> types;
+
+  void place(TokenId id, std::string piece, TokenType type) {
+    const auto index = static_cast<size_t>(id);
+    if (index >= pieces.size()) {
+      pieces.resize(index + 1);
+      types.resize(index + 1, TokenType::Unused);
+    }
+    pieces[index] = std::move(piece);
+    types[index] = type;
+  }
+  void place_added(const std::vector<AddedToken>& added) {
+    for (const AddedToken& token : added) {
+      place(token.id, token.text, token.special ? TokenType::Control : TokenType::UserDefined);
+    }
+  }
+  // Text -> id as the special-token keys in tokenizer_config.json name them.
+  std::optional<TokenId> find(const std::optional<std::string>& text) const {
+    if (!text) return std::nullopt;
+    for (size_t id = 0; id < pieces.size(); ++id) {
+      if (pieces[id] == *text && types[id] != TokenType::Unused) return static_cast<TokenId>(id);
+    }
+    return std::nullopt;
+  }
+};
+
+// Added tokens from the vocabulary's types, then those HF lists (whose strip flags win).
+std::vector<AddedToken> merge_added_tokens(const IdTable& table, const std::vector<AddedToken>& hf_added) {
+  std::vector<AddedToken> added = hf_added;
+  for (AddedToken& token : added_tokens_from_types(table.pieces, table.types)) {
+    const bool listed = std::any_of(hf_added.begin(), hf_added.end(),
+                                    [&](const AddedToken& hf) { return hf.id == token.id; });
+    if (!listed) added.push_back(std::move(token));
+  }
+  return added;
+}
+
+std::vector<AddedToken> read_json_added_tokens(const JsonFile& file) {
+  std::vector<AddedToken> added;
+  const auto list = member(file.root, "added_tokens");
+  if (!list) return added;
+  simdjson::dom::array entries;
+  if (list->get_array().get(entries)) fail("{}: added_tokens should be a list", file.path.string());
+  size_t index = 0;
+  for (const element entry : entries) {
+    const std::string what = fmt::format("added_tokens[{}]", index++);
+    const auto id = member(entry, "id");
+    if (!id) fail("{}: {} has no \"id\"", file.path.string(), what);
+    added.push_back(read_added_token(entry, as_token_id(*id, file, what + ".id"), file, what));
+  }
+  return added;
+}
+
+// ---- tokenizer.model (SentencePiece) ----------------------------------------------
+
+std::unique_ptr<Tokenizer> load_hf_spm(const fs::path& dir, std::string serialized, const SpmModel& model,
+                                       const HfTokenizerConfig& config, std::vector<TokenId> end_ids) {
+  const fs::path path = dir / "tokenizer.model";
+  IdTable table;
+  for (const SpmPiece& piece : model.pieces) {
+    table.pieces.push_back(piece.text);
+    table.types.push_back(piece.type);
+  }
+  std::vector<AddedToken> hf_added = config.added_tokens;
+  if (fs::exists(dir / "tokenizer.json")) {
+    for (AddedToken& token : read_json_added_tokens(load_json(dir / "tokenizer.json"))) {
+      hf_added.push_back(std::move(token));
+    }
+  }
+  // Added tokens inside the model keep the model's type; the rest extend the table.
+  for (const AddedToken& token : hf_added) {
+    if (static_cast<size_t>(token.id) >= model.pieces.size()) {
+      table.place(token.id, token.text, token.special ? TokenType::Control : TokenType::UserDefined);
+    }
+  }
+  const auto model_id = [&](std::optional<int32_t> id) -> std::optional<TokenId> {
+    if (id && static_cast<size_t>(*id) < model.pieces.size()) return *id;
+    return std::nullopt;
+  };
+
+  SpmConfig spm;
+  spm.special.bos = config.bos_text ? table.find(config.bos_text) : model_id(model.bos_id);
+  spm.special.eos = config.eos_text ? table.find(config.eos_text) : model_id(model.eos_id);
+  spm.special.unk = config.unk_text ? table.find(config.unk_text) : model_id(model.unk_id);
+  spm.special.pad = config.pad_text ? table.find(config.pad_text) : model_id(model.pad_id);
+  spm.special.add_bos = config.add_bos.value_or(true);  // LlamaTokenizer's default
+  spm.special.add_eos = config.add_eos.value_or(false);
+  spm.special.end_of_generation = std::move(end_ids);
+  spm.serialized_model = std::move(serialized);
+  spm.added_tokens = merge_added_tokens(table, hf_added);
+  spm.pieces = std::move(table.pieces);
+  spm.types = std::move(table.types);
+  spm.add_dummy_prefix = model.add_dummy_prefix && !model.treat_whitespace_as_suffix;
+  spm.source = path.string();
+  return std::make_unique<SentencePieceTokenizer>(std::move(spm));
+}
+
+// ---- tokenizer.json (byte-level BPE) ------------------------------------------------
+
+struct PreTokenizerSpec {
+  std::vector<SplitRule> rules;
+  bool add_prefix_space = false;
+  bool byte_level = false;
+};
+
+void read_pre_tokenizer(element pre, const JsonFile& file, const std::string& what, PreTokenizerSpec& spec) {
+  const auto type_value = member(pre, "type");
+  if (!type_value) fail("{}: {} has no \"type\"", file.path.string(), what);
+  const std::string_view type = as_string(*type_value, file, what + ".type");
+  if (type == "Sequence") {
+    const auto list = member(pre, "pretokenizers");
+    simdjson::dom::array steps;
+    if (!list || list->get_array().get(steps)) fail("{}: {}.pretokenizers should be a list", file.path.string(), what);
+    size_t index = 0;
+    for (const element step : steps) {
+      read_pre_tokenizer(step, file, fmt::format("{}.pretokenizers[{}]", what, index++), spec);
+    }
+  } else if (type == "ByteLevel") {
+    spec.byte_level = true;
+    if (bool_member(pre, "add_prefix_space", true, file, what)) {
+      // HF adds the space to every piece present when ByteLevel runs; only the first
+      // step sees whole text fragments, which is the case we implement.
+      if (!spec.rules.empty()) {
+        fail("{}: {} is a ByteLevel step with add_prefix_space after other splits, which "
+             "pagedgen does not support", file.path.string(), what);
+      }
+      spec.add_prefix_space = true;
+    }
+    if (bool_member(pre, "use_regex", true, file, what)) spec.rules.push_back({std::string(gpt2_split_pattern())});
+  } else if (type == "Split") {
+    SplitRule rule;
+    const auto pattern = member(pre, "pattern");
+    if (const auto regex = pattern ? member(*pattern, "Regex") : std::nullopt) {
+      rule.pattern = std::string(as_string(*regex, file, what + ".pattern.Regex"));
+    } else if (const auto literal = pattern ? member(*pattern, "String") : std::nullopt) {
+      rule.pattern = std::string(as_string(*literal, file, what + ".pattern.String"));
+      rule.literal = true;
+    } else {
+      fail("{}: {}.pattern should be {{\"Regex\": ...}} or {{\"String\": ...}}", file.path.string(), what);
+    }
+    const std::string_view behavior =
+        member(pre, "behavior") ? as_string(*member(pre, "behavior"), file, what + ".behavior") : "Isolated";
+    if (behavior == "Removed") {
+      rule.behavior = SplitBehavior::Removed;
+    } else if (behavior != "Isolated") {
+      fail("{}: {}.behavior '{}' is not supported (supported: Isolated, Removed)", file.path.string(), what, behavior);
+    }
+    if (bool_member(pre, "invert", false, file, what)) {
+      fail("{}: {} has invert = true, which pagedgen does not support", file.path.string(), what);
+    }
+    spec.rules.push_back(std::move(rule));
+  } else if (type == "Digits") {
+    spec.rules.push_back({bool_member(pre, "individual_digits", false, file, what) ? R"(\p{N})" : R"(\p{N}+)"});
+  } else {
+    fail("{}: {} type '{}' is not supported (supported: Sequence, Split, ByteLevel, Digits)",
+         file.path.string(), what, type);
+  }
+}
+
+// The token a TemplateProcessing post-processor puts before a single text ("<|begin_of_text|>").
+std::optional<std::string> template_prefix_token(element processor, const JsonFile& file) {
+  const auto type = member(processor, "type");
+  if (!type) return std::nullopt;
+  const std::string_view name = as_string(*type, file, "post_processor.type");
+  if (name == "Sequence") {
+    const auto list = member(processor, "processors");
+    if (!list || list->type() != element_type::ARRAY) return std::nullopt;
+    for (const element step : items_of(*list)) {
+      if (auto token = template_prefix_token(step, file)) return token;
+    }
+    return std::nullopt;
+  }
+  if (name != "TemplateProcessing") return std::nullopt;
+  const auto single = member(processor, "single");
+  if (!single || single->type() != element_type::ARRAY) return std::nullopt;
+  for (const element item : items_of(*single)) {
+    const auto special = member(item, "SpecialToken");
+    if (!special) return std::nullopt;  // the text comes first
+    if (const auto id = member(*special, "id")) return std::string(as_string(*id, file, "post_processor.single[].SpecialToken.id"));
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<Tokenizer> load_hf_bpe(const fs::path& dir, const HfTokenizerConfig& config,
+                                       std::vector<TokenId> end_ids) {
+  const JsonFile file = load_json(dir / "tokenizer.json");
+  const std::string source = file.path.string();
+  const auto model = member(file.root, "model");
+  if (!model) fail("{}: no \"model\"; this is not an HF tokenizer.json", source);
+  if (const auto type = member(*model, "type"); type && as_string(*type, file, "model.type") != "BPE") {
+    fail("{}: model.type '{}' is not supported (supported: BPE)", source, as_string(*type, file, "model.type"));
+  }
+
+  if (const auto normalizer = member(file.root, "normalizer")) {
+    // NFC is accepted without being applied: prompts are almost always NFC already.
+    const auto type = member(*normalizer, "type");
+    const std::string_view name = type ? as_string(*type, file, "normalizer.type") : "";
+    if (name != "NFC") {
+      fail("{}: normalizer '{}' is not supported (only none or NFC); this tokenizer needs its "
+           "tokenizer.model or a GGUF conversion", source, name);
+    }
+  }
+
+  PreTokenizerSpec pre;
+  if (const auto pre_tokenizer = member(file.root, "pre_tokenizer")) {
+    read_pre_tokenizer(*pre_tokenizer, file, "pre_tokenizer", pre);
+  }
+  const auto decoder = member(file.root, "decoder");
+  const auto decoder_type = decoder ? member(*decoder, "type") : std::nullopt;
+  if (!pre.byte_level && !(decoder_type && as_string(*decoder_type, file, "decoder.type") == "ByteLevel")) {
+    fail("{}: only byte-level BPE tokenizer.json files are supported (no ByteLevel pre-tokenizer "
+         "or decoder here); SentencePiece-style models need their tokenizer.model", source);
+  }
+
+  IdTable table;
+  simdjson::dom::object vocab;
+  const auto vocab_value = member(*model, "vocab");
+  if (!vocab_value || vocab_value->get_object().get(vocab)) fail("{}: model.vocab should be an object", source);
+  for (const auto [piece, id_value] : vocab) {
+    table.place(as_token_id(id_value, file, fmt::format("model.vocab[\"{}\"]", piece)), std::string(piece),
+                TokenType::Normal);
+  }
+  const std::vector<AddedToken> hf_added = read_json_added_tokens(file);
+  table.place_added(hf_added);
+
+  BpeConfig bpe;
+  simdjson::dom::array merges;
+  const auto merges_value = member(*model, "merges");
+  if (!merges_value || merges_value->get_array().get(merges)) fail("{}: model.merges should be a list", source);
+  size_t index = 0;
+  for (const element merge : merges) {
+    const std::string what = fmt::format("model.merges[{}]", index++);
+    if (merge.type() == element_type::ARRAY) {  // ["a", "b"] (newer files)
+      std::vector<std::string> sides;
+      for (const element side : items_of(merge)) sides.emplace_back(as_string(side, file, what));
+      if (sides.size() != 2) fail("{}: {} should have two symbols", source, what);
+      bpe.merges.emplace_back(std::move(sides[0]), std::move(sides[1]));
+    } else {  // "a b"
+      const std::string_view text = as_string(merge, file, what);
+      const size_t space = text.find(' ', 1);
+      if (space == std::string_view::npos) fail("{}: {} = '{}' is not two symbols separated by a space", source, what, text);
+      bpe.merges.emplace_back(std::string(text.substr(0, space)), std::string(text.substr(space + 1)));
+    }
+  }
+
+  const auto find = [&](const std::optional<std::string>& text) { return table.find(text); };
+  bpe.special.bos = find(config.bos_text);
+  bpe.special.eos = find(config.eos_text);
+  bpe.special.unk = find(config.unk_text);
+  bpe.special.pad = find(config.pad_text);
+  const auto post_processor = member(file.root, "post_processor");
+  const auto prefix_token = post_processor ? template_prefix_token(*post_processor, file) : std::nullopt;
+  if (!bpe.special.bos && prefix_token) bpe.special.bos = find(prefix_token);
+  bpe.special.add_bos = config.add_bos.value_or(prefix_token.has_value() && bpe.special.bos.has_value());
+  bpe.special.add_eos = config.add_eos.value_or(false);
+  bpe.special.end_of_generation = std::move(end_ids);
+
+  bpe.pretokenizer = PreTokenizer(std::move(pre.rules), pre.add_prefix_space);
+  bpe.ignore_merges = bool_member(*model, "ignore_merges", false, file, "model");
+  bpe.added_tokens = merge_added_tokens(table, hf_added);
+  bpe.pieces = std::move(table.pieces);
+  bpe.types = std::move(table.types);
+  bpe.source = source;
+  return std::make_unique<BpeTokenizer>(std::move(bpe));
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_hf_tokenizer(const fs::path& dir) {
+  if (!fs::is_directory(dir)) fail("{}: not a directory; expected an HF model directory", dir.string());
+  const HfTokenizerConfig config = read_tokenizer_config(dir);
+  std::vector<TokenId> end_ids = read_generation_end_ids(dir);
+  const bool has_json = fs::exists(dir / "tokenizer.json");
+  if (fs::exists(dir / "tokenizer.model")) {
+    std::string serialized = read_bytes(dir / "tokenizer.model");
+    std::optional<SpmModel> model;
+    try {
+      model = parse_spm_model(serialized, (dir / "tokenizer.model").string());
+    } catch (const Error&) {
+      // Some repositories ship a non-SentencePiece tokenizer.model (e.g. tiktoken ranks)
+      // next to a tokenizer.json that describes the same tokenizer.
+      if (!has_json) throw;
+    }
+    if (model) return load_hf_spm(dir, std::move(serialized), *model, config, std::move(end_ids));
+  }
+  if (has_json) return load_hf_bpe(dir, config, std::move(end_ids));
+  fail("{}: neither tokenizer.model nor tokenizer.json is there; an HF model directory needs "
+       "one of them", dir.string());
+}
+
+std::optional<std::string> hf_chat_template(const fs::path& dir) {
+  const fs::path config_path = dir / "tokenizer_config.json";
+  if (fs::exists(config_path)) {
+    const JsonFile file = load_json(config_path);
+    if (const auto value = member(file.root, "chat_template")) {
+      if (value->type() == element_type::STRING) return std::string(as_string(*value, file, "chat_template"));
+      simdjson::dom::array named;
+      if (value->get_array().get(named)) {
+        fail("{}: chat_template should be a string or a list of {{name, template}}", config_path.string());
+      }
+      for (const element entry : named) {
+        const auto name = member(entry, "name");
+        const auto text = member(entry, "template");
+        if (name && text && as_string(*name, file, "chat_template[].name") == "default") {
+          return std::string(as_string(*text, file, "chat_template[].template"));
+        }
+      }
+      return std::nullopt;
+    }
+  }
+  // Newer transformers versions save the template in a file of its own.
+  if (fs::exists(dir / "chat_template.jinja")) return read_bytes(dir / "chat_template.jinja");
+  if (fs::exists(dir / "chat_template.json")) {
+    const JsonFile file = load_json(dir / "chat_template.json");
+    if (const auto value = member(file.root, "chat_template")) return std::string(as_string(*value, file, "chat_template"));
+  }
+  return std::nullopt;
+}
+
+}  // namespace pagedgen

@@ -1,0 +1,109 @@
+// Every case of every vocabulary in ../shared/tokenizer-vectors (llama.cpp's reference
+// tokenizations): exact ids without special-token parsing, and decoding the expected ids
+// gives the text back (SentencePiece's added leading space dropped). Skips with a message
+// when the folder is absent.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "model/gguf.h"
+#include "test_paths.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer_loader.h"
+
+using namespace pagedgen;
+using namespace pagedgen::test;
+
+namespace {
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), "cannot open ", path.string());
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return std::move(bytes).str();
+}
+
+// The .inp format: texts separated by "\n__ggml_vocab_test__\n"; the file ends with the
+// separator, so the empty remainder after it is not a case.
+std::vector<std::string> read_cases(const std::filesystem::path& path) {
+  const std::string content = read_text(path);
+  const std::string separator = "\n__ggml_vocab_test__\n";
+  std::vector<std::string> texts;
+  size_t start = 0;
+  for (size_t at = content.find(separator); at != std::string::npos; at = content.find(separator, start)) {
+    texts.push_back(content.substr(start, at - start));
+    start = at + separator.size();
+  }
+  if (start < content.size()) texts.push_back(content.substr(start));
+  return texts;
+}
+
+// The .out format: one line of space-separated ids per case.
+std::vector<std::vector<TokenId>> read_expected(const std::filesystem::path& path) {
+  std::istringstream lines(read_text(path));
+  std::vector<std::vector<TokenId>> expected;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream ids(line);
+    std::vector<TokenId>& row = expected.emplace_back();
+    for (TokenId id = 0; ids >> id;) row.push_back(id);
+  }
+  return expected;
+}
+
+std::string join(const std::vector<TokenId>& ids) {
+  std::string text;
+  for (const TokenId id : ids) text += (text.empty() ? "" : " ") + std::to_string(id);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("tokenizer vectors: exact ids and round-trip decoding for every vocabulary") {
+  const std::filesystem::path dir = shared_dir() / "tokenizer-vectors";
+  if (!std::filesystem::is_directory(dir)) {
+    MESSAGE("skipped: ", dir.string(), " is absent (the llama.cpp tokenizer vectors live there)");
+    return;
+  }
+  std::vector<std::filesystem::path> vocab_files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".gguf") vocab_files.push_back(entry.path());
+  }
+  std::sort(vocab_files.begin(), vocab_files.end());
+  REQUIRE_FALSE(vocab_files.empty());
+
+  for (const auto& vocab_file : vocab_files) {
+    const std::string name = vocab_file.filename().string();
+    CAPTURE(name);
+    const std::vector<std::string> texts = read_cases(vocab_file.string() + ".inp");
+    const std::vector<std::vector<TokenId>> expected = read_expected(vocab_file.string() + ".out");
+    REQUIRE(texts.size() == expected.size());
+
+    const GgufFile gguf(vocab_file);
+    const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(gguf);
+    size_t encoded_ok = 0;
+    size_t decoded_ok = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      CAPTURE(i);
+      const std::vector<TokenId> ids = tokenizer->encode(texts[i], /*parse_special=*/false);
+      if (ids == expected[i]) {
+        ++encoded_ok;
+      } else {
+        FAIL_CHECK("encode mismatch for '", texts[i], "': expected [", join(expected[i]), "] got [",
+                   join(ids), "]");
+      }
+      const std::string decoded = tokenizer->decode(expected[i], /*render_special=*/false);
+      if (decoded == texts[i]) {
+        ++decoded_ok;
+      } else {
+        FAIL_CHECK("decode mismatch: expected '", texts[i], "' got '", decoded, "'");
+      }
+    }
+    MESSAGE(name, ": ", encoded_ok, "/", texts.size(), " encoded exactly, ", decoded_ok, "/",
+            texts.size(), " decoded back");
+    CHECK(encoded_ok == texts.size());
+    CHECK(decoded_ok == texts.size());
+  }
+}
