@@ -140,11 +140,20 @@ SpmModel spm_model_for_library(const GgufVocab& vocab, TokenId unk, const Specia
   return model;
 }
 
-std::unique_ptr<Tokenizer> load_gguf_spm(const GgufFile& gguf, const std::string& source) {
-  GgufVocab vocab = read_gguf_vocab(gguf, source);
-  const size_t count = vocab.pieces.size();
-
+// Everything the SentencePiece path reads from GGUF.
+struct GgufSpm {
+  GgufVocab vocab;
   SpecialTokens special;
+  bool add_space_prefix = true;
+  std::string serialized_model;
+};
+
+GgufSpm read_gguf_spm(const GgufFile& gguf, const std::string& source) {
+  GgufSpm spm;
+  spm.vocab = read_gguf_vocab(gguf, source);
+  const size_t count = spm.vocab.pieces.size();
+
+  SpecialTokens& special = spm.special;
   special.bos = read_token_id(gguf, "tokenizer.ggml.bos_token_id", count, source, 1);
   special.eos = read_token_id(gguf, "tokenizer.ggml.eos_token_id", count, source, 2);
   special.unk = read_token_id(gguf, "tokenizer.ggml.unknown_token_id", count, source, 0);
@@ -154,21 +163,26 @@ std::unique_ptr<Tokenizer> load_gguf_spm(const GgufFile& gguf, const std::string
   special.add_eos = gguf.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
   special.end_of_generation = read_extra_end_ids(gguf, count, source);
 
-  const bool add_space_prefix = gguf.get_bool("tokenizer.ggml.add_space_prefix").value_or(true);
+  spm.add_space_prefix = gguf.get_bool("tokenizer.ggml.add_space_prefix").value_or(true);
   const bool remove_extra_whitespaces =
       gguf.get_bool("tokenizer.ggml.remove_extra_whitespaces").value_or(false);
   // The library needs an unknown piece; id 0 is llama.cpp's default.
   const TokenId unk = special.unk.value_or(0);
-  const SpmModel model =
-      spm_model_for_library(vocab, unk, special, add_space_prefix, remove_extra_whitespaces, source);
+  const SpmModel model = spm_model_for_library(spm.vocab, unk, special, spm.add_space_prefix,
+                                               remove_extra_whitespaces, source);
+  spm.serialized_model = serialize_spm_model(model);
+  return spm;
+}
 
+std::unique_ptr<Tokenizer> load_gguf_spm(const GgufFile& gguf, const std::string& source) {
+  GgufSpm spm = read_gguf_spm(gguf, source);
   SpmConfig config;
-  config.serialized_model = serialize_spm_model(model);
-  config.added_tokens = added_tokens_from_types(vocab.pieces, vocab.types);
-  config.pieces = std::move(vocab.pieces);
-  config.types = std::move(vocab.types);
-  config.add_dummy_prefix = add_space_prefix;
-  config.special = std::move(special);
+  config.serialized_model = std::move(spm.serialized_model);
+  config.added_tokens = added_tokens_from_types(spm.vocab.pieces, spm.vocab.types);
+  config.pieces = std::move(spm.vocab.pieces);
+  config.types = std::move(spm.vocab.types);
+  config.add_dummy_prefix = spm.add_space_prefix;
+  config.special = std::move(spm.special);
   config.source = source;
   return std::make_unique<SentencePieceTokenizer>(std::move(config));
 }
@@ -226,19 +240,33 @@ std::unique_ptr<Tokenizer> load_gguf_bpe(const GgufFile& gguf, const std::string
   return std::make_unique<BpeTokenizer>(std::move(config));
 }
 
-}  // namespace
-
-std::unique_ptr<Tokenizer> load_tokenizer(const GgufFile& gguf) {
-  const std::string source = gguf.path().string();
+std::string require_model(const GgufFile& gguf, const std::string& source) {
   const auto model = gguf.get_string("tokenizer.ggml.model");
   if (!model) {
     fail("{}: no tokenizer.ggml.model; the file carries no vocabulary (use a GGUF converted "
          "with its tokenizer, or the model's HF directory)", source);
   }
-  if (*model == "llama") return load_gguf_spm(gguf, source);
-  if (*model == "gpt2") return load_gguf_bpe(gguf, source);
+  return *model;
+}
+
+}  // namespace
+
+std::string gguf_spm_model_proto(const GgufFile& gguf) {
+  const std::string source = gguf.path().string();
+  const std::string model = require_model(gguf, source);
+  if (model != "llama") {
+    fail("{}: tokenizer.ggml.model is '{}', not a SentencePiece ('llama') vocabulary", source, model);
+  }
+  return read_gguf_spm(gguf, source).serialized_model;
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer(const GgufFile& gguf) {
+  const std::string source = gguf.path().string();
+  const std::string model = require_model(gguf, source);
+  if (model == "llama") return load_gguf_spm(gguf, source);
+  if (model == "gpt2") return load_gguf_bpe(gguf, source);
   fail("{}: tokenizer.ggml.model '{}' is not supported (supported: 'llama' = SentencePiece, "
-       "'gpt2' = byte-level BPE)", source, *model);
+       "'gpt2' = byte-level BPE)", source, model);
 }
 
 }  // namespace pagedgen

@@ -18,6 +18,11 @@ class GgufFile;
 // naming the model file and the key for anything missing or unsupported.
 std::unique_ptr<Tokenizer> load_tokenizer(const GgufFile& gguf);
 
+// The SentencePiece ModelProto rebuilt from a GGUF "llama" vocabulary: the bytes a
+// tokenizer.model for it would hold (load_tokenizer hands the same bytes to
+// libsentencepiece). Throws Error like load_tokenizer.
+std::string gguf_spm_model_proto(const GgufFile& gguf);
+
 // An HF model directory: tokenizer.model (SentencePiece) when present, else tokenizer.json
 // (byte-level BPE); special tokens and add_bos from tokenizer_config.json, extra
 // end-of-generation ids from generation_config.json. Throws Error.
