@@ -1,0 +1,180 @@
+#include "backend/cpu_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu_gemm.h"
+#include "backend/cpu_ops.h"
+#include "backend/paged_attention.h"
+#include "util/error.h"
+
+namespace pagedgen {
+
+namespace {
+
+void grow(std::vector<float>& buffer, std::size_t size) {
+  if (buffer.size() < size) buffer.resize(size);
+}
+
+void add_in_place(float* x, const float* y, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, std::size_t num_threads)
+    : config_(config), weights_(weights), pool_(std::max<std::size_t>(1, num_threads)) {
+  PG_CHECK(weights.layers.size() == static_cast<std::size_t>(config.num_layers), "weights have {} layers, config {}",
+           weights.layers.size(), config.num_layers);
+  layout_ = KvLayout{0, config.num_kv_heads, 0, config.head_dim};
+}
+
+std::size_t CpuBackend::kv_bytes_per_block(std::size_t block_size) const {
+  return config_.kv_bytes_per_token(sizeof(float)) * block_size;
+}
+
+void CpuBackend::allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) {
+  PG_CHECK(block_size >= 1, "block size must be at least 1");
+  layout_ = KvLayout{static_cast<int64_t>(num_blocks), config_.num_kv_heads, static_cast<int64_t>(block_size),
+                     config_.head_dim};
+  const auto elements = static_cast<std::size_t>(layout_.elements_per_layer());
+  k_pools_.assign(static_cast<std::size_t>(config_.num_layers), std::vector<float>(elements));
+  v_pools_.assign(static_cast<std::size_t>(config_.num_layers), std::vector<float>(elements));
+}
+
+void CpuBackend::check_batch(const StepBatch& batch, std::span<const float> logits) const {
+  const auto num_tokens = static_cast<std::size_t>(batch.num_tokens);
+  const auto num_seqs = static_cast<std::size_t>(batch.num_seqs);
+  PG_CHECK(!k_pools_.empty(), "forward before allocate_kv_pool");
+  PG_CHECK(batch.block_size == layout_.block_size, "batch block size {} but the pool's is {}", batch.block_size,
+           layout_.block_size);
+  PG_CHECK(batch.token_ids.size() == num_tokens && batch.positions.size() == num_tokens &&
+               batch.slot_mapping.size() == num_tokens,
+           "token arrays disagree with num_tokens {}", num_tokens);
+  PG_CHECK(batch.query_start.size() == num_seqs + 1 && batch.context_lens.size() == num_seqs &&
+               batch.block_tables.size() == num_seqs * static_cast<std::size_t>(batch.max_blocks_per_seq),
+           "sequence arrays disagree with num_seqs {}", num_seqs);
+  PG_CHECK(batch.query_start.front() == 0 && batch.query_start.back() == batch.num_tokens,
+           "query_start must run from 0 to num_tokens");
+  PG_CHECK(logits.size() == batch.logits_rows.size() * static_cast<std::size_t>(config_.vocab_size),
+           "logits buffer of {} floats for {} rows of vocab {}", logits.size(), batch.logits_rows.size(),
+           config_.vocab_size);
+  for (int32_t row : batch.logits_rows)
+    PG_CHECK(row >= 0 && row < batch.num_tokens, "logits row {} outside the batch's {} tokens", row, batch.num_tokens);
+  for (int32_t id : batch.token_ids)
+    if (id < 0 || id >= config_.vocab_size) fail("token id {} is outside the vocabulary (size {})", id, config_.vocab_size);
+}
+
+void CpuBackend::ensure_activations(std::size_t num_tokens, std::size_t num_logits) {
+  const auto hidden = static_cast<std::size_t>(config_.hidden_size);
+  const auto q_dim = static_cast<std::size_t>(config_.num_heads * config_.head_dim);
+  const auto kv_dim = static_cast<std::size_t>(config_.num_kv_heads * config_.head_dim);
+  const auto ffn = static_cast<std::size_t>(config_.intermediate_size);
+  grow(x_, num_tokens * hidden);
+  grow(xn_, num_tokens * hidden);
+  grow(q_, num_tokens * q_dim);
+  grow(k_, num_tokens * kv_dim);
+  grow(v_, num_tokens * kv_dim);
+  grow(attn_, num_tokens * q_dim);
+  grow(proj_, num_tokens * hidden);
+  grow(gate_, num_tokens * ffn);
+  grow(up_, num_tokens * ffn);
+  grow(head_in_, num_logits * hidden);
+}
+
+template <typename Fn>
+void CpuBackend::for_row_chunks(std::size_t num_rows, Fn&& fn) {
+  // Few rows per chunk keeps both threads busy at decode; the split never changes a
+  // result because the operations are row by row.
+  constexpr std::size_t kRowsPerChunk = 8;
+  pool_.run((num_rows + kRowsPerChunk - 1) / kRowsPerChunk, [&](std::size_t chunk, std::size_t) {
+    const std::size_t begin = chunk * kRowsPerChunk;
+    fn(begin, std::min(num_rows, begin + kRowsPerChunk));
+  });
+}
+
+void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
+  check_batch(batch, logits);
+  const auto n = static_cast<std::size_t>(batch.num_tokens);
+  if (n == 0) return;
+  const auto hidden = static_cast<std::size_t>(config_.hidden_size);
+  const auto num_heads = static_cast<std::size_t>(config_.num_heads);
+  const auto num_kv_heads = static_cast<std::size_t>(config_.num_kv_heads);
+  const auto head_dim = static_cast<std::size_t>(config_.head_dim);
+  const auto q_dim = num_heads * head_dim;
+  const auto kv_dim = num_kv_heads * head_dim;
+  const auto ffn = static_cast<std::size_t>(config_.intermediate_size);
+  const auto vocab = static_cast<std::size_t>(config_.vocab_size);
+  const auto rope_dim = static_cast<std::size_t>(config_.rope_dim);
+  const float eps = config_.rms_norm_eps;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  const std::size_t num_logits = batch.logits_rows.size();
+  ensure_activations(n, num_logits);
+  const std::span<const int32_t> positions(batch.positions);
+
+  cpu::embedding_gather(weights_.token_embd, batch.token_ids, x_.data(), hidden);
+  for (std::size_t layer = 0; layer < weights_.layers.size(); ++layer) {
+    const LayerWeights& w = weights_.layers[layer];
+    // Attention sub-block: x += wo @ attention(rope(wq @ norm(x)), rope(wk @ norm(x)), wv @ norm(x))
+    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
+      cpu::rms_norm(x_.data() + r0 * hidden, w.attn_norm, xn_.data() + r0 * hidden, r1 - r0, hidden, eps);
+    });
+    cpu::gemm(xn_.data(), w.wq, q_.data(), n, hidden, q_dim, pool_);
+    cpu::gemm(xn_.data(), w.wk, k_.data(), n, hidden, kv_dim, pool_);
+    cpu::gemm(xn_.data(), w.wv, v_.data(), n, hidden, kv_dim, pool_);
+    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
+      if (w.bq != nullptr) {
+        cpu::add_bias(q_.data() + r0 * q_dim, w.bq, r1 - r0, q_dim);
+        cpu::add_bias(k_.data() + r0 * kv_dim, w.bk, r1 - r0, kv_dim);
+        cpu::add_bias(v_.data() + r0 * kv_dim, w.bv, r1 - r0, kv_dim);
+      }
+      cpu::rope(q_.data() + r0 * q_dim, positions.subspan(r0, r1 - r0), num_heads, head_dim, rope_dim,
+                config_.rope_layout, weights_.rope_inv_freq);
+      cpu::rope(k_.data() + r0 * kv_dim, positions.subspan(r0, r1 - r0), num_kv_heads, head_dim, rope_dim,
+                config_.rope_layout, weights_.rope_inv_freq);
+    });
+    // Every new token's K/V goes in before attention: later tokens of a chunk read earlier ones.
+    cpu::write_kv_cache(batch, k_.data(), v_.data(), layout_, k_pools_[layer].data(), v_pools_[layer].data());
+    cpu::paged_attention(batch, q_.data(), num_heads, k_pools_[layer].data(), v_pools_[layer].data(), layout_, scale,
+                         attn_.data(), pool_);
+    cpu::gemm(attn_.data(), w.wo, proj_.data(), n, q_dim, hidden, pool_);
+    add_in_place(x_.data(), proj_.data(), n * hidden);
+
+    // MLP sub-block: x += w_down @ (silu(w_gate @ norm(x)) * (w_up @ norm(x)))
+    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
+      cpu::rms_norm(x_.data() + r0 * hidden, w.ffn_norm, xn_.data() + r0 * hidden, r1 - r0, hidden, eps);
+    });
+    cpu::gemm(xn_.data(), w.w_gate, gate_.data(), n, hidden, ffn, pool_);
+    cpu::gemm(xn_.data(), w.w_up, up_.data(), n, hidden, ffn, pool_);
+    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
+      cpu::silu_mul(gate_.data() + r0 * ffn, up_.data() + r0 * ffn, gate_.data() + r0 * ffn, (r1 - r0) * ffn);
+    });
+    cpu::gemm(gate_.data(), w.w_down, proj_.data(), n, ffn, hidden, pool_);
+    add_in_place(x_.data(), proj_.data(), n * hidden);
+  }
+
+  // Final norm and output head only for the rows whose logits are asked for.
+  for (std::size_t i = 0; i < num_logits; ++i) {
+    const auto row = static_cast<std::size_t>(batch.logits_rows[i]);
+    cpu::rms_norm(x_.data() + row * hidden, weights_.output_norm, head_in_.data() + i * hidden, 1, hidden, eps);
+  }
+  cpu::gemm(head_in_.data(), weights_.output, logits.data(), num_logits, hidden, vocab, pool_);
+}
+
+void CpuBackend::copy_blocks(std::span<const BlockCopy> copies) {
+  const auto block_elements = static_cast<std::size_t>(layout_.block_stride());
+  for (const BlockCopy& copy : copies) {
+    PG_CHECK(copy.src >= 0 && copy.src < layout_.num_blocks && copy.dst >= 0 && copy.dst < layout_.num_blocks,
+             "block copy {} -> {} outside a pool of {} blocks", copy.src, copy.dst, layout_.num_blocks);
+    if (copy.src == copy.dst) continue;
+    const auto src = static_cast<std::size_t>(layout_.offset(copy.src, 0, 0, 0));
+    const auto dst = static_cast<std::size_t>(layout_.offset(copy.dst, 0, 0, 0));
+    for (std::size_t layer = 0; layer < k_pools_.size(); ++layer) {
+      std::memcpy(k_pools_[layer].data() + dst, k_pools_[layer].data() + src, block_elements * sizeof(float));
+      std::memcpy(v_pools_[layer].data() + dst, v_pools_[layer].data() + src, block_elements * sizeof(float));
+    }
+  }
+}
+
+}  // namespace pagedgen

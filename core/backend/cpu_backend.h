@@ -1,0 +1,66 @@
+// The CPU backend on the paged KV cache: owns the float32 K/V pool of every layer and runs
+// the Llama forward pass of a StepBatch with batch-invariant GEMMs (cpu_gemm.h) and paged
+// attention (paged_attention.h), so a token's logits are the same bits however it is batched.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/cpu_thread_pool.h"
+#include "backend/kv_layout.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
+#include "util/parallel_for.h"
+
+namespace pagedgen {
+
+class CpuBackend final : public Backend {
+ public:
+  // `config` and `weights` must outlive the backend. `num_threads` counts the caller.
+  CpuBackend(const ModelConfig& config, const ModelWeights& weights, std::size_t num_threads = default_num_threads());
+
+  std::string name() const override { return "cpu"; }
+  std::size_t kv_bytes_per_block(std::size_t block_size) const override;
+  void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) override;
+  void forward(const StepBatch& batch, std::span<float> logits) override;
+  void copy_blocks(std::span<const BlockCopy> copies) override;
+
+  std::size_t num_threads() const { return pool_.num_threads(); }
+  KvLayout kv_layout() const { return layout_; }
+  // One layer's K or V pool, (num_blocks, num_kv_heads, block_size, head_dim): for tests.
+  std::span<float> k_pool(std::size_t layer) { return k_pools_.at(layer); }
+  std::span<float> v_pool(std::size_t layer) { return v_pools_.at(layer); }
+  std::span<const float> k_pool(std::size_t layer) const { return k_pools_.at(layer); }
+  std::span<const float> v_pool(std::size_t layer) const { return v_pools_.at(layer); }
+
+ private:
+  void check_batch(const StepBatch& batch, std::span<const float> logits) const;
+  void ensure_activations(std::size_t num_tokens, std::size_t num_logits);
+  // fn(row_begin, row_end) over [0, num_rows) in parallel chunks; rows are independent.
+  template <typename Fn>
+  void for_row_chunks(std::size_t num_rows, Fn&& fn);
+
+  const ModelConfig& config_;
+  const ModelWeights& weights_;
+  cpu::CpuThreadPool pool_;
+  KvLayout layout_;
+  std::vector<std::vector<float>> k_pools_;  // per layer: layout_.elements_per_layer()
+  std::vector<std::vector<float>> v_pools_;  // per layer: layout_.elements_per_layer()
+
+  // Activations, kept between steps and grown as needed.
+  std::vector<float> x_;     // (num_tokens, hidden) residual stream
+  std::vector<float> xn_;    // (num_tokens, hidden) normed input of a sub-block
+  std::vector<float> q_;     // (num_tokens, num_heads, head_dim)
+  std::vector<float> k_;     // (num_tokens, num_kv_heads, head_dim)
+  std::vector<float> v_;     // (num_tokens, num_kv_heads, head_dim)
+  std::vector<float> attn_;  // (num_tokens, num_heads, head_dim)
+  std::vector<float> proj_;  // (num_tokens, hidden)
+  std::vector<float> gate_;  // (num_tokens, intermediate)
+  std::vector<float> up_;    // (num_tokens, intermediate)
+  std::vector<float> head_in_;  // (num_logits, hidden) final-normed rows that need logits
+};
+
+}  // namespace pagedgen

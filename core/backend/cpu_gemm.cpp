@@ -1,0 +1,144 @@
+#include "backend/cpu_gemm.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "backend/fixed_order_dot.h"
+
+namespace pagedgen::cpu {
+
+namespace {
+
+// A register tile: kRows x rows by kCols w rows, one 8-lane accumulator per output
+// element. Each element sees exactly the operations of dot_fixed_order, so tiles of any
+// shape (and the edge tiles) agree bit for bit.
+template <int kRows, int kCols>
+void tile(const float* x, const float* w, float* y, std::size_t k_len, std::size_t y_stride) {
+#if PAGEDGEN_CPU_AVX2
+  // The unroll pragmas keep the tile in registers (plain -O2 leaves these loops rolled and
+  // the accumulators in memory).
+  __m256 acc[kRows][kCols];
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 8
+    for (int c = 0; c < kCols; ++c) acc[r][c] = _mm256_setzero_ps();
+  std::size_t k = 0;
+  for (; k + 8 <= k_len; k += 8) {
+    // Every w and x vector is loaded once per k step; the side with fewer vectors stays in
+    // registers (the empty asm statements stop GCC from folding loads into each FMA, which
+    // would make the tile load-bound: 16 loads per 12 FMAs instead of 7).
+    if constexpr (kRows <= kCols) {
+      __m256 xv[kRows];
+#pragma GCC unroll 8
+      for (int r = 0; r < kRows; ++r) {
+        xv[r] = _mm256_loadu_ps(x + r * k_len + k);
+        asm("" : "+x"(xv[r]));
+      }
+#pragma GCC unroll 8
+      for (int c = 0; c < kCols; ++c) {
+        __m256 wv = _mm256_loadu_ps(w + c * k_len + k);
+        asm("" : "+x"(wv));
+#pragma GCC unroll 8
+        for (int r = 0; r < kRows; ++r) acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
+      }
+    } else {
+      __m256 wv[kCols];
+#pragma GCC unroll 8
+      for (int c = 0; c < kCols; ++c) {
+        wv[c] = _mm256_loadu_ps(w + c * k_len + k);
+        asm("" : "+x"(wv[c]));
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < kRows; ++r) {
+        __m256 xv = _mm256_loadu_ps(x + r * k_len + k);
+        asm("" : "+x"(xv));
+#pragma GCC unroll 8
+        for (int c = 0; c < kCols; ++c) acc[r][c] = _mm256_fmadd_ps(xv, wv[c], acc[r][c]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 8
+    for (int c = 0; c < kCols; ++c) {
+      float s = reduce_m256(acc[r][c]);
+      for (std::size_t t = k; t < k_len; ++t) s = std::fma(x[r * k_len + t], w[c * k_len + t], s);
+      y[r * y_stride + c] = s;
+    }
+  }
+#else
+  for (int r = 0; r < kRows; ++r)
+    for (int c = 0; c < kCols; ++c) y[r * y_stride + c] = dot_fixed_order(x + r * k_len, w + c * k_len, k_len);
+#endif
+}
+
+using TileFn = void (*)(const float*, const float*, float*, std::size_t, std::size_t);
+
+// Tile widths by tile height: at most 12 accumulators, so a tile lives in 16 registers.
+constexpr int kMaxRows = 4;
+constexpr std::array<int, kMaxRows + 1> kColsForRows = {0, 8, 6, 4, 3};
+
+template <int kRows, std::size_t... kCols>
+constexpr std::array<TileFn, sizeof...(kCols)> tiles_of_height(std::index_sequence<kCols...>) {
+  return {&tile<kRows, static_cast<int>(kCols) + 1>...};
+}
+
+// kTiles[r][c - 1]: the tile of r rows and c columns, for c up to kColsForRows[r].
+const std::array<std::array<TileFn, 8>, kMaxRows + 1> kTiles = [] {
+  std::array<std::array<TileFn, 8>, kMaxRows + 1> t{};
+  const auto r1 = tiles_of_height<1>(std::make_index_sequence<8>{});
+  const auto r2 = tiles_of_height<2>(std::make_index_sequence<6>{});
+  const auto r3 = tiles_of_height<3>(std::make_index_sequence<4>{});
+  const auto r4 = tiles_of_height<4>(std::make_index_sequence<3>{});
+  std::copy(r1.begin(), r1.end(), t[1].begin());
+  std::copy(r2.begin(), r2.end(), t[2].begin());
+  std::copy(r3.begin(), r3.end(), t[3].begin());
+  std::copy(r4.begin(), r4.end(), t[4].begin());
+  return t;
+}();
+
+// Columns per parallel task: a multiple of every tile width (24), sized so the task's w
+// rows (cols x in_features floats) stay in a core's L2 while every x row streams past.
+std::size_t chunk_cols(std::size_t in_features, std::size_t out_features, std::size_t num_threads) {
+  constexpr std::size_t kUnit = 24;
+  constexpr std::size_t kL2Bytes = 256 * 1024;
+  std::size_t units = std::max<std::size_t>(1, kL2Bytes / (kUnit * in_features * sizeof(float)));
+  // Enough tasks to keep every thread busy when out_features is small.
+  const std::size_t total_units = (out_features + kUnit - 1) / kUnit;
+  units = std::min(units, std::max<std::size_t>(1, total_units / (2 * num_threads)));
+  return units * kUnit;
+}
+
+}  // namespace
+
+void gemm(const float* x, const float* w, float* y, std::size_t rows, std::size_t in_features,
+          std::size_t out_features, CpuThreadPool& pool) {
+  if (rows == 0 || out_features == 0) return;
+  const std::size_t cols_per_task = chunk_cols(in_features, out_features, pool.num_threads());
+  const std::size_t num_tasks = (out_features + cols_per_task - 1) / cols_per_task;
+  pool.run(num_tasks, [&](std::size_t task, std::size_t) {
+    const std::size_t col_begin = task * cols_per_task;
+    const std::size_t col_end = std::min(out_features, col_begin + cols_per_task);
+    for (std::size_t row = 0; row < rows; row += kMaxRows) {
+      const auto tile_rows = static_cast<int>(std::min<std::size_t>(kMaxRows, rows - row));
+      const auto tile_cols = static_cast<std::size_t>(kColsForRows[static_cast<std::size_t>(tile_rows)]);
+      const float* x_tile = x + row * in_features;
+      for (std::size_t col = col_begin; col < col_end; col += tile_cols) {
+        const std::size_t cols = std::min(tile_cols, col_end - col);
+        kTiles[static_cast<std::size_t>(tile_rows)][cols - 1](x_tile, w + col * in_features,
+                                                              y + row * out_features + col, in_features,
+                                                              out_features);
+      }
+    }
+  });
+}
+
+void gemm_reference_order(const float* x, const float* w, float* y, std::size_t rows, std::size_t in_features,
+                          std::size_t out_features) {
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < out_features; ++c)
+      y[r * out_features + c] = dot_fixed_order_scalar(x + r * in_features, w + c * in_features, in_features);
+}
+
+}  // namespace pagedgen::cpu

@@ -1,0 +1,73 @@
+// The one floating-point operation order the CPU backend uses for every dot product (GEMM
+// outputs, attention scores), so that a result never depends on the batch around it:
+//
+//   acc[0..7] = 0;  for k = 0, 8, 16, ... while k + 8 <= n:  acc[l] = fma(a[k+l], b[k+l], acc[l])
+//   s = ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5) + (acc3 + acc7))
+//   for the tail k = n - n % 8 .. n-1:  s = fma(a[k], b[k], s)
+//
+// AVX2+FMA builds run it with 8-lane vectors; other builds run the same per-lane fused
+// operations with std::fma, so both give the same bits.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#define PAGEDGEN_CPU_AVX2 1
+#include <immintrin.h>
+#else
+#define PAGEDGEN_CPU_AVX2 0
+#endif
+
+namespace pagedgen::cpu {
+
+// Eight lanes of partial sums, emulated one lane at a time.
+struct Lanes8 {
+  float lane[8] = {};
+};
+
+inline void fma_lanes8(Lanes8& acc, const float* a, const float* b) {
+  for (int l = 0; l < 8; ++l) acc.lane[l] = std::fma(a[l], b[l], acc.lane[l]);
+}
+
+// The fixed reduction tree: lanes i and i+4, then (0,2) and (1,3), then the last pair.
+inline float reduce_lanes8(const Lanes8& acc) {
+  const float* v = acc.lane;
+  const float s0 = v[0] + v[4], s1 = v[1] + v[5], s2 = v[2] + v[6], s3 = v[3] + v[7];
+  return (s0 + s2) + (s1 + s3);
+}
+
+// The reference of the order above, scalar on every build (tests compare against it).
+inline float dot_fixed_order_scalar(const float* a, const float* b, std::size_t n) {
+  const std::size_t n8 = n - n % 8;
+  Lanes8 acc;
+  for (std::size_t k = 0; k < n8; k += 8) fma_lanes8(acc, a + k, b + k);
+  float s = reduce_lanes8(acc);
+  for (std::size_t k = n8; k < n; ++k) s = std::fma(a[k], b[k], s);
+  return s;
+}
+
+#if PAGEDGEN_CPU_AVX2
+// reduce_lanes8 on a vector: the same pairs, in the same order.
+inline float reduce_m256(__m256 acc) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));  // s0..s3
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));  // t0 = s0 + s2, t1 = s1 + s3
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));  // t0 + t1
+}
+#endif
+
+// dot(a, b) over n elements in the fixed order.
+inline float dot_fixed_order(const float* a, const float* b, std::size_t n) {
+#if PAGEDGEN_CPU_AVX2
+  const std::size_t n8 = n - n % 8;
+  __m256 acc = _mm256_setzero_ps();
+  for (std::size_t k = 0; k < n8; k += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + k), _mm256_loadu_ps(b + k), acc);
+  float s = reduce_m256(acc);
+  for (std::size_t k = n8; k < n; ++k) s = std::fma(a[k], b[k], s);
+  return s;
+#else
+  return dot_fixed_order_scalar(a, b, n);
+#endif
+}
+
+}  // namespace pagedgen::cpu
