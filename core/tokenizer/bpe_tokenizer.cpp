@@ -9,6 +9,7 @@
 #include "tokenizer/bpe_tokenizer.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "tokenizer/utf8.h"
 #include "util/error.h"
@@ -103,7 +104,10 @@ BpeTokenizer::BpeTokenizer(BpeConfig config)
     byte_tokens_[static_cast<size_t>(b)] = vocab_.find_piece(byte_level_encode(std::string(1, static_cast<char>(b))));
   }
 
-  merges_.reserve(config.merges.size());
+  size_t table_size = 16;
+  while (table_size < 2 * config.merges.size()) table_size *= 2;
+  merge_slots_.assign(table_size, MergeSlot{kNoKey, Merge{0, 0}});
+  merge_shift_ = 64 - std::countr_zero(table_size);
   for (size_t rank = 0; rank < config.merges.size(); ++rank) {
     const auto& [left_text, right_text] = config.merges[rank];
     const auto left = vocab_.find_piece(left_text);
@@ -111,16 +115,42 @@ BpeTokenizer::BpeTokenizer(BpeConfig config)
     const auto merged = vocab_.find_piece(left_text + right_text);
     // A merge whose result is not a token can never be emitted; HF skips it the same way.
     if (!left || !right || !merged) continue;
-    merges_.emplace(pair_key(*left, *right), Merge{static_cast<int32_t>(rank), *merged});
+    insert_merge(pair_key(*left, *right), Merge{static_cast<int32_t>(rank), *merged});
   }
   special_ = std::move(config.special);
   complete_special_tokens();
 }
 
+namespace {
+
+// Fibonacci hashing: multiply, keep the top bits.
+size_t slot_of(uint64_t key, int shift) {
+  return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift);
+}
+
+}  // namespace
+
+void BpeTokenizer::insert_merge(uint64_t key, Merge merge) {
+  const size_t mask = merge_slots_.size() - 1;
+  for (size_t slot = slot_of(key, merge_shift_);; slot = (slot + 1) & mask) {
+    MergeSlot& entry = merge_slots_[slot];
+    if (entry.key == key) return;  // a repeated pair keeps its first (lowest) rank
+    if (entry.key == kNoKey) {
+      entry = MergeSlot{key, merge};
+      ++num_merges_;
+      return;
+    }
+  }
+}
+
 std::optional<BpeTokenizer::Merge> BpeTokenizer::find_merge(TokenId left, TokenId right) const {
-  const auto it = merges_.find(pair_key(left, right));
-  if (it == merges_.end()) return std::nullopt;
-  return it->second;
+  const uint64_t key = pair_key(left, right);
+  const size_t mask = merge_slots_.size() - 1;
+  for (size_t slot = slot_of(key, merge_shift_);; slot = (slot + 1) & mask) {
+    const MergeSlot& entry = merge_slots_[slot];
+    if (entry.key == key) return entry.merge;
+    if (entry.key == kNoKey) return std::nullopt;
+  }
 }
 
 void BpeTokenizer::push_candidate(Scratch& scratch, int32_t left) const {
@@ -131,7 +161,7 @@ void BpeTokenizer::push_candidate(Scratch& scratch, int32_t left) const {
   if (!l.known || !r.known) return;
   const auto merge = find_merge(l.id, r.id);
   if (!merge) return;
-  scratch.heap.push_back({merge->rank, left, l.id, r.id});
+  scratch.heap.push_back({merge->rank, left, l.id, r.id, merge->merged});
   std::push_heap(scratch.heap.begin(), scratch.heap.end(), heap_after);
 }
 
@@ -169,7 +199,7 @@ void BpeTokenizer::encode_word(std::string_view word, Scratch& scratch, std::vec
     Symbol& right = symbols[static_cast<size_t>(left.next)];
     if (right.id != candidate.right_id) continue;
 
-    left.id = find_merge(candidate.left_id, candidate.right_id)->merged;
+    left.id = candidate.merged;
     right.alive = false;
     left.next = right.next;
     if (right.next != kNoSymbol) symbols[static_cast<size_t>(right.next)].prev = candidate.left;

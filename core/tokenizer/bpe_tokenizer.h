@@ -41,7 +41,7 @@ class BpeTokenizer final : public Tokenizer {
   int32_t vocab_size() const override { return vocab_.size(); }
   std::optional<TokenId> find_token(std::string_view text) const override { return vocab_.find(text); }
 
-  size_t num_merges() const { return merges_.size(); }
+  size_t num_merges() const { return num_merges_; }
 
  private:
   struct Merge {
@@ -64,6 +64,7 @@ class BpeTokenizer final : public Tokenizer {
     int32_t left;    // symbol index of the pair's left side
     TokenId left_id;
     TokenId right_id;
+    TokenId merged;
   };
   struct Scratch {
     std::vector<Symbol> symbols;
@@ -83,7 +84,18 @@ class BpeTokenizer final : public Tokenizer {
   PreTokenizer pretokenizer_;
   bool ignore_merges_;
   std::string source_;
-  std::unordered_map<uint64_t, Merge> merges_;                // (left, right) -> merge
+  // (left, right) -> merge, open addressing with linear probing: the lookup is the
+  // innermost operation of encoding, and std::unordered_map's modulo and node hops cost
+  // several times more. Size is a power of two at most half full.
+  struct MergeSlot {
+    uint64_t key;  // kNoKey marks an empty slot
+    Merge merge;   // key and value share a cache line: one miss per probe
+  };
+  std::vector<MergeSlot> merge_slots_;
+  int merge_shift_ = 64;              // 64 - log2(table size)
+  size_t num_merges_ = 0;
+  static constexpr uint64_t kNoKey = ~uint64_t{0};  // ids are < 2^31, never both all-ones
+  void insert_merge(uint64_t key, Merge merge);
   std::array<std::optional<TokenId>, 256> byte_tokens_{};      // single-byte symbols
   std::unordered_map<std::string, TokenId> normal_by_bytes_;  // for ignore_merges
 };

@@ -55,8 +55,8 @@ class CompiledPattern {
   explicit CompiledPattern(const SplitRule& rule) {
     int error_code = 0;
     PCRE2_SIZE error_offset = 0;
-    uint32_t options = PCRE2_UTF | PCRE2_UCP;
-    if (rule.literal) options |= PCRE2_LITERAL;
+    // Unicode properties only mean something to a regex (PCRE2 rejects UCP with LITERAL).
+    const uint32_t options = PCRE2_UTF | (rule.literal ? PCRE2_LITERAL : PCRE2_UCP);
     code_.reset(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rule.pattern.data()), rule.pattern.size(),
                               options, &error_code, &error_offset, nullptr));
     if (!code_) {
