@@ -1,6 +1,8 @@
 #include "sample/sampler.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -11,13 +13,37 @@ namespace pagedgen {
 
 namespace {
 
-// Smallest chunk ensure_sorted sorts at once: most of the mass of a trained model's
-// distribution sits in its first few dozen tokens.
-constexpr std::size_t kMinSortChunk = 64;
+__extension__ typedef unsigned __int128 Uint128;  // GCC and Clang; exact 53 x 62-bit products
 
-bool is_masked(std::span<const TokenId> masked, std::size_t& cursor, TokenId id) {
-  while (cursor < masked.size() && masked[cursor] < id) ++cursor;
-  return cursor < masked.size() && masked[cursor] == id;
+// Below this many candidates, select_by_mass sorts instead of partitioning.
+constexpr std::size_t kSortRange = 32;
+// exp(x) * 2^44 < 1 for every x below -44 ln 2 = -30.498: such weights are 0 without
+// calling exp (any cut-off below -30.498 gives the same weights).
+constexpr double kZeroWeightExponent = -31.0;
+
+bool comes_before(const auto& a, const auto& b) {
+  return a.weight > b.weight || (a.weight == b.weight && a.id < b.id);
+}
+
+void check_logit(float logit, std::size_t i) {
+  PG_CHECK(!std::isnan(logit) && logit != std::numeric_limits<float>::infinity(),
+           "logit {} of token {} (must be finite or -inf)", logit, i);
+}
+
+// Index of the best unmasked logit (lowest id on ties); nullopt when none is above -inf.
+std::optional<std::size_t> argmax(std::span<const float> logits, std::span<const TokenId> masked) {
+  std::optional<std::size_t> best;
+  std::size_t next_masked = 0;
+  for (std::size_t i = 0; i < logits.size(); ++i) {
+    check_logit(logits[i], i);
+    if (next_masked < masked.size() && static_cast<std::size_t>(masked[next_masked]) == i) {
+      ++next_masked;
+      continue;
+    }
+    if (!best || logits[i] > logits[*best]) best = i;
+  }
+  if (!best || logits[*best] == -std::numeric_limits<float>::infinity()) return std::nullopt;
+  return best;
 }
 
 }  // namespace
@@ -28,127 +54,120 @@ TokenId Sampler::sample(std::span<const float> logits, const SamplingParams& par
   PG_CHECK(!logits.empty(), "empty logits row");
   masked_.clear();
   if (num_generated < params.min_tokens) {
-    masked_.insert(masked_.end(), params.stop_token_ids.begin(), params.stop_token_ids.end());
+    for (TokenId id : params.stop_token_ids)
+      if (id >= 0 && static_cast<std::size_t>(id) < logits.size()) masked_.push_back(id);
     if (!params.ignore_eos)
-      masked_.insert(masked_.end(), end_of_generation.begin(), end_of_generation.end());
+      for (TokenId id : end_of_generation)
+        if (id >= 0 && static_cast<std::size_t>(id) < logits.size()) masked_.push_back(id);
     std::sort(masked_.begin(), masked_.end());
     masked_.erase(std::unique(masked_.begin(), masked_.end()), masked_.end());
   }
   if (params.is_greedy()) {
-    std::optional<TokenId> best;
-    std::size_t cursor = 0;
-    for (std::size_t i = 0; i < logits.size(); ++i) {
-      const float logit = logits[i];
-      PG_CHECK(!std::isnan(logit) && logit != std::numeric_limits<float>::infinity(),
-               "logit {} of token {} (must be finite or -inf)", logit, i);
-      const auto id = static_cast<TokenId>(i);
-      if (is_masked(masked_, cursor, id)) continue;
-      if (!best || logit > logits[*best]) best = id;  // strict: the lowest id wins ties
-    }
-    PG_CHECK(best && logits[*best] != -std::numeric_limits<float>::infinity(),
-             "every token is masked or has logit -inf");
-    return *best;
+    const std::optional<std::size_t> best = argmax(logits, masked_);
+    PG_CHECK(best.has_value(), "every token is masked or has logit -inf");
+    return static_cast<TokenId>(*best);
   }
   return sample_random(logits, params, rng);
 }
 
 TokenId Sampler::sample_random(std::span<const float> logits, const SamplingParams& params,
                                Rng& rng) {
-  // 1-2: weights relative to the best unmasked logit.
-  std::optional<float> max_logit;
-  std::size_t cursor = 0;
-  for (std::size_t i = 0; i < logits.size(); ++i) {
-    const float logit = logits[i];
-    PG_CHECK(!std::isnan(logit) && logit != std::numeric_limits<float>::infinity(),
-             "logit {} of token {} (must be finite or -inf)", logit, i);
-    if (is_masked(masked_, cursor, static_cast<TokenId>(i))) continue;
-    if (!max_logit || logit > *max_logit) max_logit = logit;
-  }
-  PG_CHECK(max_logit && *max_logit != -std::numeric_limits<float>::infinity(),
-           "every token is masked or has logit -inf");
-  const double max_value = *max_logit;
+  // 1-2: fixed-point weights relative to the best unmasked logit.
+  const std::optional<std::size_t> best = argmax(logits, masked_);
+  PG_CHECK(best.has_value(), "every token is masked or has logit -inf");
+  const double max_logit = logits[*best];
+  const double inverse_temperature = 1.0 / params.temperature;
+  const double scale = std::ldexp(1.0, kWeightBits);
   candidates_.clear();
-  num_sorted_ = 0;
-  cursor = 0;
-  double total = 0.0;  // id-order sum of all weights
+  std::size_t next_masked = 0;
   for (std::size_t i = 0; i < logits.size(); ++i) {
-    const auto id = static_cast<TokenId>(i);
-    if (is_masked(masked_, cursor, id)) continue;
-    const double weight = std::exp((static_cast<double>(logits[i]) - max_value) / params.temperature);
-    if (weight > 0.0) {
-      candidates_.push_back({weight, id});
-      total += weight;
+    if (next_masked < masked_.size() && static_cast<std::size_t>(masked_[next_masked]) == i) {
+      ++next_masked;
+      continue;
     }
+    const double exponent = (static_cast<double>(logits[i]) - max_logit) * inverse_temperature;
+    if (exponent < kZeroWeightExponent) continue;
+    const auto weight = static_cast<uint64_t>(std::exp(exponent) * scale);  // floor: both >= 0
+    if (weight > 0) candidates_.push_back({weight, static_cast<TokenId>(i)});
   }
+  const auto before = [](const Candidate& a, const Candidate& b) { return comes_before(a, b); };
 
-  // 4-6: truncation keeps a prefix [0, num_kept) of the sorted order.
-  std::size_t num_kept = candidates_.size();
-  bool truncated = false;
-  auto prefix_sum = [&](std::size_t count) {
-    ensure_sorted(count);
-    double sum = 0.0;
-    for (std::size_t j = 0; j < count; ++j) sum += candidates_[j].weight;
-    return sum;
-  };
-  if (params.top_k > 0 && static_cast<std::size_t>(params.top_k) < num_kept) {
-    num_kept = static_cast<std::size_t>(params.top_k);
-    truncated = true;
+  // 4: top-k.
+  if (params.top_k > 0 && static_cast<std::size_t>(params.top_k) < candidates_.size()) {
+    const auto kth = candidates_.begin() + params.top_k;
+    std::nth_element(candidates_.begin(), kth, candidates_.end(), before);
+    candidates_.erase(kth, candidates_.end());
   }
+  // 5: top-p. The token holding mass position need - 1 is the last one kept.
   if (params.top_p < 1.0) {
-    const double threshold = params.top_p * (truncated ? prefix_sum(num_kept) : total);
-    double running = 0.0;
-    for (std::size_t j = 0; j < num_kept; ++j) {
-      ensure_sorted(j + 1);
-      running += candidates_[j].weight;
-      if (running >= threshold) {
-        if (j + 1 < num_kept) {
-          num_kept = j + 1;
-          truncated = true;
-        }
-        break;
-      }
-    }
+    const uint64_t total = total_weight();
+    const auto need = static_cast<uint64_t>(std::ceil(params.top_p * static_cast<double>(total)));
+    const Candidate last = select_by_mass(std::clamp<uint64_t>(need, 1, total) - 1);
+    std::erase_if(candidates_, [&](const Candidate& c) { return comes_before(last, c); });
   }
+  // 6: min-p, a threshold on the weight (the best weighs exactly 2^44 and stays).
   if (params.min_p > 0.0) {
-    for (std::size_t j = 1; j < num_kept; ++j) {  // j = 0 weighs 1 >= min_p
-      ensure_sorted(j + 1);
-      if (candidates_[j].weight < params.min_p) {
-        num_kept = j;
-        truncated = true;
-        break;
-      }
-    }
+    const double threshold = params.min_p * scale;
+    std::erase_if(candidates_, [&](const Candidate& c) { return static_cast<double>(c.weight) < threshold; });
   }
-
-  // 7: inverse CDF over the kept prefix.
-  const double kept_total = truncated ? prefix_sum(num_kept) : total;
-  const double target = rng.uniform_double() * kept_total;
-  double running = 0.0;
-  for (std::size_t j = 0; j < num_kept; ++j) {
-    ensure_sorted(j + 1);
-    running += candidates_[j].weight;
-    if (target < running) return candidates_[j].id;
-  }
-  ensure_sorted(num_kept);
-  return candidates_[num_kept - 1].id;
+  // 7: one draw, inverse CDF in exact integers.
+  const uint64_t total = total_weight();
+  const uint64_t u53 = rng.next_u64() >> 11;
+  const auto target = static_cast<uint64_t>((static_cast<Uint128>(u53) * total) >> 53);
+  return select_by_mass(target).id;
 }
 
-// Extends the sorted prefix to at least `count` candidates, in chunks that at least double,
-// so a walk down the order costs O(V log V) at worst and O(V) when it stops early.
-void Sampler::ensure_sorted(std::size_t count) {
-  if (count <= num_sorted_) return;
-  const auto before = [](const Candidate& a, const Candidate& b) {
-    return a.weight > b.weight || (a.weight == b.weight && a.id < b.id);
-  };
-  const std::size_t target =
-      std::min(candidates_.size(), std::max({count, 2 * num_sorted_, kMinSortChunk}));
-  const auto first = candidates_.begin() + static_cast<std::ptrdiff_t>(num_sorted_);
-  const auto middle = candidates_.begin() + static_cast<std::ptrdiff_t>(target);
-  // Everything past num_sorted_ already orders after the sorted prefix (earlier
-  // nth_element calls partitioned it), so selecting within the tail is enough.
-  if (middle != candidates_.end()) std::nth_element(first, middle, candidates_.end(), before);
-  std::sort(first, middle, before);
-  num_sorted_ = target;
+uint64_t Sampler::total_weight() const {
+  uint64_t total = 0;
+  for (const Candidate& c : candidates_) total += c.weight;
+  return total;
+}
+
+// The candidate, in the order of step 3, whose mass range [sum of the weights before it,
+// that + its weight) holds `target` (< total weight). Without sorting: weights first go
+// into buckets by bit width, which are in order with one another
+//
+//   bucket 45 (weights 2^44..)  | bucket 44 (2^43..2^44-1) | ...   masses m45, m44, ...
+//   target - m45 - m44 ... falls in one bucket; only that bucket is searched
+//
+// and inside that bucket a weighted quickselect (partition at the middle, go left or
+// right by the left half's mass) finds the candidate in O(bucket size).
+Sampler::Candidate Sampler::select_by_mass(uint64_t target) {
+  std::array<uint64_t, 65> bucket_mass{};
+  for (const Candidate& c : candidates_) bucket_mass[std::bit_width(c.weight)] += c.weight;
+  int bucket = 64;
+  while (bucket > 0 && target >= bucket_mass[bucket]) target -= bucket_mass[bucket--];
+  PG_CHECK(bucket > 0, "mass target beyond the total weight");
+  bucket_.clear();
+  for (const Candidate& c : candidates_)
+    if (std::bit_width(c.weight) == static_cast<uint64_t>(bucket)) bucket_.push_back(c);
+
+  const auto before = [](const Candidate& a, const Candidate& b) { return comes_before(a, b); };
+  const auto begin = bucket_.begin();
+  std::size_t lo = 0;
+  std::size_t hi = bucket_.size();
+  while (hi - lo > kSortRange) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    std::nth_element(begin + static_cast<std::ptrdiff_t>(lo), begin + static_cast<std::ptrdiff_t>(mid),
+                     begin + static_cast<std::ptrdiff_t>(hi), before);
+    uint64_t left = 0;
+    for (std::size_t j = lo; j < mid; ++j) left += bucket_[j].weight;
+    if (target < left) {
+      hi = mid;
+    } else if (target - left < bucket_[mid].weight) {
+      return bucket_[mid];
+    } else {
+      target -= left + bucket_[mid].weight;
+      lo = mid + 1;
+    }
+  }
+  std::sort(begin + static_cast<std::ptrdiff_t>(lo), begin + static_cast<std::ptrdiff_t>(hi), before);
+  for (std::size_t j = lo; j < hi; ++j) {
+    if (target < bucket_[j].weight) return bucket_[j];
+    target -= bucket_[j].weight;
+  }
+  PG_CHECK(false, "mass target beyond the bucket's weight");
+  return {};
 }
 
 }  // namespace pagedgen

@@ -1,25 +1,26 @@
 // Sampler: picks a sample's next token from its logits row. Greedy is argmax (lowest id
-// wins ties); otherwise temperature, then top-k, top-p and min-p over the tokens sorted by
-// probability, then one uniform draw. Bit-for-bit deterministic for the same inputs.
+// wins ties); otherwise temperature, then top-k, top-p and min-p over the tokens ordered
+// by probability, then one uniform draw. Bit-for-bit deterministic for the same inputs.
 //
-// Exact procedure for temperature > 0 (all sums are sequential, in double):
+// Exact procedure for temperature > 0:
 //   1. mask: while num_generated < min_tokens, the stop_token_ids and (unless ignore_eos)
 //      the end-of-generation ids cannot be picked (greedy masks them too).
-//   2. weights: w[i] = exp((logit[i] - max_logit) / temperature) in double, so the most
-//      likely token weighs exactly 1; tokens with w == 0 (masked, -inf, underflow) drop out.
-//   3. order: candidates sorted by w descending, then id ascending.
+//   2. weights, softmax in double then fixed point: q[i] = floor(2^44 * exp((logit[i] -
+//      max_logit) * (1 / temperature))), so the most likely token weighs exactly 2^44. Tokens
+//      with q == 0 (masked, -inf, or below ~5.7e-14 of the best) are never picked. With
+//      integer weights every sum is exact, whatever the order or the algorithm that
+//      forms it.
+//   3. order: by q descending, then id ascending. Each cut below keeps a prefix of it.
 //   4. top-k (if k > 0): keep the first k.
-//   5. top-p (if p < 1): total = sum of the kept weights (id order when nothing was cut
-//      yet, sorted order otherwise); keep the shortest sorted prefix whose running sum
-//      reaches p * total (always at least one token).
-//   6. min-p (if > 0): keep the sorted prefix with w >= min_p (relative to the max, which
-//      weighs 1; truncation does not change relative weights, so renormalising is moot).
-//   7. draw: Z = sum of the kept weights (same rule as in 5); u = rng.uniform_double();
-//      pick the first kept token whose running sum exceeds u * Z (the last kept one if
-//      rounding leaves u * Z beyond the running total).
-// Step 1 follows vLLM's min_tokens; steps 4-6 follow vLLM's order (top-k, top-p on the
-// renormalised top-k distribution, min-p). Greedy consumes no random draw; every sampled
-// step consumes exactly one.
+//   5. top-p (if p < 1): Z = sum of the kept q; keep the shortest prefix whose sum is
+//      >= ceil(p * Z) (computed in double), i.e. top-p on the renormalised top-k set.
+//   6. min-p (if > 0): keep the tokens with q >= min_p * 2^44 (the best always stays).
+//   7. draw: Z = sum of the kept q; u = the next 53 random bits (Rng::uniform_double's);
+//      target = floor(u * Z / 2^53) in 128-bit integers; pick the kept token whose range
+//      [sum of the q before it, that + q) in the order of 3 holds target.
+// Steps 4-6 follow vLLM's order and min_tokens rule. Greedy consumes no random draw;
+// every sampled step consumes exactly one 64-bit output. The cost is O(vocab) per step:
+// cuts and the draw use bucketed weighted selection, never a full sort.
 #pragma once
 
 #include <cstdint>
@@ -34,26 +35,31 @@ namespace pagedgen {
 
 class Sampler {
  public:
+  // Fixed-point scale of the weights (step 2): 2^44 keeps the sum of a 2^18-token
+  // vocabulary below 2^62.
+  static constexpr int kWeightBits = 44;
+
   // logits:            [vocab_size] this sample's row; finite or -inf (NaN/+inf are bugs)
   // num_generated:     tokens this sample has generated so far (min_tokens masking)
   // end_of_generation: ids that end a generation (Tokenizer::special().end_of_generation)
-  // rng:               this sample's stream (advanced by one draw unless greedy)
+  // rng:               this sample's stream (advanced by one output unless greedy)
   TokenId sample(std::span<const float> logits, const SamplingParams& params,
                  int32_t num_generated, std::span<const TokenId> end_of_generation, Rng& rng);
 
  private:
   struct Candidate {
-    double weight;
+    uint64_t weight;  // q of step 2
     TokenId id;
   };
 
   TokenId sample_random(std::span<const float> logits, const SamplingParams& params, Rng& rng);
-  void ensure_sorted(std::size_t count);
+  Candidate select_by_mass(uint64_t target);
+  uint64_t total_weight() const;
 
   // Scratch reused across calls (one Sampler per thread).
   std::vector<TokenId> masked_;        // sorted, unique ids that cannot be picked this step
-  std::vector<Candidate> candidates_;  // [num_candidates] id order, then lazily sorted
-  std::size_t num_sorted_ = 0;         // candidates_[0, num_sorted_) are in final order
+  std::vector<Candidate> candidates_;  // [num_candidates] the tokens still in play, any order
+  std::vector<Candidate> bucket_;      // select_by_mass's candidates of one weight bucket
 };
 
 }  // namespace pagedgen

@@ -1,0 +1,38 @@
+// What the output writer receives for each non-blank input line: the finished request
+// (one Completion per sample) or the line's error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "io/request.h"
+#include "sample/stop_checker.h"
+
+namespace pagedgen {
+
+struct Completion {
+  std::string text;              // final text (cut before a stop string)
+  FinishReason finish_reason = FinishReason::kLength;
+  int64_t num_tokens = 0;        // tokens this sample generated
+};
+
+struct RequestOutput {
+  uint64_t index = 0;                   // Request::index
+  std::optional<std::string> id_json;   // Request::id_json, echoed verbatim (null when absent)
+  std::vector<Completion> choices;      // [n], sample order
+  int64_t prompt_tokens = 0;            // tokens of the prompt as decoded (template included)
+  int64_t cached_tokens = 0;            // prompt tokens served from shared KV blocks
+};
+
+// Error lines reuse RequestError (the reader's, or one the engine makes, e.g. a prompt
+// longer than the model's context).
+using OutputRecord = std::variant<RequestOutput, RequestError>;
+
+inline uint64_t record_index(const OutputRecord& record) {
+  return std::visit([](const auto& r) { return r.index; }, record);
+}
+
+}  // namespace pagedgen

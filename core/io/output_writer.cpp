@@ -1,0 +1,39 @@
+#include "io/output_writer.h"
+
+#include <algorithm>
+
+#include "util/error.h"
+
+namespace pagedgen {
+
+OutputWriter::OutputWriter(std::ostream& out, LineFormatter format) : out_(out), format_(std::move(format)) {
+  PG_CHECK(static_cast<bool>(format_), "OutputWriter needs a line formatter");
+}
+
+void OutputWriter::expect(uint64_t index) {
+  PG_CHECK(!last_expected_ || index > *last_expected_, "expect({}) after expect({}): indices must increase",
+           index, *last_expected_);
+  last_expected_ = index;
+  waiting_.push_back({index, std::nullopt});
+}
+
+void OutputWriter::complete(OutputRecord record) {
+  const uint64_t index = record_index(record);
+  const auto slot = std::lower_bound(waiting_.begin(), waiting_.end(), index,
+                                     [](const Slot& s, uint64_t i) { return s.index < i; });
+  PG_CHECK(slot != waiting_.end() && slot->index == index, "complete({}): line not expected or already written", index);
+  PG_CHECK(!slot->line, "complete({}) twice", index);
+  slot->line = format_(record);
+  if (slot != waiting_.begin()) return;
+  while (!waiting_.empty() && waiting_.front().line) {
+    std::string& line = *waiting_.front().line;
+    line.push_back('\n');
+    out_.write(line.data(), static_cast<std::streamsize>(line.size()));
+    waiting_.pop_front();
+    ++num_written_;
+  }
+  out_.flush();
+  if (!out_) fail("writing the output failed after {} lines (disk full or closed pipe?)", num_written_);
+}
+
+}  // namespace pagedgen

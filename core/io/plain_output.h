@@ -1,0 +1,20 @@
+// The plain output line format, one compact JSON object per input line, fields always in
+// this order so that output files compare byte for byte:
+//   n = 1:  {"id":ID,"index":N,"text":"...","finish_reason":"stop"|"length",
+//            "usage":{"prompt_tokens":P,"completion_tokens":C,"cached_tokens":K}}
+//   n > 1:  {"id":ID,"index":N,"choices":[{"index":0,"text":"...","finish_reason":"..."},...],
+//            "usage":{...}}   (completion_tokens sums over the choices)
+//   error:  {"id":ID,"index":N,"error":{"code":"...","message":"..."}}
+// ID is the input's id JSON exactly as given, or null.
+#pragma once
+
+#include <string>
+
+#include "io/output_record.h"
+
+namespace pagedgen {
+
+// The line without its trailing newline.
+std::string format_plain_line(const OutputRecord& record);
+
+}  // namespace pagedgen
