@@ -1,0 +1,108 @@
+// BlockPool: reference counts, the intrusive LRU free queue and the prefix-cache map.
+#include "kv/block_pool.h"
+
+#include <algorithm>
+
+#include "util/error.h"
+
+namespace pagedgen {
+
+BlockPool::BlockPool(int32_t num_blocks) {
+  if (num_blocks < 1) fail("the KV pool needs at least 1 block, got {}; raise --num-blocks or --kv-cache-memory", num_blocks);
+  blocks_.resize(static_cast<std::size_t>(num_blocks));
+  prev_.resize(static_cast<std::size_t>(num_blocks) + 1);
+  next_.resize(static_cast<std::size_t>(num_blocks) + 1);
+  const int32_t sentinel = num_blocks;
+  prev_[sentinel] = next_[sentinel] = sentinel;
+  for (BlockId block = 0; block < num_blocks; ++block) push_tail(block);
+}
+
+const BlockPool::Block& BlockPool::at(BlockId block) const {
+  PG_CHECK(block >= 0 && block < num_blocks(), "block id {} outside the pool of {}", block, num_blocks());
+  return blocks_[static_cast<std::size_t>(block)];
+}
+
+BlockPool::Block& BlockPool::at(BlockId block) {
+  return const_cast<Block&>(static_cast<const BlockPool&>(*this).at(block));
+}
+
+void BlockPool::unlink(BlockId block) {
+  next_[prev_[block]] = next_[block];
+  prev_[next_[block]] = prev_[block];
+}
+
+void BlockPool::push_tail(BlockId block) {
+  const int32_t sentinel = num_blocks();
+  const int32_t tail = prev_[sentinel];
+  next_[tail] = block;
+  prev_[block] = tail;
+  next_[block] = sentinel;
+  prev_[sentinel] = block;
+}
+
+void BlockPool::evict(BlockId block) {
+  Block& b = at(block);
+  cache_.erase(*b.cache_key);
+  b.cache_key.reset();
+  b.tokens.clear();
+  ++num_evictions_;
+}
+
+std::vector<BlockId> BlockPool::free_queue() const {
+  std::vector<BlockId> order;
+  const int32_t sentinel = num_blocks();
+  for (int32_t block = next_[sentinel]; block != sentinel; block = next_[block]) order.push_back(block);
+  return order;
+}
+
+std::optional<BlockId> BlockPool::allocate() {
+  const int32_t sentinel = num_blocks();
+  const BlockId block = next_[sentinel];
+  if (block == sentinel) return std::nullopt;
+  unlink(block);
+  Block& b = at(block);
+  PG_CHECK(b.ref_count == 0, "block {} in the free queue has count {}", block, b.ref_count);
+  if (b.cache_key) evict(block);
+  b.ref_count = 1;
+  peak_used_blocks_ = std::max(peak_used_blocks_, ++num_used_blocks_);
+  return block;
+}
+
+void BlockPool::add_ref(BlockId block) {
+  Block& b = at(block);
+  if (b.ref_count == 0) {
+    unlink(block);
+    peak_used_blocks_ = std::max(peak_used_blocks_, ++num_used_blocks_);
+  }
+  ++b.ref_count;
+}
+
+void BlockPool::release(BlockId block) {
+  Block& b = at(block);
+  PG_CHECK(b.ref_count > 0, "release of free block {}", block);
+  if (--b.ref_count == 0) {
+    push_tail(block);
+    --num_used_blocks_;
+  }
+}
+
+CacheLookup BlockPool::lookup(uint64_t key, uint64_t parent_key, std::span<const TokenId> tokens) const {
+  const auto it = cache_.find(key);
+  if (it == cache_.end()) return {};
+  const Block& b = at(it->second);
+  if (b.parent_key != parent_key || !std::ranges::equal(b.tokens, tokens)) return {.block = std::nullopt, .collision = true};
+  return {.block = it->second, .collision = false};
+}
+
+bool BlockPool::cache_block(BlockId block, uint64_t key, uint64_t parent_key, std::span<const TokenId> tokens) {
+  Block& b = at(block);
+  PG_CHECK(b.ref_count > 0, "caching block {} that nobody holds", block);
+  if (b.cache_key || cache_.contains(key)) return false;
+  cache_.emplace(key, block);
+  b.cache_key = key;
+  b.parent_key = parent_key;
+  b.tokens.assign(tokens.begin(), tokens.end());
+  return true;
+}
+
+}  // namespace pagedgen

@@ -1,0 +1,236 @@
+// KvCacheManager: block tables, prefix matching, slot allocation, fork/copy-on-write and
+// the memory figures, over the BlockPool.
+#include "kv/kv_cache_manager.h"
+
+#include <algorithm>
+
+#include "util/error.h"
+
+namespace pagedgen {
+
+KvCacheManager::KvCacheManager(const KvCacheConfig& config)
+    : block_size_(config.block_size),
+      enable_prefix_caching_(config.enable_prefix_caching),
+      key_function_(config.key_function),
+      pool_(config.num_blocks),
+      fill_(static_cast<std::size_t>(config.num_blocks), 0) {
+  if (block_size_ < 1 || block_size_ > 256) fail("block size {} is out of range: use --block-size 1 to 256", block_size_);
+  PG_CHECK(key_function_ != nullptr, "no prefix key function");
+}
+
+int32_t KvCacheManager::num_blocks_for_tokens(int64_t num_tokens) const {
+  return static_cast<int32_t>((num_tokens + block_size_ - 1) / block_size_);
+}
+
+KvCacheStats KvCacheManager::stats() const {
+  KvCacheStats stats = counts_;
+  stats.num_evictions = pool_.num_evictions();
+  stats.num_used_blocks = pool_.num_used_blocks();
+  stats.peak_used_blocks = pool_.peak_used_blocks();
+  stats.num_allocated_slots = int64_t{pool_.num_used_blocks()} * block_size_;
+  return stats;
+}
+
+const KvCacheManager::SequenceBlocks& KvCacheManager::at(uint64_t seq_id) const {
+  const auto it = sequences_.find(seq_id);
+  PG_CHECK(it != sequences_.end(), "sequence {} has no blocks", seq_id);
+  return it->second;
+}
+
+KvCacheManager::SequenceBlocks& KvCacheManager::at(uint64_t seq_id) {
+  return const_cast<SequenceBlocks&>(static_cast<const KvCacheManager&>(*this).at(seq_id));
+}
+
+PrefixMatch KvCacheManager::match_prefix(std::span<const TokenId> known_tokens) const {
+  PrefixMatch match;
+  if (!enable_prefix_caching_ || known_tokens.empty()) return match;
+  match.num_lookup_blocks = static_cast<int32_t>((known_tokens.size() - 1) / block_size_);
+  uint64_t parent_key = kRootPrefixKey;
+  for (int32_t i = 0; i < match.num_lookup_blocks; ++i) {
+    const auto tokens = known_tokens.subspan(static_cast<std::size_t>(i) * block_size_, block_size_);
+    const uint64_t key = key_function_(parent_key, tokens);
+    const CacheLookup hit = pool_.lookup(key, parent_key, tokens);
+    if (!hit.block) {
+      match.num_collisions = hit.collision ? 1 : 0;
+      match.next_block_in_flight = !hit.collision && in_flight_keys_.contains(key);
+      break;
+    }
+    match.blocks.push_back(*hit.block);
+    match.keys.push_back(key);
+    parent_key = key;
+  }
+  match.num_cached_tokens = static_cast<int32_t>(match.blocks.size()) * block_size_;
+  return match;
+}
+
+bool KvCacheManager::can_allocate(const PrefixMatch& match, int32_t num_new_tokens) const {
+  // Hit blocks at count 0 sit in the free queue: taking them uses free blocks too.
+  const auto num_hits_at_zero = std::ranges::count_if(match.blocks, [&](BlockId b) { return pool_.ref_count(b) == 0; });
+  const int64_t num_new_blocks =
+      num_blocks_for_tokens(int64_t{match.num_cached_tokens} + num_new_tokens) - static_cast<int64_t>(match.blocks.size());
+  return num_new_blocks + num_hits_at_zero <= pool_.num_free_blocks();
+}
+
+void KvCacheManager::allocate(uint64_t seq_id, std::span<const TokenId> known_tokens, const PrefixMatch& match,
+                              int32_t num_new_tokens) {
+  PG_CHECK(!sequences_.contains(seq_id), "sequence {} already has blocks", seq_id);
+  PG_CHECK(num_new_tokens >= 0 && match.num_cached_tokens + num_new_tokens <= std::ssize(known_tokens),
+           "sequence {}: {} cached + {} new tokens but only {} known", seq_id, match.num_cached_tokens,
+           num_new_tokens, known_tokens.size());
+  PG_CHECK(can_allocate(match, num_new_tokens), "allocate without room for sequence {}", seq_id);
+  SequenceBlocks& seq = sequences_[seq_id];
+  for (BlockId block : match.blocks) {
+    if (pool_.ref_count(block) == 0) counts_.num_filled_slots += fill_[block];
+    pool_.add_ref(block);
+    PG_CHECK(fill_[block] == block_size_, "cached block {} holds {} of {} slots", block, fill_[block], block_size_);
+  }
+  seq.table = match.blocks;
+  seq.num_slots = match.num_cached_tokens;
+  seq.keys = match.keys;
+  seq.num_committed_blocks = static_cast<int32_t>(match.keys.size());
+  counts_.num_lookup_blocks += match.num_lookup_blocks;
+  counts_.num_hit_blocks += std::ssize(match.blocks);
+  counts_.num_hit_tokens += match.num_cached_tokens;
+  counts_.num_key_collisions += match.num_collisions;
+  counts_.num_logical_slots += match.num_cached_tokens;
+  grow(seq, num_new_tokens);
+
+  if (enable_prefix_caching_) {
+    // The known tokens' remaining full blocks will be computed by this sequence: mark them
+    // in flight so a sequence sharing them waits for them instead of computing them again.
+    const int64_t num_full_blocks = std::ssize(known_tokens) / block_size_;
+    for (int64_t i = std::ssize(seq.keys); i < num_full_blocks; ++i) {
+      const uint64_t parent_key = i == 0 ? kRootPrefixKey : seq.keys.back();
+      seq.keys.push_back(key_function_(parent_key, known_tokens.subspan(static_cast<std::size_t>(i) * block_size_, block_size_)));
+    }
+    add_in_flight(seq);
+  }
+}
+
+bool KvCacheManager::needs_copy_on_write(const SequenceBlocks& seq) const {
+  return seq.num_slots % block_size_ != 0 && pool_.ref_count(seq.table.back()) > 1;
+}
+
+bool KvCacheManager::can_append_slots(uint64_t seq_id, int32_t num_new_tokens) const {
+  const SequenceBlocks& seq = at(seq_id);
+  const int64_t num_new_blocks = num_blocks_for_tokens(int64_t{seq.num_slots} + num_new_tokens) - std::ssize(seq.table);
+  const bool copies = num_new_tokens > 0 && needs_copy_on_write(seq);
+  return num_new_blocks + (copies ? 1 : 0) <= pool_.num_free_blocks();
+}
+
+std::optional<BlockCopy> KvCacheManager::append_slots(uint64_t seq_id, int32_t num_new_tokens) {
+  PG_CHECK(num_new_tokens >= 0 && can_append_slots(seq_id, num_new_tokens), "append_slots without room for sequence {}", seq_id);
+  SequenceBlocks& seq = at(seq_id);
+  std::optional<BlockCopy> copy;
+  if (num_new_tokens > 0 && needs_copy_on_write(seq)) {
+    // Other sequences keep reading the shared block, so its fill never changes; this
+    // sequence continues in a private copy holding the same tokens.
+    const BlockId shared = seq.table.back();
+    const BlockId owned = *pool_.allocate();
+    PG_CHECK(fill_[shared] == seq.num_slots % block_size_, "shared block {} holds {} slots, sequence {} sees {}",
+             shared, fill_[shared], seq_id, seq.num_slots % block_size_);
+    fill_[owned] = fill_[shared];
+    counts_.num_filled_slots += fill_[owned];
+    pool_.release(shared);
+    seq.table.back() = owned;
+    copy = BlockCopy{.src = shared, .dst = owned};
+    ++counts_.num_cow_copies;
+  }
+  grow(seq, num_new_tokens);
+  return copy;
+}
+
+void KvCacheManager::grow(SequenceBlocks& seq, int32_t num_new_tokens) {
+  int32_t remaining = num_new_tokens;
+  while (remaining > 0) {
+    const int32_t offset = seq.num_slots % block_size_;
+    if (offset == 0) {
+      const std::optional<BlockId> block = pool_.allocate();
+      PG_CHECK(block.has_value(), "out of blocks after a successful check");
+      fill_[*block] = 0;
+      seq.table.push_back(*block);
+    }
+    const BlockId last = seq.table.back();
+    PG_CHECK(pool_.ref_count(last) == 1 && fill_[last] == offset, "writing into block {} (count {}, fill {}, offset {})",
+             last, pool_.ref_count(last), fill_[last], offset);
+    const int32_t num_taken = std::min(remaining, block_size_ - offset);
+    fill_[last] += num_taken;
+    seq.num_slots += num_taken;
+    counts_.num_filled_slots += num_taken;
+    counts_.num_logical_slots += num_taken;
+    remaining -= num_taken;
+  }
+}
+
+void KvCacheManager::commit_full_blocks(uint64_t seq_id, std::span<const TokenId> tokens, int32_t num_computed_tokens) {
+  if (!enable_prefix_caching_) return;
+  SequenceBlocks& seq = at(seq_id);
+  PG_CHECK(num_computed_tokens <= seq.num_slots && num_computed_tokens <= std::ssize(tokens),
+           "sequence {}: {} computed tokens, {} slots, {} tokens", seq_id, num_computed_tokens, seq.num_slots, tokens.size());
+  const int32_t num_full_blocks = num_computed_tokens / block_size_;
+  for (int32_t i = seq.num_committed_blocks; i < num_full_blocks; ++i) {
+    const uint64_t parent_key = i == 0 ? kRootPrefixKey : seq.keys[static_cast<std::size_t>(i) - 1];
+    const auto block_tokens = tokens.subspan(static_cast<std::size_t>(i) * block_size_, block_size_);
+    const uint64_t key = key_function_(parent_key, block_tokens);
+    if (i < std::ssize(seq.keys)) {
+      PG_CHECK(seq.keys[i] == key, "sequence {}: block {} tokens changed after admission", seq_id, i);
+      auto it = in_flight_keys_.find(key);
+      PG_CHECK(it != in_flight_keys_.end(), "key of sequence {} block {} not in flight", seq_id, i);
+      if (--it->second == 0) in_flight_keys_.erase(it);
+    } else {
+      seq.keys.push_back(key);
+    }
+    pool_.cache_block(seq.table[i], key, parent_key, block_tokens);
+    seq.num_committed_blocks = i + 1;
+  }
+}
+
+void KvCacheManager::fork(uint64_t parent_id, uint64_t child_id) {
+  PG_CHECK(!sequences_.contains(child_id), "fork into sequence {} that already has blocks", child_id);
+  SequenceBlocks child = at(parent_id);
+  for (BlockId block : child.table) pool_.add_ref(block);  // all at count > 0: fills already counted
+  counts_.num_logical_slots += child.num_slots;
+  add_in_flight(child);
+  sequences_.emplace(child_id, std::move(child));
+}
+
+void KvCacheManager::free(uint64_t seq_id) {
+  const SequenceBlocks& seq = at(seq_id);
+  for (auto it = seq.table.rbegin(); it != seq.table.rend(); ++it) {
+    pool_.release(*it);
+    if (pool_.ref_count(*it) == 0) counts_.num_filled_slots -= fill_[*it];
+  }
+  counts_.num_logical_slots -= seq.num_slots;
+  remove_in_flight(seq);
+  sequences_.erase(seq_id);
+}
+
+void KvCacheManager::add_in_flight(const SequenceBlocks& seq) {
+  for (std::size_t i = static_cast<std::size_t>(seq.num_committed_blocks); i < seq.keys.size(); ++i) ++in_flight_keys_[seq.keys[i]];
+}
+
+void KvCacheManager::remove_in_flight(const SequenceBlocks& seq) {
+  for (std::size_t i = static_cast<std::size_t>(seq.num_committed_blocks); i < seq.keys.size(); ++i) {
+    auto it = in_flight_keys_.find(seq.keys[i]);
+    PG_CHECK(it != in_flight_keys_.end(), "in-flight key missing");
+    if (--it->second == 0) in_flight_keys_.erase(it);
+  }
+}
+
+std::span<const BlockId> KvCacheManager::block_table(uint64_t seq_id) const { return at(seq_id).table; }
+
+int32_t KvCacheManager::num_slots(uint64_t seq_id) const { return at(seq_id).num_slots; }
+
+int32_t KvCacheManager::filled_slots(BlockId block) const {
+  return pool_.ref_count(block) > 0 ? fill_[static_cast<std::size_t>(block)] : 0;
+}
+
+std::vector<uint64_t> KvCacheManager::sequence_ids() const {
+  std::vector<uint64_t> ids;
+  ids.reserve(sequences_.size());
+  for (const auto& [id, seq] : sequences_) ids.push_back(id);
+  std::ranges::sort(ids);
+  return ids;
+}
+
+}  // namespace pagedgen

@@ -1,0 +1,168 @@
+// Scheduler: the step policy (running sequences first, then admissions; preempt the newest
+// when blocks run out) and the bookkeeping after each step.
+#include "sched/scheduler.h"
+
+#include <algorithm>
+
+#include "util/error.h"
+
+namespace pagedgen {
+
+Scheduler::Scheduler(const SchedulerConfig& config, const KvCacheConfig& kv_config) : config_(config), kv_(kv_config) {
+  if (config_.max_num_seqs < 1) fail("--max-num-seqs must be at least 1, got {}", config_.max_num_seqs);
+  if (config_.max_batch_tokens < 1) fail("--max-batch-tokens must be at least 1, got {}", config_.max_batch_tokens);
+}
+
+Sequence& Scheduler::at(uint64_t seq_id) {
+  const auto it = sequences_.find(seq_id);
+  PG_CHECK(it != sequences_.end(), "unknown sequence {}", seq_id);
+  return it->second;
+}
+
+const Sequence& Scheduler::sequence(uint64_t seq_id) const { return const_cast<Scheduler*>(this)->at(seq_id); }
+
+void Scheduler::add(Sequence sequence) {
+  PG_CHECK(sequence.num_tokens() > 0 && sequence.num_prompt_tokens <= sequence.num_tokens(),
+           "sequence {} with {} tokens, {} in the prompt", sequence.id, sequence.num_tokens(), sequence.num_prompt_tokens);
+  sequence.status = SequenceStatus::Waiting;
+  sequence.num_computed_tokens = 0;
+  sequence.arrival_order = next_arrival_++;
+  const uint64_t id = sequence.id;
+  PG_CHECK(sequences_.emplace(id, std::move(sequence)).second, "sequence id {} added twice", id);
+  waiting_.push_back(id);
+}
+
+bool Scheduler::fits_alone(const Sequence& seq) const {
+  // Its tokens plus the slot of the next generated one, with the whole pool to itself.
+  return kv_.num_blocks_for_tokens(int64_t{seq.num_tokens()} + 1) <= kv_.num_blocks();
+}
+
+SchedulerOutput Scheduler::schedule() {
+  ++counters_.num_steps;
+  SchedulerOutput out;
+  int32_t token_budget = config_.max_batch_tokens;
+  schedule_running(out, token_budget);
+  // After a preemption the pool is short: admitting now would only preempt again.
+  if (out.preempted.empty()) admit_waiting(out, token_budget);
+  out.num_batched_tokens = config_.max_batch_tokens - token_budget;
+  PG_CHECK(!has_unfinished() || !out.scheduled.empty() || !out.preempted.empty() || !out.rejected.empty(),
+           "no progress: {} waiting, {} running", waiting_.size(), running_.size());
+  return out;
+}
+
+// Running sequences in admission order: a decode gets 1 token, a prefill its next chunk.
+void Scheduler::schedule_running(SchedulerOutput& out, int32_t& token_budget) {
+  for (std::size_t i = 0; i < running_.size() && token_budget > 0;) {
+    Sequence& seq = at(running_[i]);
+    const int32_t num_new_tokens = std::min(seq.num_uncomputed_tokens(), token_budget);
+    PG_CHECK(num_new_tokens > 0, "running sequence {} has nothing to compute", seq.id);
+    // The newest running sequence (possibly this one) gives its blocks back until it fits.
+    while (seq.status == SequenceStatus::Running && !kv_.can_append_slots(seq.id, num_new_tokens)) preempt_newest(out);
+    if (seq.status != SequenceStatus::Running) break;  // it was the newest: nothing after it
+    if (auto copy = kv_.append_slots(seq.id, num_new_tokens)) out.block_copies.push_back(*copy);
+    out.scheduled.push_back({.seq_id = seq.id, .num_computed_tokens = seq.num_computed_tokens,
+                             .num_new_tokens = num_new_tokens,
+                             .needs_logits = seq.num_computed_tokens + num_new_tokens == seq.num_tokens()});
+    token_budget -= num_new_tokens;
+    ++i;
+  }
+}
+
+// Waiting sequences in queue order while a sequence slot, batch tokens and blocks remain.
+void Scheduler::admit_waiting(SchedulerOutput& out, int32_t& token_budget) {
+  while (!waiting_.empty() && token_budget > 0 && std::ssize(running_) < config_.max_num_seqs) {
+    Sequence& seq = at(waiting_.front());
+    if (!fits_alone(seq)) {
+      const std::string reason = fmt::format(
+          "the sequence needs {} KV blocks of {} tokens for its {} tokens and the next one, but the pool has {}; "
+          "raise --kv-cache-memory or --num-blocks, or shorten the prompt",
+          kv_.num_blocks_for_tokens(int64_t{seq.num_tokens()} + 1), kv_.block_size(), seq.num_tokens(), kv_.num_blocks());
+      waiting_.pop_front();
+      auto node = sequences_.extract(seq.id);
+      out.rejected.push_back({.sequence = std::move(node.mapped()), .reason = reason});
+      ++counters_.num_rejected;
+      continue;
+    }
+    const PrefixMatch match = kv_.match_prefix(seq.token_ids);
+    if (match.next_block_in_flight) break;  // share the block a running sequence is computing
+    const int32_t num_new_tokens = std::min(seq.num_tokens() - match.num_cached_tokens, token_budget);
+    if (!kv_.can_allocate(match, num_new_tokens)) break;
+    kv_.allocate(seq.id, seq.token_ids, match, num_new_tokens);
+    if (seq.num_preemptions == 0) seq.num_cached_prompt_tokens = std::min(match.num_cached_tokens, seq.num_prompt_tokens);
+    seq.num_computed_tokens = match.num_cached_tokens;
+    seq.status = SequenceStatus::Running;
+    waiting_.pop_front();
+    running_.push_back(seq.id);
+    out.scheduled.push_back({.seq_id = seq.id, .num_computed_tokens = seq.num_computed_tokens,
+                             .num_new_tokens = num_new_tokens,
+                             .needs_logits = seq.num_computed_tokens + num_new_tokens == seq.num_tokens()});
+    token_budget -= num_new_tokens;
+  }
+}
+
+// Preemption by recompute: the newest running sequence frees its blocks and goes to the
+// front of the waiting queue (several in one step keep their order: older first).
+void Scheduler::preempt_newest(SchedulerOutput& out) {
+  PG_CHECK(!running_.empty(), "preemption with nothing running");
+  Sequence& victim = at(running_.back());
+  running_.pop_back();
+  kv_.free(victim.id);
+  victim.num_computed_before_preemption = std::max(victim.num_computed_before_preemption, victim.num_computed_tokens);
+  victim.num_computed_tokens = 0;
+  victim.status = SequenceStatus::Waiting;
+  ++victim.num_preemptions;
+  waiting_.push_front(victim.id);
+  out.preempted.push_back(victim.id);
+  ++counters_.num_preemptions;
+}
+
+void Scheduler::on_step_done(const SchedulerOutput& out) {
+  for (const ScheduledSequence& s : out.scheduled) {
+    Sequence& seq = at(s.seq_id);
+    PG_CHECK(seq.status == SequenceStatus::Running && seq.num_computed_tokens == s.num_computed_tokens,
+             "sequence {} changed between schedule() and on_step_done()", s.seq_id);
+    const int32_t begin = s.num_computed_tokens;
+    const int32_t end = begin + s.num_new_tokens;
+    counters_.num_computed_tokens += s.num_new_tokens;
+    counters_.num_computed_prompt_tokens += std::max(0, std::min(end, seq.num_prompt_tokens) - begin);
+    counters_.num_recomputed_tokens += std::max(0, std::min(end, seq.num_computed_before_preemption) - begin);
+    seq.num_computed_tokens = end;
+    kv_.commit_full_blocks(seq.id, seq.token_ids, seq.num_computed_tokens);
+  }
+}
+
+void Scheduler::append_token(uint64_t seq_id, TokenId token) {
+  Sequence& seq = at(seq_id);
+  PG_CHECK(seq.status == SequenceStatus::Running, "append to sequence {} that is not running", seq_id);
+  seq.token_ids.push_back(token);
+}
+
+void Scheduler::fork(uint64_t parent_id, Sequence child) {
+  const Sequence& parent = at(parent_id);
+  PG_CHECK(parent.status == SequenceStatus::Running, "fork of sequence {} that is not running", parent_id);
+  PG_CHECK(child.num_tokens() > parent.num_computed_tokens &&
+               std::equal(parent.token_ids.begin(), parent.token_ids.begin() + parent.num_computed_tokens,
+                          child.token_ids.begin()),
+           "fork child {} does not continue parent {}'s computed tokens", child.id, parent_id);
+  child.num_prompt_tokens = parent.num_prompt_tokens;
+  child.num_computed_tokens = parent.num_computed_tokens;
+  child.num_cached_prompt_tokens = parent.num_cached_prompt_tokens;
+  child.status = SequenceStatus::Running;
+  child.arrival_order = parent.arrival_order;
+  const uint64_t id = child.id;
+  kv_.fork(parent_id, id);
+  PG_CHECK(sequences_.emplace(id, std::move(child)).second, "fork into existing sequence id {}", id);
+  running_.push_back(id);
+}
+
+Sequence Scheduler::finish(uint64_t seq_id) {
+  const auto it = std::ranges::find(running_, seq_id);
+  PG_CHECK(it != running_.end(), "finish of sequence {} that is not running", seq_id);
+  running_.erase(it);
+  kv_.free(seq_id);
+  Sequence seq = std::move(sequences_.extract(seq_id).mapped());
+  seq.status = SequenceStatus::Finished;
+  return seq;
+}
+
+}  // namespace pagedgen

@@ -1,0 +1,98 @@
+// Scheduler: continuous batching over the KvCacheManager. It owns the Sequence records
+// (waiting queue in planner order, running list in admission order) and decides, each
+// step, which tokens of which sequences run; the engine runs them and reports back.
+//
+// One engine step:
+//   out = scheduler.schedule();          // tokens per sequence, COW copies, preempted, rejected
+//   backend.copy_blocks(out.block_copies); build the StepBatch from out.scheduled; forward
+//   scheduler.on_step_done(out);         // K/V written: advance counts, commit full blocks
+//   append_token / fork / finish          // for sequences whose scheduled chunk needs_logits
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/step_batch.h"
+#include "kv/kv_cache_manager.h"
+#include "sched/sequence.h"
+
+namespace pagedgen {
+
+struct SchedulerConfig {
+  int32_t max_num_seqs = 256;       // running sequences at once (fork may exceed it; admission then waits)
+  int32_t max_batch_tokens = 2048;  // tokens computed per step; longer prefills are chunked
+};
+
+struct ScheduledSequence {
+  uint64_t seq_id = 0;
+  int32_t num_computed_tokens = 0;  // first position computed this step
+  int32_t num_new_tokens = 0;       // positions [num_computed_tokens, + num_new_tokens)
+  bool needs_logits = false;        // the chunk reaches the last known token: sample after it
+};
+
+struct RejectedSequence {
+  Sequence sequence;   // removed from the scheduler
+  std::string reason;  // for the request's error line
+};
+
+struct SchedulerOutput {
+  std::vector<ScheduledSequence> scheduled;  // running ones in admission order, then newly admitted
+  std::vector<BlockCopy> block_copies;       // run before the forward step, in order
+  std::vector<uint64_t> preempted;           // back in the waiting queue, blocks freed
+  std::vector<RejectedSequence> rejected;    // can never fit in the pool
+  int32_t num_batched_tokens = 0;
+};
+
+struct SchedulerCounters {
+  int64_t num_steps = 0;                   // schedule() calls
+  int64_t num_preemptions = 0;
+  int64_t num_recomputed_tokens = 0;       // tokens computed again after a preemption freed them
+  int64_t num_computed_tokens = 0;         // all tokens whose K/V were computed
+  int64_t num_computed_prompt_tokens = 0;  // ... at prompt positions (recompute included)
+  int64_t num_rejected = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const SchedulerConfig& config, const KvCacheConfig& kv_config);
+
+  // Appends to the waiting queue. The sequence needs at least one token; its id must be new.
+  void add(Sequence sequence);
+  bool has_unfinished() const { return !waiting_.empty() || !running_.empty(); }
+
+  SchedulerOutput schedule();
+  // The step of `out` ran: every scheduled chunk's K/V are in the cache.
+  void on_step_done(const SchedulerOutput& out);
+  void append_token(uint64_t seq_id, TokenId token);
+  // A new running sample sharing the parent's blocks. `child` carries id, request and sample
+  // index and token_ids, which must agree with the parent's on its computed tokens.
+  void fork(uint64_t parent_id, Sequence child);
+  // Frees the sequence's blocks and hands its record back, status Finished.
+  Sequence finish(uint64_t seq_id);
+
+  const Sequence& sequence(uint64_t seq_id) const;
+  const std::deque<uint64_t>& waiting() const { return waiting_; }
+  const std::vector<uint64_t>& running() const { return running_; }
+  const KvCacheManager& kv() const { return kv_; }
+  const SchedulerCounters& counters() const { return counters_; }
+
+ private:
+  Sequence& at(uint64_t seq_id);
+  void schedule_running(SchedulerOutput& out, int32_t& token_budget);
+  void admit_waiting(SchedulerOutput& out, int32_t& token_budget);
+  void preempt_newest(SchedulerOutput& out);
+  bool fits_alone(const Sequence& seq) const;
+
+  SchedulerConfig config_;
+  KvCacheManager kv_;
+  std::unordered_map<uint64_t, Sequence> sequences_;  // waiting and running
+  std::deque<uint64_t> waiting_;
+  std::vector<uint64_t> running_;
+  uint64_t next_arrival_ = 0;
+  SchedulerCounters counters_;
+};
+
+}  // namespace pagedgen
