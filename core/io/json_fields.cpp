@@ -17,7 +17,7 @@ std::string_view short_json_message(simdjson::error_code error) {
     case simdjson::T_ATOM_ERROR: return "bad literal (expected true)";
     case simdjson::F_ATOM_ERROR: return "bad literal (expected false)";
     case simdjson::N_ATOM_ERROR: return "bad literal (expected null)";
-    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT: return "the line ends inside an object or array";
+    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT: return "unbalanced braces or brackets, or content after the object";
     case simdjson::DEPTH_ERROR: return "nested too deeply";
     case simdjson::EMPTY: return "no JSON value";
     default: return simdjson::error_message(error);
@@ -40,7 +40,8 @@ void throw_line_error(std::string_view code, std::string message) {
 
 void throw_json_error(simdjson::error_code error, od::document& document, const char* line_begin) {
   const char* location = nullptr;
-  if (document.current_location().get(location) == simdjson::SUCCESS && location >= line_begin)
+  // Offset 0 is also what simdjson reports when it has no better position: leave it out.
+  if (document.current_location().get(location) == simdjson::SUCCESS && location > line_begin)
     throw_line_error(request_error::kInvalidJson,
                      fmt::format("the line is not valid JSON: {} (near byte {})",
                                  short_json_message(error), location - line_begin));

@@ -1,0 +1,274 @@
+// LineReader and RequestReader: line splitting (CRLF, no final newline, long lines, chunk
+// boundaries), and the exact Request / RequestError sequence for files mixing good lines,
+// malformed JSON, missing and wrong-typed fields, out-of-range values and blank lines.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/line_reader.h"
+#include "io/request_reader.h"
+#include "util/error.h"
+
+using namespace pagedgen;
+
+namespace {
+
+std::vector<std::string> split_lines(const std::string& input, std::size_t max_line_bytes = LineReader::kDefaultMaxLineBytes) {
+  std::istringstream stream(input);
+  LineReader reader(stream, max_line_bytes);
+  std::vector<std::string> lines;
+  while (std::optional<Line> line = reader.next()) {
+    REQUIRE(line->number == lines.size());
+    lines.push_back(line->too_long ? fmt::format("TOO LONG {} [{}]", line->num_bytes, line->text) : line->text);
+  }
+  return lines;
+}
+
+std::string describe_sampling(const SamplingParams& p) {
+  std::string stop;
+  for (const std::string& s : p.stop) stop += fmt::format("'{}'", s);
+  std::string ids;
+  for (TokenId id : p.stop_token_ids) ids += fmt::format("{},", id);
+  return fmt::format("T={} k={} p={} minp={} seed={} stop=[{}] ids=[{}] max={} min={} ignore_eos={} n={}",
+                     p.temperature, p.top_k, p.top_p, p.min_p, p.seed ? fmt::format("{}", *p.seed) : "none",
+                     stop, ids, p.max_tokens, p.min_tokens, p.ignore_eos, p.n);
+}
+
+// One line per item, so a whole file's result compares as one vector of strings.
+std::string describe(const RequestItem& item) {
+  if (const auto* error = std::get_if<RequestError>(&item))
+    return fmt::format("E {} id={} {}: {}", error->index, error->id_json.value_or("null"), error->code, error->message);
+  const Request& request = std::get<Request>(item);
+  std::string input;
+  if (request.is_chat()) {
+    for (const ChatMessage& m : request.messages()) input += fmt::format("[{}|{}]", m.role, m.content);
+  } else {
+    input = fmt::format("'{}'", request.prompt());
+  }
+  return fmt::format("R {} id={} key={} {}", request.index, request.id_json.value_or("null"), request.seed_key, input);
+}
+
+SamplingParams defaults() {
+  SamplingParams params;
+  params.temperature = 0.5;
+  params.max_tokens = 32;
+  return params;
+}
+
+std::vector<RequestItem> read_all(const std::string& input, const SamplingParams& params = defaults(),
+                                  std::size_t max_line_bytes = LineReader::kDefaultMaxLineBytes) {
+  std::istringstream stream(input);
+  RequestReader reader(stream, params, RequestFormat::kPlain, max_line_bytes);
+  std::vector<RequestItem> items;
+  while (std::optional<RequestItem> item = reader.next()) items.push_back(std::move(*item));
+  return items;
+}
+
+// All items, one per line (a single string so that doctest prints it on failure).
+std::string describe_all(const std::vector<RequestItem>& items) {
+  std::string out;
+  for (const RequestItem& item : items) out += describe(item) + "\n";
+  return out;
+}
+
+// The single item of a one-line input.
+std::string parse_one(const std::string& line) {
+  const std::vector<RequestItem> items = read_all(line);
+  REQUIRE(items.size() == 1);
+  return describe(items.front());
+}
+
+const Request& as_request(const RequestItem& item) {
+  REQUIRE(std::holds_alternative<Request>(item));
+  return std::get<Request>(item);
+}
+
+}  // namespace
+
+TEST_CASE("LineReader splits on LF and CRLF and keeps a last line without newline") {
+  CHECK(split_lines("").empty());
+  CHECK(split_lines("\n") == std::vector<std::string>{""});
+  CHECK(split_lines("a") == std::vector<std::string>{"a"});
+  CHECK(split_lines("a\n") == std::vector<std::string>{"a"});
+  CHECK(split_lines("a\nb") == std::vector<std::string>{"a", "b"});
+  CHECK(split_lines("a\r\nb\r\n\r\nc") == std::vector<std::string>{"a", "b", "", "c"});
+  CHECK(split_lines("a\r") == std::vector<std::string>{"a"});
+  CHECK(split_lines("x\ry\n") == std::vector<std::string>{"x\ry"});  // a CR inside a line stays
+}
+
+TEST_CASE("LineReader handles lines longer than its read chunk and CRLF split across chunks") {
+  const std::string long_line(300000, 'x');
+  CHECK(split_lines(long_line + "\n" + "tail") == std::vector<std::string>{long_line, "tail"});
+  CHECK(split_lines(long_line) == std::vector<std::string>{long_line});
+  // The read chunk is 65536 bytes: here '\r' ends the first chunk and '\n' starts the next.
+  const std::string before_crlf(65535, 'y');
+  CHECK(split_lines(before_crlf + "\r\nz") == std::vector<std::string>{before_crlf, "z"});
+}
+
+TEST_CASE("LineReader reports lines over the limit without keeping them whole") {
+  const std::vector<std::string> lines = split_lines("0123456789\n0123456789\r\n01234567890\nok\n012345678901234\r\n", 10);
+  CHECK(lines == std::vector<std::string>{"0123456789", "0123456789", "TOO LONG 11 [0123456789]", "ok",
+                                          "TOO LONG 15 [0123456789]"});
+}
+
+TEST_CASE("a file of good and bad lines gives exactly one item per non-blank line, in order") {
+  const std::string input =
+      "{\"id\": \"a\", \"prompt\": \"Hello\"}\r\n"                                  // 0
+      "\r\n"                                                                       // 1 blank
+      "{\"prompt\": \"x\", \"temperature\": -1}\n"                                // 2
+      "{\"id\": 7, \"prompt\": 5}\n"                                              // 3
+      "{\"id\": \"broken\", \"prompt\": \"x\"\n"                                  // 4
+      "{\"id\": \"m\", \"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, "
+      "{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"Hi \"}, "
+      "{\"type\": \"text\", \"text\": \"there\"}]}], \"max_tokens\": 5, \"stop\": \"x\"}\n"  // 5
+      "   \t  \n"                                                                  // 6 blank
+      "{\"id\": \"q\", \"max_tokens\": 3}\n"                                      // 7
+      "{\"prompt\": \"p\", \"messages\": [{\"role\": \"user\", \"content\": \"c\"}]}\n"  // 8
+      "{\"prompt\": \"p\", \"max_tokens\": \"5\"}\n"                              // 9
+      "{\"prompt\": \"p\", \"n\": 2, \"seed\": 99, \"top_k\": -1, \"stop\": [\"a\", \"b\"], "
+      "\"stop_token_ids\": [1, 2], \"extra\": {\"x\": [1, 2]}, \"temperature\": null}\n"  // 10
+      "{\"prompt\": \"\xff\"}\n"                                                  // 11
+      "\n"                                                                         // 12 blank
+      "{\"id\": 1.5e3, \"prompt\": \"last\"}";                                    // 13, no newline
+
+  std::istringstream stream(input);
+  RequestReader reader(stream, defaults());
+  std::vector<RequestItem> items;
+  while (std::optional<RequestItem> item = reader.next()) items.push_back(std::move(*item));
+  CHECK(reader.num_lines() == 14);
+  CHECK(reader.num_blank_lines() == 3);
+
+  const std::string expected =
+      "R 0 id=\"a\" key=a 'Hello'\n"
+      "E 2 id=null invalid_value: temperature must be >= 0 and finite, got -1\n"
+      "E 3 id=7 invalid_type: prompt must be a string, got a number\n"
+      "E 4 id=null invalid_json: the line is not valid JSON: unbalanced braces or brackets, or content after the object\n"
+      "R 5 id=\"m\" key=m [system|Be brief.][user|Hi there]\n"
+      "E 7 id=\"q\" missing_field: the line needs \"prompt\" (text) or \"messages\" (a chat conversation)\n"
+      "E 8 id=null conflicting_fields: the line gives both prompt and messages; give exactly one\n"
+      "E 9 id=null invalid_type: max_tokens must be an integer, got a string\n"
+      "R 10 id=null key=#10 'p'\n"
+      "E 11 id=null invalid_utf8: the line is not valid UTF-8; re-encode the input file as UTF-8\n"
+      "R 13 id=1.5e3 key=1.5e3 'last'\n";
+  CHECK(describe_all(items) == expected);
+
+  CHECK(describe_sampling(as_request(items[0]).sampling) ==
+        "T=0.5 k=0 p=1 minp=0 seed=none stop=[] ids=[] max=32 min=0 ignore_eos=false n=1");
+  CHECK(describe_sampling(as_request(items[4]).sampling) ==
+        "T=0.5 k=0 p=1 minp=0 seed=none stop=['x'] ids=[] max=5 min=0 ignore_eos=false n=1");
+  CHECK(describe_sampling(as_request(items[8]).sampling) ==
+        "T=0.5 k=0 p=1 minp=0 seed=99 stop=['a''b'] ids=[1,2,] max=32 min=0 ignore_eos=false n=2");
+}
+
+TEST_CASE("every sampling field is read and overrides the defaults") {
+  const std::vector<RequestItem> items = read_all(
+      "{\"prompt\": \"p\", \"temperature\": 0, \"top_p\": 0.9, \"top_k\": 40, \"min_p\": 0.05, "
+      "\"seed\": 18446744073709551615, \"stop\": [], \"stop_token_ids\": [], \"max_tokens\": 100, "
+      "\"min_tokens\": 100, \"ignore_eos\": true, \"n\": 128}");
+  REQUIRE(items.size() == 1);
+  CHECK(describe_sampling(as_request(items[0]).sampling) ==
+        "T=0 k=40 p=0.9 minp=0.05 seed=18446744073709551615 stop=[] ids=[] max=100 min=100 ignore_eos=true n=128");
+}
+
+TEST_CASE("malformed JSON anywhere in the line is invalid_json") {
+  CHECK(parse_one("{\"prompt\": \"a\", \"x\": [1,]}") ==
+        "E 0 id=null invalid_json: the line is not valid JSON: misplaced or missing comma, colon, brace or bracket (near byte 24)");
+  CHECK(parse_one("{\"prompt\": \"a\", \"x\": tru}") ==
+        "E 0 id=null invalid_json: the line is not valid JSON: bad literal (expected true) (near byte 21)");
+  CHECK(parse_one("{\"prompt\": \"a\"}}") ==
+        "E 0 id=null invalid_json: the line is not valid JSON: content after the object (near byte 15)");
+  CHECK(parse_one("{\"prompt\": \"a\"} x") ==
+        "E 0 id=null invalid_json: the line is not valid JSON: unbalanced braces or brackets, or content after the object");
+  CHECK(parse_one("{\"prompt\": \"a\\q\"}") ==
+        "E 0 id=null invalid_json: the line is not valid JSON: bad escape or control character in a string (near byte 16)");
+  CHECK(parse_one("{\"prompt\": \"a\", \"max_tokens\": 01}") ==
+        "E 0 id=null invalid_json: the line is not valid JSON: malformed or out-of-range number (near byte 30)");
+  CHECK(parse_one("prompt: a") == "E 0 id=null invalid_json: the line is not valid JSON: misplaced or missing comma, colon, brace or bracket");
+}
+
+TEST_CASE("the line must be one object with prompt or messages") {
+  CHECK(parse_one("[1, 2]") ==
+        "E 0 id=null invalid_type: a request line must be a JSON object {\"prompt\": ...} or {\"messages\": ...}, got a list");
+  CHECK(parse_one("\"Hello\"") ==
+        "E 0 id=null invalid_type: a request line must be a JSON object {\"prompt\": ...} or {\"messages\": ...}, got a string");
+  CHECK(parse_one("{}") ==
+        "E 0 id=null missing_field: the line needs \"prompt\" (text) or \"messages\" (a chat conversation)");
+  CHECK(parse_one("{\"prompt\": \"a\", \"prompt\": \"b\"}") == "E 0 id=null duplicate_field: field \"prompt\" appears twice");
+  CHECK(parse_one("{\"prompt\": \"\"}") == "E 0 id=null invalid_value: prompt must be a non-empty string, got \"\"");
+  CHECK(parse_one("{\"prompt\": null, \"messages\": [{\"role\": \"user\", \"content\": \"c\"}]}") ==
+        "R 0 id=null key=#0 [user|c]");
+}
+
+TEST_CASE("ids: strings and numbers kept as written, other types rejected") {
+  CHECK(parse_one("{\"id\": \"a\\\"b\\u00e9\", \"prompt\": \"x\"}") == "R 0 id=\"a\\\"b\\u00e9\" key=a\"b\xC3\xA9 'x'");
+  CHECK(parse_one("{\"prompt\": \"x\", \"id\": -12}") == "R 0 id=-12 key=-12 'x'");
+  CHECK(parse_one("{\"prompt\": \"x\", \"id\": null}") == "R 0 id=null key=#0 'x'");
+  CHECK(parse_one("{\"id\": {\"a\": 1}, \"prompt\": \"x\"}") ==
+        "E 0 id=null invalid_type: id must be a string, a number or null, got an object");
+  CHECK(parse_one("{\"id\": [1, tru], \"prompt\": \"x\"}") ==
+        "E 0 id=null invalid_json: the line is not valid JSON: bad literal (expected true) (near byte 11)");
+  // The id is read before the field that fails, wherever it stands in the line.
+  CHECK(parse_one("{\"top_p\": 2, \"prompt\": \"x\", \"id\": \"late\"}") ==
+        "E 0 id=\"late\" invalid_value: top_p must be in (0, 1] (1 = off), got 2");
+}
+
+TEST_CASE("messages: shapes and errors") {
+  CHECK(parse_one("{\"messages\": []}") == "E 0 id=null invalid_value: messages must hold at least one message");
+  CHECK(parse_one("{\"messages\": {\"role\": \"user\"}}") ==
+        "E 0 id=null invalid_type: messages must be a list of {\"role\", \"content\"} objects, got an object");
+  CHECK(parse_one("{\"messages\": [\"hi\"]}") ==
+        "E 0 id=null invalid_type: messages[0] must be an object with \"role\" and \"content\", got a string");
+  CHECK(parse_one("{\"messages\": [{\"content\": \"hi\"}]}") == "E 0 id=null missing_field: messages[0].role is missing");
+  CHECK(parse_one("{\"messages\": [{\"role\": \"user\", \"content\": \"a\"}, {\"role\": \"user\"}]}") ==
+        "E 0 id=null missing_field: messages[1].content is missing");
+  CHECK(parse_one("{\"messages\": [{\"role\": \"user\", \"content\": 3}]}") ==
+        "E 0 id=null invalid_type: messages[0].content must be a string or a list of {\"type\": \"text\", \"text\": ...} parts, got a number");
+  CHECK(parse_one("{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\", \"image_url\": {}}]}]}") ==
+        "E 0 id=null invalid_value: messages[0].content[0].type must be \"text\" (only text parts are supported), got \"image_url\"");
+  CHECK(parse_one("{\"messages\": [{\"role\": \"\", \"content\": \"a\"}]}") ==
+        "E 0 id=null invalid_value: messages[0].role must be a role such as \"system\", \"user\" or \"assistant\", got \"\"");
+  CHECK(parse_one("{\"messages\": [{\"role\": \"user\", \"content\": \"a\", \"name\": \"bob\"}]}") == "R 0 id=null key=#0 [user|a]");
+}
+
+TEST_CASE("sampling fields: wrong types and out-of-range values name the field") {
+  const auto with = [](const std::string& fields) { return parse_one("{\"prompt\": \"p\", " + fields + "}"); };
+  CHECK(with("\"temperature\": \"hot\"") == "E 0 id=null invalid_type: temperature must be a number, got a string");
+  CHECK(with("\"top_p\": 0") == "E 0 id=null invalid_value: top_p must be in (0, 1] (1 = off), got 0");
+  CHECK(with("\"min_p\": 1.5") == "E 0 id=null invalid_value: min_p must be in [0, 1] (0 = off), got 1.5");
+  CHECK(with("\"top_k\": -2") == "E 0 id=null invalid_value: top_k must be >= 0 (0 = off), got -2");
+  CHECK(with("\"max_tokens\": 0") == "E 0 id=null invalid_value: max_tokens must be >= 1, got 0");
+  CHECK(with("\"max_tokens\": 5.0") == "E 0 id=null invalid_type: max_tokens must be an integer, got 5.0");
+  CHECK(with("\"max_tokens\": 99999999999") ==
+        "E 0 id=null invalid_value: max_tokens must be an integer in [-2147483648, 2147483647], got 99999999999");
+  CHECK(with("\"min_tokens\": 40") == "E 0 id=null invalid_value: min_tokens must be <= max_tokens (32), got 40");
+  CHECK(with("\"n\": 0") == "E 0 id=null invalid_value: n must be in [1, 128], got 0");
+  CHECK(with("\"n\": 129") == "E 0 id=null invalid_value: n must be in [1, 128], got 129");
+  CHECK(with("\"seed\": -1") == "E 0 id=null invalid_value: seed must be an integer in [0, 18446744073709551615], got -1");
+  CHECK(with("\"seed\": 18446744073709551616") ==
+        "E 0 id=null invalid_value: seed must be an integer in [0, 18446744073709551615], got 18446744073709551616");
+  CHECK(with("\"stop\": \"\"") == "E 0 id=null invalid_value: stop[0] must be a non-empty string, got \"\"");
+  CHECK(with("\"stop\": [\"a\", 1]") == "E 0 id=null invalid_type: stop[1] must be a string, got a number");
+  CHECK(with("\"stop\": {}") == "E 0 id=null invalid_type: stop must be a string or a list of strings, got an object");
+  CHECK(with("\"stop_token_ids\": [3, -1]") == "E 0 id=null invalid_value: stop_token_ids[1] must be a token id >= 0, got -1");
+  CHECK(with("\"stop_token_ids\": 3") == "E 0 id=null invalid_type: stop_token_ids must be a list of token ids, got a number");
+  CHECK(with("\"ignore_eos\": \"yes\"") == "E 0 id=null invalid_type: ignore_eos must be true or false, got a string");
+  CHECK(with("\"logprobs\": true, \"metadata\": {\"k\": [null]}") == "R 0 id=null key=#0 'p'");  // unknown keys ignored
+}
+
+TEST_CASE("over-long lines, a byte-order mark, and invalid defaults") {
+  const std::vector<RequestItem> items =
+      read_all("{\"prompt\": \"a long prompt\"}\n{\"prompt\": \"ok\"}\n", defaults(), 20);
+  CHECK(describe_all(items) ==
+        "E 0 id=null line_too_long: the line is 27 bytes, over the limit of 20 bytes\n"
+        "R 1 id=null key=#1 'ok'\n");
+  CHECK(describe_all(read_all("\xEF\xBB\xBF{\"prompt\": \"bom\"}\n")) == "R 0 id=null key=#0 'bom'\n");
+
+  SamplingParams bad = defaults();
+  bad.top_p = 0.0;
+  std::istringstream stream("");
+  CHECK_THROWS_WITH_AS(RequestReader(stream, bad), "top_p must be in (0, 1] (1 = off), got 0", Error);
+}
