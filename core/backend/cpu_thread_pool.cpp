@@ -16,8 +16,8 @@ void cpu_relax() {
 #endif
 }
 
-// Spin this many rounds for the next region before sleeping: regions of one forward step
-// follow each other within microseconds, and a futex wake-up costs more than that.
+// Spin this many rounds before sleeping: the regions of one forward step follow each
+// other within microseconds, and a futex wake-up costs more than that.
 constexpr int kSpinRounds = 10000;
 
 }  // namespace
@@ -40,56 +40,58 @@ CpuThreadPool::~CpuThreadPool() {
 
 void CpuThreadPool::run_tasks(std::size_t num_tasks, TaskFn call, void* context) {
   if (num_tasks == 0) return;
+  const Region region{call, context, num_tasks};
   if (workers_.empty() || num_tasks == 1) {
     for (std::size_t task = 0; task < num_tasks; ++task) call(context, task, 0);
     return;
   }
   {
-    std::lock_guard lock(mutex_);
-    call_ = call;
-    context_ = context;
-    num_tasks_ = num_tasks;
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return active_workers_ == 0; });  // stragglers of the last region
+    region_ = region;
     next_task_.store(0, std::memory_order_relaxed);
-    num_busy_workers_.store(workers_.size(), std::memory_order_relaxed);
+    completed_tasks_.store(0, std::memory_order_relaxed);
     generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
-  work_on_current(0);
-  // Wait until every worker has left the region, so that the next one may reuse the fields.
+  work_on(region, 0);
   for (int spin = 0; spin < kSpinRounds; ++spin) {
-    if (num_busy_workers_.load(std::memory_order_acquire) == 0) return;
+    if (completed_tasks_.load(std::memory_order_acquire) == num_tasks) return;
     cpu_relax();
   }
   std::unique_lock lock(mutex_);
-  done_.wait(lock, [&] { return num_busy_workers_.load(std::memory_order_acquire) == 0; });
+  done_.wait(lock, [&] { return completed_tasks_.load(std::memory_order_acquire) == num_tasks; });
 }
 
-void CpuThreadPool::work_on_current(std::size_t thread) {
+void CpuThreadPool::work_on(const Region& region, std::size_t thread) {
   for (;;) {
     const std::size_t task = next_task_.fetch_add(1, std::memory_order_relaxed);
-    if (task >= num_tasks_) return;
-    call_(context_, task, thread);
+    if (task >= region.num_tasks) return;
+    region.call(region.context, task, thread);
+    if (completed_tasks_.fetch_add(1, std::memory_order_acq_rel) + 1 == region.num_tasks) {
+      std::lock_guard lock(mutex_);
+      done_.notify_all();
+    }
   }
 }
 
 void CpuThreadPool::worker_loop(std::size_t thread) {
   uint64_t seen = 0;
   for (;;) {
-    bool ready = false;
-    for (int spin = 0; spin < kSpinRounds && !ready; ++spin) {
-      ready = generation_.load(std::memory_order_acquire) != seen;
-      if (!ready) cpu_relax();
-    }
+    for (int spin = 0; spin < kSpinRounds && generation_.load(std::memory_order_acquire) == seen; ++spin) cpu_relax();
+    Region region;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return generation_.load(std::memory_order_relaxed) != seen; });
       seen = generation_.load(std::memory_order_relaxed);
       if (stopping_) return;
+      region = region_;
+      ++active_workers_;
     }
-    work_on_current(thread);
-    if (num_busy_workers_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    work_on(region, thread);
+    {
       std::lock_guard lock(mutex_);
-      done_.notify_all();
+      if (--active_workers_ == 0) done_.notify_all();
     }
   }
 }

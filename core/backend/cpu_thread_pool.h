@@ -37,23 +37,30 @@ class CpuThreadPool {
 
  private:
   using TaskFn = void (*)(void* context, std::size_t task, std::size_t thread);
+  struct Region {
+    TaskFn call = nullptr;
+    void* context = nullptr;
+    std::size_t num_tasks = 0;
+  };
 
   void run_tasks(std::size_t num_tasks, TaskFn call, void* context);
-  void work_on_current(std::size_t thread);
+  void work_on(const Region& region, std::size_t thread);
   void worker_loop(std::size_t thread);
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable done_;
-  // The current region, published under mutex_ and by bumping generation_.
+  std::condition_variable wake_;  // a new region (or stop) was published
+  std::condition_variable done_;  // all tasks completed, or the last worker left a region
+  // The current region, published under mutex_ together with a new generation_. A worker
+  // joins under mutex_ (active_workers_ + 1), so it never mixes two regions; a region
+  // finishes when its tasks are done, whether or not a sleeping worker ever joined it,
+  // and the next one is published only after every joined worker has left.
   std::atomic<uint64_t> generation_{0};
-  TaskFn call_ = nullptr;
-  void* context_ = nullptr;
-  std::size_t num_tasks_ = 0;
+  Region region_;
+  std::size_t active_workers_ = 0;  // guarded by mutex_
+  bool stopping_ = false;           // guarded by mutex_
   std::atomic<std::size_t> next_task_{0};
-  std::atomic<std::size_t> num_busy_workers_{0};
-  bool stopping_ = false;
+  std::atomic<std::size_t> completed_tasks_{0};
 };
 
 }  // namespace pagedgen::cpu
