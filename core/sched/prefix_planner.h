@@ -35,7 +35,8 @@ struct PrefixPlan {
   // Prompt tokens prefilled when the requests run in `order` and each one reuses the full
   // blocks it shares with the one before it (never its last token): for each request,
   //   len - block_size * floor(min(lcp with the previous request, len - 1) / block_size).
-  // The scheduler reaches exactly this with a pool that never evicts and no preemption.
+  // The scheduler reaches exactly this when the pool never evicts, nothing is preempted,
+  // and no generated text happens to continue another request's prompt.
   int64_t num_planned_prefill_tokens = 0;
 };
 

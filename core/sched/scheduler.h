@@ -7,6 +7,8 @@
 //   backend.copy_blocks(out.block_copies); build the StepBatch from out.scheduled; forward
 //   scheduler.on_step_done(out);         // K/V written: advance counts, commit full blocks
 //   append_token / fork / finish          // for sequences whose scheduled chunk needs_logits
+// Every sequence whose chunk needs_logits must get append_token (or finish) before the
+// next schedule(): a running sequence always has a token left to compute.
 #pragma once
 
 #include <cstdint>
