@@ -375,6 +375,9 @@ TEST_CASE("corrupt headers and directories each throw a message naming the probl
     GgufWriter overflow;
     overflow.add_tensor({"big", {uint64_t{1} << 32, uint64_t{1} << 32}, 0, {}});
     expect_error(dir, overflow.build().bytes, {"'big'", "4294967296 x 4294967296", "multiply past"});
+    GgufWriter wide;  // 3 * 2^61 elements fit in int64, but 8 bytes each wrap a u64 to 0
+    wide.add_tensor({"wide", {uint64_t{1} << 61, 3}, static_cast<uint32_t>(GgmlType::F64), {}});
+    expect_error(dir, wide.build().bytes, {"'wide'", "6917529027641081856 elements of F64", "more bytes than 2^64"});
     GgufWriter partial;
     partial.add_tensor({"q", {16, 2}, static_cast<uint32_t>(GgmlType::Q8_0), pattern_bytes(34, 0)});
     expect_error(dir, partial.build().bytes, {"'q'", "not a multiple of the Q8_0 block size 32"});
@@ -397,7 +400,7 @@ TEST_CASE("corrupt headers and directories each throw a message naming the probl
     }
     GgufWriter s = small_gguf();
     s.add("general.alignment", str("32"));
-    expect_error(dir, s.build().bytes, {"general.alignment", "a string"});
+    expect_error(dir, s.build().bytes, {"general.alignment' is string, expected an unsigned integer"});
   }
   SUBCASE("control bytes in names are escaped, keeping the message one line") {
     GgufWriter w;
