@@ -240,6 +240,24 @@ TEST_CASE("default model: special tokens and ids from llama.cpp") {
   CHECK(tokenizer->piece(216) == "\xC4\xA0");  // "Ġ"
 }
 
+TEST_CASE("default model: very long whitespace runs and words encode and decode back") {
+  const auto model = default_model();
+  if (!model) {
+    MESSAGE("skipped: the default model is absent (scripts/fetch-model.sh places it)");
+    return;
+  }
+  const GgufFile gguf(*model);
+  const auto tokenizer = load_tokenizer(gguf);
+  // Long runs stress the regex engine (backtracking over "\s+(?!\S)") and the merge heap.
+  for (const std::string& text : {"a" + std::string(200000, ' ') + "b", std::string(300000, 'x'),
+                                  std::string(50000, '\n') + "end"}) {
+    const std::vector<TokenId> ids = tokenizer->encode(text, false);
+    CHECK(!ids.empty());
+    CHECK(ids.size() < text.size());
+    CHECK(tokenizer->decode(ids, false) == text);
+  }
+}
+
 TEST_CASE("default model: encoding 1 MB of English text (time printed, not asserted)") {
   const auto model = default_model();
   if (!model) {

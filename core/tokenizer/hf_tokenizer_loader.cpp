@@ -173,9 +173,17 @@ std::vector<TokenId> read_generation_end_ids(const fs::path& dir) {
 struct IdTable {
   std::vector<std::string> pieces;
   std::vector<TokenType> types;
+  // Ids are dense in practice; one far past the number of entries is a broken file (and
+  // must not make us allocate billions of slots).
+  size_t max_entries = 0;
+  std::string source;
 
   void place(TokenId id, std::string piece, TokenType type) {
     const auto index = static_cast<size_t>(id);
+    if (index >= max_entries) {
+      fail("{}: token '{}' has id {}, but there are only {} vocabulary and added-token "
+           "entries; the ids are inconsistent", source, piece, id, max_entries);
+    }
     if (index >= pieces.size()) {
       pieces.resize(index + 1);
       types.resize(index + 1, TokenType::Unused);
@@ -197,6 +205,17 @@ struct IdTable {
     return std::nullopt;
   }
 };
+
+// tokenizer.json's added_tokens, then tokenizer_config.json's added_tokens_decoder entries
+// for ids it does not list (the two normally agree).
+std::vector<AddedToken> combine_added(std::vector<AddedToken> primary, const std::vector<AddedToken>& secondary) {
+  for (const AddedToken& token : secondary) {
+    const bool listed = std::any_of(primary.begin(), primary.end(),
+                                    [&](const AddedToken& known) { return known.id == token.id; });
+    if (!listed) primary.push_back(token);
+  }
+  return primary;
+}
 
 // Added tokens from the vocabulary's types, then those HF lists (whose strip flags win).
 std::vector<AddedToken> merge_added_tokens(const IdTable& table, const std::vector<AddedToken>& hf_added) {
@@ -230,16 +249,15 @@ std::vector<AddedToken> read_json_added_tokens(const JsonFile& file) {
 std::unique_ptr<Tokenizer> load_hf_spm(const fs::path& dir, std::string serialized, const SpmModel& model,
                                        const HfTokenizerConfig& config, std::vector<TokenId> end_ids) {
   const fs::path path = dir / "tokenizer.model";
+  std::vector<AddedToken> json_added;
+  if (fs::exists(dir / "tokenizer.json")) json_added = read_json_added_tokens(load_json(dir / "tokenizer.json"));
+  const std::vector<AddedToken> hf_added = combine_added(std::move(json_added), config.added_tokens);
   IdTable table;
+  table.max_entries = model.pieces.size() + hf_added.size();
+  table.source = path.string();
   for (const SpmPiece& piece : model.pieces) {
     table.pieces.push_back(piece.text);
     table.types.push_back(piece.type);
-  }
-  std::vector<AddedToken> hf_added = config.added_tokens;
-  if (fs::exists(dir / "tokenizer.json")) {
-    for (AddedToken& token : read_json_added_tokens(load_json(dir / "tokenizer.json"))) {
-      hf_added.push_back(std::move(token));
-    }
   }
   // Added tokens inside the model keep the model's type; the rest extend the table.
   for (const AddedToken& token : hf_added) {
@@ -252,11 +270,16 @@ std::unique_ptr<Tokenizer> load_hf_spm(const fs::path& dir, std::string serializ
     return std::nullopt;
   };
 
+  // tokenizer_config.json names the special tokens; the model's own ids are the fallback.
+  const auto config_or_model = [&](const std::optional<std::string>& text, std::optional<int32_t> id) {
+    const auto found = table.find(text);
+    return found ? found : model_id(id);
+  };
   SpmConfig spm;
-  spm.special.bos = config.bos_text ? table.find(config.bos_text) : model_id(model.bos_id);
-  spm.special.eos = config.eos_text ? table.find(config.eos_text) : model_id(model.eos_id);
-  spm.special.unk = config.unk_text ? table.find(config.unk_text) : model_id(model.unk_id);
-  spm.special.pad = config.pad_text ? table.find(config.pad_text) : model_id(model.pad_id);
+  spm.special.bos = config_or_model(config.bos_text, model.bos_id);
+  spm.special.eos = config_or_model(config.eos_text, model.eos_id);
+  spm.special.unk = config_or_model(config.unk_text, model.unk_id);
+  spm.special.pad = config_or_model(config.pad_text, model.pad_id);
   spm.special.add_bos = config.add_bos.value_or(true);  // LlamaTokenizer's default
   spm.special.add_eos = config.add_eos.value_or(false);
   spm.special.end_of_generation = std::move(end_ids);
@@ -386,15 +409,17 @@ std::unique_ptr<Tokenizer> load_hf_bpe(const fs::path& dir, const HfTokenizerCon
          "or decoder here); SentencePiece-style models need their tokenizer.model", source);
   }
 
-  IdTable table;
   simdjson::dom::object vocab;
   const auto vocab_value = member(*model, "vocab");
   if (!vocab_value || vocab_value->get_object().get(vocab)) fail("{}: model.vocab should be an object", source);
+  const std::vector<AddedToken> hf_added = combine_added(read_json_added_tokens(file), config.added_tokens);
+  IdTable table;
+  table.max_entries = vocab.size() + hf_added.size();
+  table.source = source;
   for (const auto [piece, id_value] : vocab) {
     table.place(as_token_id(id_value, file, fmt::format("model.vocab[\"{}\"]", piece)), std::string(piece),
                 TokenType::Normal);
   }
-  const std::vector<AddedToken> hf_added = read_json_added_tokens(file);
   table.place_added(hf_added);
 
   BpeConfig bpe;
