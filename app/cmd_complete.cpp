@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "backend/dense_forward.h"
+#include "chat_template_option.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "model/model_files.h"
@@ -39,29 +40,10 @@ std::vector<TokenId> prompt_ids(const ModelFiles& files, const CompleteOptions& 
     ids.insert(ids.end(), body.begin(), body.end());
     return ids;
   }
-  const SpecialTokens& s = tokenizer.special();
-  const std::string bos = s.bos ? tokenizer.piece(*s.bos) : "";
-  const std::string eos = s.eos ? tokenizer.piece(*s.eos) : "";
-  std::optional<ChatTemplate> chat_template;
-  if (!options.chat_template.empty()) {
-    const auto kind = chat_template_from_name(options.chat_template);
-    if (!kind)
-      fail("--chat-template '{}' is unknown (known: {})", options.chat_template,
-           fmt::join(chat_template_names(), ", "));
-    chat_template = ChatTemplate{*kind, bos, eos, ""};
-    if (files.chat_template_text())
-      if (auto detected = detect_chat_template(*files.chat_template_text(), bos, eos); detected && detected->kind == *kind)
-        chat_template = detected;
-  } else if (files.chat_template_text()) {
-    chat_template = detect_chat_template(*files.chat_template_text(), bos, eos);
-    if (!chat_template)
-      fail("the model's chat template is not one pagedgen recognises; pass --chat-template NAME (one of {})",
-           fmt::join(chat_template_names(), ", "));
-  } else {
-    fail("the model has no chat template; pass --chat-template NAME (one of {})", fmt::join(chat_template_names(), ", "));
-  }
+  const ResolvedChatTemplate resolved = resolve_chat_template(files, options.chat_template);
+  if (!resolved.chat_template) fail("{}", resolved.reason_if_none);
   const ChatMessage messages[] = {{"user", options.prompt}};
-  return tokenizer.encode(render_chat(*chat_template, messages, true), true);
+  return tokenizer.encode(render_chat(*resolved.chat_template, messages, true), true);
 }
 
 int run_complete(const CompleteOptions& options) {
@@ -115,8 +97,7 @@ void add_complete_command(CLI::App& app, CommandRunner& selected) {
   cmd->add_option("-n,--max-tokens", options->max_tokens, "Tokens to generate")->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--chat", options->chat, "Send PROMPT as a user message through the model's chat template");
-  cmd->add_option("--chat-template", options->chat_template,
-                  "Chat template family to use instead of the detected one (chatml, llama2, llama3, mistral, gemma, phi3)");
+  cmd->add_option("--chat-template", options->chat_template, chat_template_option_help());
   cmd->add_flag("--ignore-eos", options->ignore_eos, "Keep generating past end-of-generation tokens");
   cmd->parse_complete_callback([&selected, options] { selected = [options] { return run_complete(*options); }; });
 }

@@ -13,5 +13,6 @@ using CommandRunner = std::function<int()>;
 void add_inspect_command(CLI::App& app, CommandRunner& selected);
 void add_tokenize_command(CLI::App& app, CommandRunner& selected);
 void add_complete_command(CLI::App& app, CommandRunner& selected);
+void add_generate_command(CLI::App& app, CommandRunner& selected);
 
 }  // namespace pagedgen::app

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "pagedgen 0.1.0");
 
   CommandRunner selected;
+  add_generate_command(app, selected);
   add_inspect_command(app, selected);
   add_tokenize_command(app, selected);
   add_complete_command(app, selected);

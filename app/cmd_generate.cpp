@@ -1,0 +1,218 @@
+// `pagedgen generate`: decode every request of a JSONL file with the paged KV cache and
+// write one output line per non-blank input line, in input order, plus the KV stats.
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "backend/cpu_backend.h"
+#include "chat_template_option.h"
+#include "commands.h"
+#include "engine/engine.h"
+#include "engine/prompt_builder.h"
+#include "exit_codes.h"
+#include "io/output_writer.h"
+#include "io/plain_output.h"
+#include "io/request_reader.h"
+#include "model/model_files.h"
+#include "model/model_weights.h"
+#include "model_option.h"
+#include "util/byte_units.h"
+#include "util/error.h"
+
+namespace pagedgen::app {
+
+namespace {
+
+struct GenerateOptions {
+  std::string model;
+  std::string input;
+  std::string output;
+  std::string stats_path;
+  int32_t block_size = 16;
+  int32_t num_blocks = 0;
+  std::string kv_cache_memory = "1GiB";
+  int32_t max_num_seqs = 64;
+  int32_t max_batch_tokens = 2048;
+  int64_t max_model_len = 0;
+  bool no_prefix_sharing = false;
+  uint64_t seed = 0;
+  std::string chat_template;
+  std::size_t threads = 0;
+  bool quiet = false;
+  double progress_seconds = 10.0;
+  SamplingParams sampling = [] {
+    SamplingParams p;
+    p.max_tokens = 128;
+    return p;
+  }();
+};
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+int32_t pool_blocks(const GenerateOptions& options, std::size_t bytes_per_block) {
+  if (options.num_blocks > 0) return options.num_blocks;
+  const uint64_t budget = parse_byte_size(options.kv_cache_memory);
+  const uint64_t blocks = budget / bytes_per_block;
+  if (blocks == 0)
+    fail("--kv-cache-memory {} holds no block of {} ({} tokens); give more memory or a smaller --block-size",
+         options.kv_cache_memory, format_bytes(bytes_per_block), options.block_size);
+  return static_cast<int32_t>(std::min<uint64_t>(blocks, INT32_MAX));
+}
+
+int run_generate(const GenerateOptions& options) {
+  RunStats stats;
+  const auto load_start = Clock::now();
+  const ModelFiles files(resolve_model_path(options.model));
+  const ModelWeights weights = load_model_weights(files);
+  const ModelConfig& config = files.config();
+  const double load_seconds = seconds_since(load_start);
+  const int64_t max_model_len = options.max_model_len > 0 ? std::min(options.max_model_len, config.context_length)
+                                                          : config.context_length;
+
+  // Read every line first: the prefix planner needs the whole input.
+  const auto prepare_start = Clock::now();
+  std::ifstream input_file;
+  if (options.input != "-") {
+    input_file.open(options.input, std::ios::binary);
+    if (!input_file) fail("cannot open the input file '{}'", options.input);
+  }
+  std::istream& input = options.input == "-" ? std::cin : input_file;
+  std::ofstream output_file;
+  if (options.output != "-") {
+    output_file.open(options.output, std::ios::binary | std::ios::trunc);
+    if (!output_file) fail("cannot create the output file '{}'", options.output);
+  }
+  std::ostream& output = options.output == "-" ? std::cout : output_file;
+
+  OutputWriter writer(output, format_plain_line);
+  RequestReader reader(input, options.sampling);
+  const ResolvedChatTemplate chat = resolve_chat_template(files, options.chat_template);
+  const PromptBuilder builder(files.tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len);
+  std::vector<PreparedRequest> prepared;
+  std::vector<RequestError> errors;
+  while (std::optional<RequestItem> item = reader.next()) {
+    ++stats.num_requests;
+    std::visit(
+        [&](auto& value) {
+          writer.expect(value.index);
+          using T = std::decay_t<decltype(value)>;
+          if constexpr (std::is_same_v<T, RequestError>) {
+            errors.push_back(std::move(value));
+          } else {
+            auto built = builder.build(value);
+            if (auto* error = std::get_if<RequestError>(&built)) errors.push_back(std::move(*error));
+            else prepared.push_back(std::move(std::get<PreparedRequest>(built)));
+          }
+        },
+        *item);
+  }
+  stats.num_lines = static_cast<int64_t>(reader.num_lines());
+  stats.num_blank_lines = static_cast<int64_t>(reader.num_blank_lines());
+  const int64_t num_line_errors = static_cast<int64_t>(errors.size());
+  for (RequestError& error : errors) writer.complete(std::move(error));
+  const double prepare_seconds = seconds_since(prepare_start);
+
+  CpuBackend backend(config, weights, options.threads > 0 ? options.threads : default_num_threads());
+  EngineConfig engine_config;
+  engine_config.block_size = options.block_size;
+  engine_config.num_blocks = pool_blocks(options, backend.kv_bytes_per_block(static_cast<std::size_t>(options.block_size)));
+  engine_config.max_num_seqs = options.max_num_seqs;
+  engine_config.max_batch_tokens = options.max_batch_tokens;
+  engine_config.prefix_sharing = !options.no_prefix_sharing;
+  engine_config.max_model_len = max_model_len;
+  engine_config.run_seed = options.seed;
+  Engine engine(engine_config, backend, files.tokenizer(), config.vocab_size);
+
+  const std::size_t num_to_run = prepared.size();
+  std::size_t num_done = 0;
+  auto last_progress = Clock::now();
+  const auto run_start = Clock::now();
+  engine.run(
+      std::move(prepared),
+      [&](OutputRecord record) {
+        ++num_done;
+        writer.complete(std::move(record));
+      },
+      [&](const RunStats& s) {
+        if (options.quiet || seconds_since(last_progress) < options.progress_seconds) return;
+        last_progress = Clock::now();
+        fmt::print(stderr, "pagedgen: {}/{} requests done, {} tokens generated, {:.1f} tokens/s, KV blocks peak {}/{}\n",
+                   num_done, num_to_run, s.num_generated_tokens,
+                   s.num_generated_tokens / std::max(1e-9, seconds_since(run_start)), s.peak_used_blocks,
+                   engine_config.num_blocks);
+      });
+  output.flush();
+  if (!output) fail("writing the output failed (disk full?)");
+
+  RunStats& final_stats = engine.stats();
+  final_stats.model = files.path().string();
+  final_stats.num_lines = stats.num_lines;
+  final_stats.num_blank_lines = stats.num_blank_lines;
+  final_stats.num_requests = stats.num_requests;
+  final_stats.num_failed_requests += num_line_errors;
+  final_stats.load_seconds = load_seconds;
+  final_stats.prepare_seconds = prepare_seconds;
+  if (!options.stats_path.empty()) {
+    std::ofstream stats_file(options.stats_path, std::ios::binary | std::ios::trunc);
+    stats_file << final_stats.to_json();
+    if (!stats_file) fail("cannot write the stats file '{}'", options.stats_path);
+  }
+  if (!options.quiet) fmt::print(stderr, "{}", final_stats.summary());
+  return final_stats.num_failed_requests > 0 ? kExitLinesFailed : kExitOk;
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app, CommandRunner& selected) {
+  auto o = std::make_shared<GenerateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "generate",
+      "Decode every request of a JSONL file with a paged KV cache and prefix sharing. Input lines: "
+      "{\"id\": ..., \"prompt\": \"text\"} or {\"id\": ..., \"messages\": [{\"role\": \"user\", \"content\": "
+      "\"...\"}]}, with optional sampling fields (temperature, top_p, top_k, min_p, seed, stop, stop_token_ids, "
+      "max_tokens, min_tokens, ignore_eos, n) overriding the flags below. Output: one line per non-blank input "
+      "line, in input order: {\"id\", \"index\", \"text\", \"finish_reason\", \"usage\"} (\"choices\" when n > 1) "
+      "or {\"id\", \"index\", \"error\": {\"code\", \"message\"}}.");
+  add_model_option(*cmd, o->model);
+  cmd->add_option("-i,--input", o->input, "Input JSONL file; - reads standard input")->required();
+  cmd->add_option("-o,--output", o->output, "Output JSONL file; - writes standard output")->required();
+  cmd->add_option("--stats", o->stats_path, "Write the run's KV memory and time figures to this JSON file");
+  cmd->add_option("--block-size", o->block_size, "Tokens per KV block")->capture_default_str()->check(CLI::Range(1, 256));
+  cmd->add_option("--num-blocks", o->num_blocks, "KV pool size in blocks (overrides --kv-cache-memory)")
+      ->check(CLI::Range(1, INT32_MAX));
+  cmd->add_option("--kv-cache-memory", o->kv_cache_memory, "KV pool size in bytes (e.g. 512MiB, 2GiB)")
+      ->capture_default_str();
+  cmd->add_option("--max-num-seqs", o->max_num_seqs, "Sequences decoded at once, at most")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--max-batch-tokens", o->max_batch_tokens, "Tokens computed per step, at most (longer prefills are chunked)")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--max-model-len", o->max_model_len, "Prompt + generated tokens per sequence, at most (default: the model's context)")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 32));
+  cmd->add_flag("--no-prefix-sharing", o->no_prefix_sharing, "Do not share KV blocks between requests (for comparison)");
+  cmd->add_option("--seed", o->seed, "Run seed; a request without its own seed samples from (seed, its id, sample index)")
+      ->capture_default_str();
+  cmd->add_option("--chat-template", o->chat_template, chat_template_option_help());
+  cmd->add_option("--threads", o->threads, "CPU threads (default: all)");
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress lines or summary on stderr");
+  cmd->add_option("--progress-interval", o->progress_seconds, "Seconds between progress lines")->capture_default_str();
+  SamplingParams& s = o->sampling;
+  cmd->add_option("--temperature", s.temperature, "Default sampling temperature; 0 is greedy")->capture_default_str();
+  cmd->add_option("--top-p", s.top_p, "Default top-p")->capture_default_str();
+  cmd->add_option("--top-k", s.top_k, "Default top-k; 0 is off")->capture_default_str();
+  cmd->add_option("--min-p", s.min_p, "Default min-p; 0 is off")->capture_default_str();
+  cmd->add_option("--max-tokens", s.max_tokens, "Default tokens to generate per sample, at most")->capture_default_str();
+  cmd->add_option("--min-tokens", s.min_tokens, "Default tokens to generate before a stop may end a sample")
+      ->capture_default_str();
+  cmd->add_option("--stop", s.stop, "Default stop string (repeatable)");
+  cmd->add_flag("--ignore-eos", s.ignore_eos, "Keep generating past end-of-generation tokens by default");
+  cmd->add_option("-n", s.n, "Default samples per prompt")->capture_default_str();
+  cmd->footer(kExitCodesHelp);
+  cmd->parse_complete_callback([&selected, o] { selected = [o] { return run_generate(*o); }; });
+}
+
+}  // namespace pagedgen::app

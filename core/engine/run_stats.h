@@ -1,0 +1,82 @@
+// RunStats: how one run used its KV memory and time, every figure counted as it happened
+// (per engine step), never estimated. Written as JSON (--stats) and as a few human lines.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pagedgen {
+
+// What the KV cache held at the end of one engine step.
+struct KvSnapshot {
+  int64_t used_blocks = 0;          // blocks with a reference
+  int64_t allocated_slots = 0;      // used_blocks * block_size
+  int64_t filled_slots = 0;         // slots holding a token, each physical block once
+  int64_t logical_slots = 0;        // sum over sequences of their tokens with a slot
+  int64_t shared_blocks = 0;        // blocks referenced by more than one sequence
+  int64_t naive_max_len_slots = 0;  // sum over sequences holding KV of max_model_len
+  int64_t naive_request_slots = 0;  // ... of prompt + max_tokens
+};
+
+struct RunStats {
+  // The run.
+  std::string model;
+  std::string backend;
+  int64_t block_size = 0;
+  int64_t kv_bytes_per_block = 0;
+  int64_t num_pool_blocks = 0;
+  int64_t max_model_len = 0;
+  bool prefix_sharing = true;
+
+  // Requests and tokens.
+  int64_t num_lines = 0;             // input lines, blank ones included
+  int64_t num_blank_lines = 0;
+  int64_t num_requests = 0;          // non-blank lines
+  int64_t num_failed_requests = 0;   // lines written as error records
+  int64_t num_samples = 0;           // sequences decoded (n per request)
+  int64_t num_prompt_tokens = 0;     // over successful requests, once per request
+  int64_t num_distinct_prompt_tokens = 0;  // token-trie nodes of the plan
+  int64_t num_prefix_groups = 0;
+  int64_t num_computed_prompt_tokens = 0;  // prompt positions whose K/V were computed (recompute included)
+  int64_t num_generated_tokens = 0;
+
+  // KV memory over the steps.
+  int64_t num_steps = 0;
+  int64_t peak_used_blocks = 0;
+  int64_t sum_used_blocks = 0;       // over steps: mean = sum / num_steps
+  int64_t sum_allocated_slots = 0;
+  int64_t sum_filled_slots = 0;
+  int64_t sum_logical_slots = 0;
+  int64_t peak_allocated_slots = 0;
+  int64_t peak_filled_slots = 0;
+  int64_t peak_shared_blocks = 0;
+  int64_t sum_naive_max_len_slots = 0;
+  int64_t sum_naive_request_slots = 0;
+  int64_t peak_naive_max_len_slots = 0;
+  int64_t peak_naive_request_slots = 0;
+
+  // Prefix cache, copy-on-write, preemption.
+  int64_t prefix_lookup_blocks = 0;
+  int64_t prefix_hit_blocks = 0;
+  int64_t prefix_hit_tokens = 0;     // prompt tokens whose prefill was skipped
+  int64_t prefix_key_collisions = 0;
+  int64_t evictions = 0;
+  int64_t cow_copies = 0;
+  int64_t preemptions = 0;
+  int64_t recomputed_tokens = 0;
+
+  // Wall time per phase, seconds.
+  double load_seconds = 0;
+  double prepare_seconds = 0;        // read, template, tokenize, plan
+  double generate_seconds = 0;
+  double prefill_seconds = 0;        // steps that computed at least one prompt position
+  double decode_seconds = 0;         // steps that computed generated positions only
+
+  void add_snapshot(const KvSnapshot& snapshot);
+
+  std::string to_json() const;
+  // A few lines for stderr at the end of a run.
+  std::string summary() const;
+};
+
+}  // namespace pagedgen
