@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${1:-build}"
 threads="${2:-2}"
-seconds="${3:-0.3}"
+seconds="${3:-0.5}"
 lib="$build_dir/core/libpagedgen_core.a"
 if [[ ! -f "$lib" ]]; then
   echo "bench-cpu-gemm: $lib not found; build first (e.g. ninja -C $build_dir pagedgen_core)" >&2
