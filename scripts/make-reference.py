@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Writes tests/data/reference/: logits and greedy continuations of the default model
+(SmolLM2-135M-Instruct.Q4_1.gguf) computed by an independent implementation, llama.cpp
+through llama-cpp-python, for the CPU backend test to compare pagedgen's forward pass with.
+
+How it stays comparable with pagedgen:
+  - The Q4_1/Q8_0 model is first converted to an all-F32 GGUF in a temp dir: every tensor
+    dequantized with gguf.quants.dequantize (the same numbers pagedgen's dequantizer gives,
+    see tests/test_dequant.cpp), all metadata copied, general.file_type = 0 (ALL_F32). So
+    llama.cpp multiplies the exact weights pagedgen uses, in F32, not re-quantized
+    activations against Q4_1 blocks.
+  - llama.cpp runs on the CPU with an F32 KV cache (type_k = type_v = 0; its default is
+    F16), flash attention off, one sequence, n_ctx 512, n_batch 512, 2 threads.
+  - Prompts are tokenized by llama.cpp with add_bos=False (SmolLM2 sets add_bos_token
+    false) and special=True (so "<|im_start|>" is one token).
+  - Greedy tokens are argmax over the logits (first index on ties), each chosen token fed
+    back with Llama.eval; 32 steps always, with no stop on EOS, so every prompt has the
+    same count.
+
+Outputs (the total stays under 3 MB):
+  manifest.json  {"format": 1, "model_file", "model_sha256", "vocab_size", "num_prompts",
+                  "num_greedy_tokens", "logits_file", "logits_dtype", "logits_layout",
+                  "generator": {versions and llama.cpp settings}, "notes": [...],
+                  "prompts": [{"name", "text", "prompt_ids", "greedy_ids", "greedy_margins",
+                               "greedy_text", "logits_row"}]}
+                 logits_row indexes logits.f32; it holds the logits at the last prompt
+                 position (the distribution of the first generated token).
+  logits.f32     float32 little-endian, row-major [num_prompts][vocab_size], no header.
+
+Usage (versions used for the committed data: llama-cpp-python 0.3.36, gguf 0.19.0,
+numpy 2.4.6, Python 3.11):
+  python3 -m venv /tmp/refvenv
+  /tmp/refvenv/bin/pip install llama-cpp-python==0.3.36 gguf numpy
+  /tmp/refvenv/bin/python scripts/make-reference.py [out_dir]   (default tests/data/reference)
+The model is found as pagedgen finds it (core/model/default_model.cpp): $PAGEDGEN_MODEL,
+else $PAGEDGEN_MODELS_DIR, $XDG_CACHE_HOME/pagedgen/models, ~/.cache/pagedgen/models.
+"""
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import gguf
+from gguf import GGMLQuantizationType, GGUFValueType, quants
+
+import llama_cpp
+
+DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+NUM_GREEDY_TOKENS = 32
+N_CTX = 512
+N_THREADS = 2
+
+CHATML_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+
+
+def chatml(user: str) -> str:
+    return (f"<|im_start|>system\n{CHATML_SYSTEM}<|im_end|>\n"
+            f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n")
+
+
+# (name, text). Varied on purpose: lengths from one token to ~150, code, digits, several
+# scripts and emoji (multi-byte and byte-fallback tokens), and ChatML with special tokens.
+PROMPTS = [
+    ("capital_of_france", "The capital of France is"),
+    ("one_word", "Hello"),
+    ("story_start", "Once upon a time, in a small village by the sea,"),
+    ("long_paragraph",
+     "The history of computing is a story of abstraction. Early machines were programmed "
+     "by rewiring panels and flipping switches, and every program was written for one "
+     "particular machine. Assembly languages gave names to instructions, and compilers "
+     "later let people write formulas instead of opcodes. Operating systems hid the "
+     "details of disks and terminals behind files and processes, while virtual memory "
+     "let each program believe it owned the whole address space. Networks then joined "
+     "machines together, and protocols layered on protocols made it possible to send a "
+     "message across the world without knowing which cables it would travel through. "
+     "Each layer made the one below it invisible to most people, and that invisibility "
+     "is exactly what made the next layer possible. Today, a student can"),
+    ("python_code",
+     "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n"
+     "    if n < 2:\n        return n\n"),
+    ("c_code", "#include <stdio.h>\n\nint main(void) {\n    for (int i = 0; i < 10; ++i) {\n"),
+    ("numbers", "1, 1, 2, 3, 5, 8, 13, 21, 34, 55,"),
+    ("arithmetic", "Q: What is 127 + 385?\nA: 127 + 385 = "),
+    ("json", '{"name": "Alice", "age": 30, "languages": ["en", "fr"], "city": '),
+    ("multilingual_emoji",
+     "Bonjour, je m'appelle Zoé. Привет, мир! 東京は日本の首都です。🌍🚀 Ich heiße"),
+    ("chatml_question", chatml("What is the capital of France?")),
+    ("chatml_multiturn",
+     f"<|im_start|>system\n{CHATML_SYSTEM}<|im_end|>\n"
+     "<|im_start|>user\nWrite a haiku about autumn.<|im_end|>\n"
+     "<|im_start|>assistant\nCrimson leaves falling,\nwhispers of the cooling wind,\n"
+     "the year exhales slow.<|im_end|>\n"
+     "<|im_start|>user\nNow one about winter.<|im_end|>\n<|im_start|>assistant\n"),
+    ("whitespace", "Item\tPrice\n  apple\t1.20\n  pear\t0.95\n\n\nTotal:"),
+]
+
+
+def find_default_model() -> Path:
+    def env(name):
+        value = os.environ.get(name)
+        return value if value else None
+
+    if env("PAGEDGEN_MODEL"):
+        path = Path(env("PAGEDGEN_MODEL"))
+    else:
+        if env("PAGEDGEN_MODELS_DIR"):
+            models_dir = Path(env("PAGEDGEN_MODELS_DIR"))
+        elif env("XDG_CACHE_HOME"):
+            models_dir = Path(env("XDG_CACHE_HOME")) / "pagedgen" / "models"
+        elif env("HOME"):
+            models_dir = Path(env("HOME")) / ".cache" / "pagedgen" / "models"
+        else:
+            models_dir = Path(".cache") / "pagedgen" / "models"
+        path = models_dir / DEFAULT_MODEL_FILE
+    if not path.is_file():
+        sys.exit(f"error: default model not found at {path}; run scripts/fetch-model.sh "
+                 "or set PAGEDGEN_MODEL")
+    return path
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def field_value(field: gguf.ReaderField):
+    """A metadata value as the writer wants it (a string, a number, a list)."""
+    value = field.contents()
+    if field.types[0] == GGUFValueType.ARRAY and field.types[-1] != GGUFValueType.STRING:
+        return list(value)
+    return value
+
+
+def convert_to_f32(src: Path, dst: Path) -> None:
+    reader = gguf.GGUFReader(src)
+    arch = reader.get_field(gguf.Keys.General.ARCHITECTURE).contents()
+    writer = gguf.GGUFWriter(dst, arch)  # writes general.architecture itself
+    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key in (gguf.Keys.General.ARCHITECTURE,
+                                              gguf.Keys.General.FILE_TYPE):
+            continue  # header pseudo-fields, and the two keys set above
+        sub_type = field.types[-1] if field.types[0] == GGUFValueType.ARRAY else None
+        if field.types[0] == GGUFValueType.ARRAY and len(field.types) > 2:
+            sys.exit(f"error: nested array metadata {key} is not handled")
+        writer.add_key_value(key, field_value(field), field.types[0], sub_type=sub_type)
+    for tensor in reader.tensors:
+        # ggml order -> numpy order: the writer reverses the numpy shape back.
+        numpy_shape = tuple(int(d) for d in reversed(tensor.shape.tolist()))
+        values = quants.dequantize(tensor.data, tensor.tensor_type)
+        values = np.ascontiguousarray(values, dtype=np.float32).reshape(numpy_shape)
+        writer.add_tensor(tensor.name, values, raw_dtype=GGMLQuantizationType.F32)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def greedy(llm: llama_cpp.Llama, prompt_ids: list[int]):
+    """Logits at the last prompt position, NUM_GREEDY_TOKENS argmax tokens, and at each
+    step the gap between the best and second-best logit (a small gap is a step where an
+    implementation with other rounding may rightly choose differently)."""
+    llm.reset()
+    llm.eval(prompt_ids)
+    last_logits = np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32, copy=True)
+    generated, margins = [], []
+    logits = last_logits
+    for _ in range(NUM_GREEDY_TOKENS):
+        token = int(np.argmax(logits))
+        top2 = np.partition(logits, -2)[-2:]
+        generated.append(token)
+        margins.append(round(float(top2[1] - top2[0]), 6))
+        llm.eval([token])
+        logits = llm.scores[llm.n_tokens - 1]
+    return last_logits, generated, margins
+
+
+def main() -> None:
+    out_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else (
+        Path(__file__).resolve().parent.parent / "tests" / "data" / "reference")
+    model_path = find_default_model()
+    print(f"model: {model_path}")
+    model_sha256 = sha256_of(model_path)
+
+    with tempfile.TemporaryDirectory(prefix="pagedgen-ref-") as tmp:
+        f32_path = Path(tmp) / "model-f32.gguf"
+        convert_to_f32(model_path, f32_path)
+        print(f"converted to F32: {f32_path} ({f32_path.stat().st_size} bytes)")
+        llm = llama_cpp.Llama(
+            model_path=str(f32_path), n_ctx=N_CTX, n_threads=N_THREADS,
+            n_threads_batch=N_THREADS, logits_all=True,
+            type_k=int(GGMLQuantizationType.F32), type_v=int(GGMLQuantizationType.F32),
+            flash_attn=False, n_batch=N_CTX, n_ubatch=N_CTX, n_gpu_layers=0,
+            verbose=False, seed=0)
+        vocab_size = llm.n_vocab()
+
+        rows = []
+        entries = []
+        for index, (name, text) in enumerate(PROMPTS):
+            prompt_ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+            if len(prompt_ids) + NUM_GREEDY_TOKENS > N_CTX:
+                sys.exit(f"error: prompt {name} is too long for n_ctx {N_CTX}")
+            last_logits, generated, margins = greedy(llm, prompt_ids)
+            rows.append(last_logits)
+            greedy_text = llm.detokenize(generated, special=True).decode("utf-8", "replace")
+            entries.append({"name": name, "text": text, "prompt_ids": prompt_ids,
+                            "greedy_ids": generated, "greedy_margins": margins,
+                            "greedy_text": greedy_text,
+                            "logits_row": index})
+            print(f"{name}: {len(prompt_ids)} prompt tokens -> {greedy_text!r}")
+        del llm
+
+    logits = np.stack(rows).astype("<f4")
+    assert logits.shape == (len(PROMPTS), vocab_size)
+    assert np.all(np.isfinite(logits))
+
+    france = entries[0]
+    assert france["name"] == "capital_of_france"
+    if not france["greedy_text"].startswith(" Paris"):
+        sys.exit(f"error: sanity check failed: 'The capital of France is' continues with "
+                 f"{france['greedy_text']!r}, expected ' Paris...'")
+    print(f"sanity: 'The capital of France is' -> {france['greedy_text']!r}")
+
+    manifest = {
+        "format": 1,
+        "model_file": DEFAULT_MODEL_FILE,
+        "model_sha256": model_sha256,
+        "vocab_size": vocab_size,
+        "num_prompts": len(entries),
+        "num_greedy_tokens": NUM_GREEDY_TOKENS,
+        "logits_file": "logits.f32",
+        "logits_dtype": "float32 little-endian",
+        "logits_layout": "row-major [num_prompts][vocab_size]; row i = prompts[i].logits_row",
+        "generator": {
+            "script": "scripts/make-reference.py",
+            "implementation": "llama.cpp via llama-cpp-python",
+            "llama_cpp_python": llama_cpp.__version__,
+            "gguf": getattr(gguf, "__version__", None) or _package_version("gguf"),
+            "numpy": np.__version__,
+            "weights": "all tensors dequantized to F32 with gguf.quants.dequantize "
+                       "(general.file_type = ALL_F32)",
+            "kv_cache": "F32 (type_k = type_v = 0)",
+            "flash_attn": False,
+            "n_ctx": N_CTX,
+            "n_batch": N_CTX,
+            "n_threads": N_THREADS,
+            "tokenize": "add_bos=False, special=True",
+        },
+        "notes": [
+            "logits_row holds the logits at the last prompt position, before any "
+            "generated token.",
+            "greedy_ids: argmax (first index on ties) at each step, each token fed back "
+            "with Llama.eval; always num_greedy_tokens steps, no stop on EOS.",
+            "greedy_margins[i]: best minus second-best logit at greedy step i; where it is "
+            "tiny, another correct F32 implementation may pick the other token.",
+            "Computed in F32 on CPU; expect differences of order 1e-4..1e-3 in logits "
+            "from summation order, not exact equality.",
+        ],
+        "prompts": entries,
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "logits.f32").write_bytes(logits.tobytes(order="C"))
+    with open(out_dir / "manifest.json", "w", encoding="utf-8") as f:
+        json.dump(manifest, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    total = (out_dir / "logits.f32").stat().st_size + (out_dir / "manifest.json").stat().st_size
+    print(f"wrote {out_dir} ({total} bytes)")
+
+
+def _package_version(name: str) -> str:
+    from importlib.metadata import version
+    return version(name)
+
+
+if __name__ == "__main__":
+    main()
