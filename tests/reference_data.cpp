@@ -1,0 +1,38 @@
+#include "reference_data.h"
+
+#include <simdjson.h>
+
+#include <fstream>
+#include <stdexcept>
+
+#include "test_paths.h"
+
+namespace pagedgen::test {
+
+std::vector<ReferencePrompt> load_reference_prompts() {
+  const auto dir = data_dir() / "reference";
+  simdjson::dom::parser parser;
+  simdjson::dom::element manifest = parser.load((dir / "manifest.json").string());
+  const auto vocab = static_cast<std::size_t>(int64_t(manifest["vocab_size"]));
+  std::ifstream logits_file(dir / std::string(std::string_view(manifest["logits_file"])), std::ios::binary);
+  if (!logits_file) throw std::runtime_error("cannot open the reference logits");
+
+  std::vector<ReferencePrompt> prompts;
+  for (simdjson::dom::element p : manifest["prompts"].get_array()) {
+    ReferencePrompt r;
+    r.name = std::string(std::string_view(p["name"]));
+    r.text = std::string(std::string_view(p["text"]));
+    for (int64_t id : p["prompt_ids"].get_array()) r.prompt_ids.push_back(static_cast<TokenId>(id));
+    for (int64_t id : p["greedy_ids"].get_array()) r.greedy_ids.push_back(static_cast<TokenId>(id));
+    for (double m : p["greedy_margins"].get_array()) r.greedy_margins.push_back(static_cast<float>(m));
+    const auto row = static_cast<std::size_t>(int64_t(p["logits_row"]));
+    r.logits.resize(vocab);
+    logits_file.seekg(static_cast<std::streamoff>(row * vocab * sizeof(float)));
+    logits_file.read(reinterpret_cast<char*>(r.logits.data()), static_cast<std::streamsize>(vocab * sizeof(float)));
+    if (!logits_file) throw std::runtime_error("reference logits file is too short");
+    prompts.push_back(std::move(r));
+  }
+  return prompts;
+}
+
+}  // namespace pagedgen::test
