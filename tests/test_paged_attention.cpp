@@ -71,9 +71,10 @@ std::vector<float> run_plan(const Dims& dims, int32_t block_size, std::size_t nu
       v.insert(v.end(), d.v.begin(), d.v.end());
     }
     std::vector<float> out(q.size(), std::numeric_limits<float>::quiet_NaN());  // poisoned
-    cpu::write_kv_cache(batch, k.data(), v.data(), layout, k_pool.data(), v_pool.data());
+    cpu::write_kv_cache(cpu::kv_write_args(batch, k.data(), v.data(), k_pool.data(), v_pool.data(), layout));
     const float scale = 1.0f / std::sqrt(static_cast<float>(dims.head_dim));
-    cpu::paged_attention(batch, q.data(), dims.num_heads, k_pool.data(), v_pool.data(), layout, scale, out.data(),
+    cpu::paged_attention(cpu::paged_attention_args(batch, q.data(), static_cast<int32_t>(dims.num_heads),
+                                                   k_pool.data(), v_pool.data(), layout, scale, out.data()),
                          pool);
     all_out.insert(all_out.end(), out.begin(), out.end());
   }
@@ -184,7 +185,7 @@ TEST_CASE("write_kv_cache puts each token's heads at its slot and nowhere else")
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = -k[i];
   std::vector<float> k_pool(static_cast<std::size_t>(layout.elements_per_layer()), 99.0f);
   std::vector<float> v_pool(k_pool.size(), 99.0f);
-  cpu::write_kv_cache(batch, k.data(), v.data(), layout, k_pool.data(), v_pool.data());
+  cpu::write_kv_cache(cpu::kv_write_args(batch, k.data(), v.data(), k_pool.data(), v_pool.data(), layout));
   std::vector<float> expected(k_pool.size(), 99.0f);
   // token 0 -> block 2 slot 1: head 0 at 2*24 + 0*12 + 1*3 = 51, head 1 at 63
   for (int d = 0; d < 3; ++d) {

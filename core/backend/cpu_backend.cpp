@@ -135,9 +135,12 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
                 config_.rope_layout, weights_.rope_inv_freq);
     });
     // Every new token's K/V goes in before attention: later tokens of a chunk read earlier ones.
-    cpu::write_kv_cache(batch, k_.data(), v_.data(), layout_, k_pools_[layer].data(), v_pools_[layer].data());
-    cpu::paged_attention(batch, q_.data(), num_heads, k_pools_[layer].data(), v_pools_[layer].data(), layout_, scale,
-                         attn_.data(), pool_);
+    cpu::write_kv_cache(
+        cpu::kv_write_args(batch, k_.data(), v_.data(), k_pools_[layer].data(), v_pools_[layer].data(), layout_));
+    cpu::paged_attention(cpu::paged_attention_args(batch, q_.data(), static_cast<int32_t>(num_heads),
+                                                   k_pools_[layer].data(), v_pools_[layer].data(), layout_, scale,
+                                                   attn_.data()),
+                         pool_);
     cpu::gemm(attn_.data(), w.wo, proj_.data(), n, q_dim, hidden, pool_);
     add_in_place(x_.data(), proj_.data(), n * hidden);
 

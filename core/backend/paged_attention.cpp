@@ -24,55 +24,91 @@ void fma_row(float* acc, float weight, const float* v, std::size_t n) {
 }
 
 // The sequence each token belongs to, from query_start.
-std::vector<int32_t> token_sequences(const StepBatch& batch) {
-  std::vector<int32_t> seq_of(static_cast<std::size_t>(batch.num_tokens));
-  for (int32_t s = 0; s < batch.num_seqs; ++s)
-    for (int32_t t = batch.query_start[s]; t < batch.query_start[s + 1]; ++t) seq_of[static_cast<std::size_t>(t)] = s;
+std::vector<int32_t> token_sequences(const PagedAttentionArgs& args) {
+  std::vector<int32_t> seq_of(static_cast<std::size_t>(args.num_tokens));
+  for (int32_t s = 0; s < args.num_seqs; ++s)
+    for (int32_t t = args.query_start[s]; t < args.query_start[s + 1]; ++t) seq_of[static_cast<std::size_t>(t)] = s;
   return seq_of;
 }
 
 }  // namespace
 
-void write_kv_cache(const StepBatch& batch, const float* k, const float* v, KvLayout layout, float* k_pool,
-                    float* v_pool) {
+KvWriteArgs kv_write_args(const StepBatch& batch, const float* k, const float* v, float* k_pool, float* v_pool,
+                          KvLayout layout) {
+  PG_CHECK(batch.slot_mapping.size() == static_cast<std::size_t>(batch.num_tokens), "slot mapping of {} for {} tokens",
+           batch.slot_mapping.size(), batch.num_tokens);
+  return KvWriteArgs{k, v, batch.slot_mapping.data(), batch.num_tokens, k_pool, v_pool, layout};
+}
+
+PagedAttentionArgs paged_attention_args(const StepBatch& batch, const float* q, int32_t num_heads,
+                                        const float* k_pool, const float* v_pool, KvLayout layout, float scale,
+                                        float* out) {
+  PG_CHECK(batch.positions.size() == static_cast<std::size_t>(batch.num_tokens) &&
+               batch.query_start.size() == static_cast<std::size_t>(batch.num_seqs) + 1 &&
+               batch.context_lens.size() == static_cast<std::size_t>(batch.num_seqs) &&
+               batch.block_tables.size() ==
+                   static_cast<std::size_t>(batch.num_seqs) * static_cast<std::size_t>(batch.max_blocks_per_seq),
+           "step batch arrays disagree with its {} tokens and {} sequences", batch.num_tokens, batch.num_seqs);
+  return PagedAttentionArgs{q,
+                            k_pool,
+                            v_pool,
+                            out,
+                            batch.positions.data(),
+                            batch.query_start.data(),
+                            batch.context_lens.data(),
+                            batch.block_tables.data(),
+                            batch.num_tokens,
+                            batch.num_seqs,
+                            batch.max_blocks_per_seq,
+                            num_heads,
+                            scale,
+                            layout};
+}
+
+void write_kv_cache(const KvWriteArgs& args) {
+  const KvLayout layout = args.layout;
   const auto head_dim = static_cast<std::size_t>(layout.head_dim);
-  for (std::size_t t = 0; t < static_cast<std::size_t>(batch.num_tokens); ++t) {
-    const KvSlot slot = split_slot(batch.slot_mapping[t], layout.block_size);
-    PG_CHECK(slot.block_id >= 0 && slot.block_id < layout.num_blocks, "token {} maps to slot {} outside a pool of {} blocks",
-             t, batch.slot_mapping[t], layout.num_blocks);
+  for (std::size_t t = 0; t < static_cast<std::size_t>(args.num_tokens); ++t) {
+    const KvSlot slot = split_slot(args.slot_mapping[t], layout.block_size);
+    PG_CHECK(args.slot_mapping[t] >= 0 && slot.block_id < layout.num_blocks,
+             "token {} maps to slot {} outside a pool of {} blocks", t, args.slot_mapping[t], layout.num_blocks);
     for (int64_t h = 0; h < layout.num_kv_heads; ++h) {
       const std::size_t src = (t * static_cast<std::size_t>(layout.num_kv_heads) + static_cast<std::size_t>(h)) * head_dim;
       const int64_t dst = layout.offset(slot.block_id, h, slot.slot_in_block, 0);
-      std::memcpy(k_pool + dst, k + src, head_dim * sizeof(float));
-      std::memcpy(v_pool + dst, v + src, head_dim * sizeof(float));
+      std::memcpy(args.k_pool + dst, args.k + src, head_dim * sizeof(float));
+      std::memcpy(args.v_pool + dst, args.v + src, head_dim * sizeof(float));
     }
   }
 }
 
-void paged_attention(const StepBatch& batch, const float* q, std::size_t num_heads, const float* k_pool,
-                     const float* v_pool, KvLayout layout, float scale, float* out, CpuThreadPool& pool) {
+void paged_attention(const PagedAttentionArgs& args, CpuThreadPool& pool) {
+  const KvLayout layout = args.layout;
+  const auto num_heads = static_cast<std::size_t>(args.num_heads);
+  const float scale = args.scale;
+  float* const out = args.out;
+  const float* const k_pool = args.k_pool;
+  const float* const v_pool = args.v_pool;
   const auto num_kv_heads = static_cast<std::size_t>(layout.num_kv_heads);
   const auto head_dim = static_cast<std::size_t>(layout.head_dim);
   const auto block_size = static_cast<std::size_t>(layout.block_size);
   PG_CHECK(num_kv_heads > 0 && num_heads % num_kv_heads == 0, "{} query heads for {} KV heads", num_heads,
            num_kv_heads);
   const std::size_t group = num_heads / num_kv_heads;
-  const std::vector<int32_t> seq_of = token_sequences(batch);
+  const std::vector<int32_t> seq_of = token_sequences(args);
 
   // One task: one token and one KV head, with the `group` query heads that read it, so
   // each K/V vector is loaded once for all of them.
-  pool.run(static_cast<std::size_t>(batch.num_tokens) * num_kv_heads, [&](std::size_t task, std::size_t) {
+  pool.run(static_cast<std::size_t>(args.num_tokens) * num_kv_heads, [&](std::size_t task, std::size_t) {
     const std::size_t t = task / num_kv_heads;
     const std::size_t kv_head = task % num_kv_heads;
     const auto s = static_cast<std::size_t>(seq_of[t]);
-    const auto num_visible = static_cast<std::size_t>(batch.positions[t]) + 1;  // causal: 0..p
-    PG_CHECK(num_visible <= static_cast<std::size_t>(batch.context_lens[s]),
-             "token {} at position {} sees past its sequence's context of {}", t, batch.positions[t],
-             batch.context_lens[s]);
-    PG_CHECK((num_visible + block_size - 1) / block_size <= static_cast<std::size_t>(batch.max_blocks_per_seq),
-             "position {} needs more blocks than the table's {}", batch.positions[t], batch.max_blocks_per_seq);
-    const int32_t* block_table = batch.block_tables.data() + s * static_cast<std::size_t>(batch.max_blocks_per_seq);
-    const float* q_token = q + t * num_heads * head_dim;
+    PG_CHECK(args.positions[t] >= 0 && args.positions[t] < args.context_lens[s],
+             "token {} at position {} outside its sequence's context of {}", t, args.positions[t], args.context_lens[s]);
+    const auto num_visible = static_cast<std::size_t>(args.positions[t]) + 1;  // causal: 0..p
+    PG_CHECK((num_visible + block_size - 1) / block_size <= static_cast<std::size_t>(args.max_blocks_per_seq),
+             "position {} needs more blocks than the table's {}", args.positions[t], args.max_blocks_per_seq);
+    const int32_t* block_table = args.block_tables + s * static_cast<std::size_t>(args.max_blocks_per_seq);
+    const float* q_token = args.q + t * num_heads * head_dim;
     for (std::size_t b = 0; b * block_size < num_visible; ++b)
       PG_CHECK(block_table[b] >= 0 && block_table[b] < layout.num_blocks,
                "sequence {} lists block {} outside a pool of {} blocks", s, block_table[b], layout.num_blocks);

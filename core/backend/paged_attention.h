@@ -1,33 +1,29 @@
 // CPU reference of the paged-cache operations: writing new K/V through the slot mapping,
 // and causal attention that reads K/V through each sequence's block table. The CUDA
-// kernels take the same arguments and are checked against these.
+// kernels take the same argument structs (paged_attention_args.h) and are checked
+// against these.
 #pragma once
 
-#include <cstddef>
-
 #include "backend/cpu_thread_pool.h"
-#include "backend/kv_layout.h"
+#include "backend/paged_attention_args.h"
 #include "engine/step_batch.h"
 
 namespace pagedgen::cpu {
 
-// k_pool[layout.offset(block, h, slot, d)] = k[t][h][d] (and v alike) for each token t of
-// the batch, where slot_mapping[t] = block * block_size + slot.
-//   k, v: (num_tokens, num_kv_heads, head_dim);  k_pool, v_pool: one layer, see kv_layout.h
-void write_kv_cache(const StepBatch& batch, const float* k, const float* v, KvLayout layout, float* k_pool,
-                    float* v_pool);
+// Copies each new token's K and V heads to its slot in one layer's pools.
+void write_kv_cache(const KvWriteArgs& args);
 
-// out (num_tokens, num_heads, head_dim): for token t of sequence s at position p and query
-// head h, softmax over j = 0..p of scale * q.k_j, times v_j, with K/V of head
-// h / (num_heads / num_kv_heads) read at position j through block_tables[s]:
-//
-//   position j  ->  block_tables[s][j / block_size], slot j % block_size
-//
-// The arithmetic follows j (scores, running max, exp sum, weighted V sum, all in
-// increasing j), never the blocks, so the result is the same bits at every block size,
-// for any block ids, and whatever else is in the batch. Multithreaded over (token, kv head).
-//   q: (num_tokens, num_heads, head_dim)
-void paged_attention(const StepBatch& batch, const float* q, std::size_t num_heads, const float* k_pool,
-                     const float* v_pool, KvLayout layout, float scale, float* out, CpuThreadPool& pool);
+// out = softmax(scale * q . k_j) . v_j over j = 0..p for every token and query head. The
+// arithmetic follows j (scores, max, exp sum, weighted V sum, all in increasing j), never
+// the blocks, so the result is the same bits at every block size, for any block ids, and
+// whatever else is in the batch. Multithreaded over (token, kv head).
+void paged_attention(const PagedAttentionArgs& args, CpuThreadPool& pool);
+
+// The argument structs for one layer of a StepBatch (host pointers into the batch).
+KvWriteArgs kv_write_args(const StepBatch& batch, const float* k, const float* v, float* k_pool, float* v_pool,
+                          KvLayout layout);
+PagedAttentionArgs paged_attention_args(const StepBatch& batch, const float* q, int32_t num_heads,
+                                        const float* k_pool, const float* v_pool, KvLayout layout, float scale,
+                                        float* out);
 
 }  // namespace pagedgen::cpu
