@@ -150,6 +150,8 @@ TEST_CASE("temperature 0 is greedy; a tiny temperature samples among tied maxima
   // An extreme temperature does not overflow: (logit - max) / T is 0 or -inf.
   Rng r2(0);
   CHECK(sampler.sample(logits, sampled(1e-300), 0, {}, r2) == 1);
+  Rng r3(0);  // 1 / 1e-310 overflows to inf: the tied maxima still weigh 1
+  CHECK(sampler.sample(logits, sampled(1e-310), 0, {}, r3) == 1);
 }
 
 TEST_CASE("top_k = 1 equals greedy") {

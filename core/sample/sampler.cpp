@@ -85,7 +85,9 @@ TokenId Sampler::sample_random(std::span<const float> logits, const SamplingPara
       ++next_masked;
       continue;
     }
-    const double exponent = (static_cast<double>(logits[i]) - max_logit) * inverse_temperature;
+    // 1 / temperature may overflow to inf for a denormal temperature; 0 * inf must stay 0.
+    const double difference = static_cast<double>(logits[i]) - max_logit;
+    const double exponent = difference == 0.0 ? 0.0 : difference * inverse_temperature;
     if (exponent < kZeroWeightExponent) continue;
     const auto weight = static_cast<uint64_t>(std::exp(exponent) * scale);  // floor: both >= 0
     if (weight > 0) candidates_.push_back({weight, static_cast<TokenId>(i)});
