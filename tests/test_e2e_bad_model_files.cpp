@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_runner.h"
 #include "gguf_writer.h"
 #include "test_paths.h"
 
@@ -15,29 +16,15 @@ using namespace pagedgen::test;
 
 namespace {
 
-struct RunResult {
-  int exit_code;
-  std::string stderr_text;
-};
-
 // Runs `pagedgen inspect -m model`, stdout discarded, stderr captured in a file.
-RunResult run_inspect(const TempDir& dir, const std::filesystem::path& model) {
-  const std::filesystem::path err = dir / "stderr.txt";
-  const std::string command = fmt::format("'{}' inspect -m '{}' >/dev/null 2>'{}'",
-                                          pagedgen_binary().string(), model.string(), err.string());
-  const int status = std::system(command.c_str());
-  REQUIRE(status != -1);
-  REQUIRE(WIFEXITED(status));
-  std::ifstream in(err);
-  std::stringstream text;
-  text << in.rdbuf();
-  return {WEXITSTATUS(status), text.str()};
+CliResult run_inspect(const TempDir& dir, const std::filesystem::path& model) {
+  return run_pagedgen(fmt::format("inspect -m '{}'", model.string()), dir / "stderr.txt");
 }
 
 // Exit code 3 and one stderr line "pagedgen: error: ..." containing the path and `words`.
 void expect_fatal(const TempDir& dir, const std::filesystem::path& model,
                   std::initializer_list<std::string_view> words) {
-  const RunResult result = run_inspect(dir, model);
+  const CliResult result = run_inspect(dir, model);
   CAPTURE(result.stderr_text);
   CHECK(result.exit_code == 3);
   CHECK(result.stderr_text.rfind("pagedgen: error: ", 0) == 0);

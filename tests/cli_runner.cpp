@@ -1,0 +1,31 @@
+#include "cli_runner.h"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "test_paths.h"
+
+namespace pagedgen::test {
+
+CliResult run_pagedgen(const std::string& args, const std::filesystem::path& stderr_file) {
+  const std::string command =
+      fmt::format("'{}' {} >/dev/null 2>'{}'", pagedgen_binary().string(), args, stderr_file.string());
+  const int status = std::system(command.c_str());
+  REQUIRE(status != -1);
+  REQUIRE(WIFEXITED(status));
+  return {WEXITSTATUS(status), read_file(stderr_file)};
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace pagedgen::test
