@@ -175,6 +175,24 @@ void Engine::run(std::vector<PreparedRequest> requests, const std::function<void
     backend_.forward(batch, logits);
     scheduler.on_step_done(out);
 
+    // The KV memory this step used: taken before finished samples give their blocks back.
+    const KvCacheStats kv = scheduler.kv().stats();
+    KvSnapshot snap;
+    snap.used_blocks = kv.num_used_blocks;
+    snap.allocated_slots = kv.num_allocated_slots;
+    snap.filled_slots = kv.num_filled_slots;
+    snap.logical_slots = kv.num_logical_slots;
+    for (BlockId b = 0; b < scheduler.kv().num_blocks(); ++b)
+      if (scheduler.kv().pool().ref_count(b) > 1) ++snap.shared_blocks;
+    for (uint64_t id : scheduler.kv().sequence_ids()) {
+      const Sequence& seq = scheduler.sequence(id);
+      const PreparedRequest& r = *states[static_cast<std::size_t>(seq.request_index)].request;
+      snap.naive_max_len_slots += config_.max_model_len;
+      snap.naive_request_slots += std::min<int64_t>(config_.max_model_len, seq.num_prompt_tokens + r.sampling.max_tokens);
+    }
+    stats_.add_snapshot(snap);
+
+
     bool any_prompt = false;
     std::size_t logits_row = 0;
     for (const ScheduledSequence& s : out.scheduled) {
@@ -234,21 +252,6 @@ void Engine::run(std::vector<PreparedRequest> requests, const std::function<void
       }
     }
 
-    const KvCacheStats kv = scheduler.kv().stats();
-    KvSnapshot snap;
-    snap.used_blocks = kv.num_used_blocks;
-    snap.allocated_slots = kv.num_allocated_slots;
-    snap.filled_slots = kv.num_filled_slots;
-    snap.logical_slots = kv.num_logical_slots;
-    for (BlockId b = 0; b < scheduler.kv().num_blocks(); ++b)
-      if (scheduler.kv().pool().ref_count(b) > 1) ++snap.shared_blocks;
-    for (uint64_t id : scheduler.kv().sequence_ids()) {
-      const Sequence& seq = scheduler.sequence(id);
-      const PreparedRequest& r = *states[static_cast<std::size_t>(seq.request_index)].request;
-      snap.naive_max_len_slots += config_.max_model_len;
-      snap.naive_request_slots += std::min<int64_t>(config_.max_model_len, seq.num_prompt_tokens + r.sampling.max_tokens);
-    }
-    stats_.add_snapshot(snap);
     const double step_seconds = std::chrono::duration<double>(Clock::now() - step_start).count();
     (any_prompt ? stats_.prefill_seconds : stats_.decode_seconds) += step_seconds;
     if (on_step) on_step(stats_);
