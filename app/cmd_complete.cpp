@@ -63,7 +63,7 @@ int run_complete(const CompleteOptions& options) {
          options.max_tokens, config.context_length);
   DenseForward model(config, weights, capacity);
 
-  IncrementalDecoder decoder(tokenizer, false);
+  IncrementalDecoder decoder(tokenizer, false, false);
   std::vector<float> logits = model.forward(prompt);
   const auto t2 = Clock::now();
   std::size_t generated = 0;

@@ -98,6 +98,7 @@ TEST_CASE("stats of a hand-worked two-group workload") {
   CHECK(s.sum_allocated_slots == 148);
   CHECK(s.sum_filled_slots == 130);
   CHECK(s.sum_logical_slots == 130);  // one sequence at a time: nothing shared at once
+  CHECK(s.sum_sequence_slots == 148);
   CHECK(s.sum_naive_max_len_slots == 12 * 8192);
   CHECK(s.sum_naive_request_slots == 2 * (14 + 15 + 13 + 13 + 11 + 8));
   CHECK(s.cow_copies == 0);

@@ -162,3 +162,22 @@ TEST_CASE("IncrementalDecoder on the default model: emoji and CJK across tokens"
   CHECK(joined == text);
   CHECK(tokenizer->decode(ids, false) == text);
 }
+
+TEST_CASE("IncrementalDecoder keeps SentencePiece's leading space when continuing a prompt") {
+  const auto vocab = pagedgen::test::shared_dir() / "tokenizer-vectors" / "ggml-vocab-llama-spm.gguf";
+  if (!std::filesystem::exists(vocab)) {
+    MESSAGE("skipped: " << vocab.string() << " is absent");
+    return;
+  }
+  const pagedgen::GgufFile gguf(vocab);
+  const auto tokenizer = pagedgen::load_tokenizer(gguf);
+  const std::vector<pagedgen::TokenId> ids = tokenizer->encode("Paris is big", false);  // "▁Paris", ...
+  auto stream = [&](bool at_text_start) {
+    pagedgen::IncrementalDecoder decoder(*tokenizer, false, at_text_start);
+    std::string text;
+    for (pagedgen::TokenId id : ids) text += decoder.push(id);
+    return text + decoder.finish();
+  };
+  CHECK(stream(true) == "Paris is big");    // a text of its own, as decode() gives
+  CHECK(stream(false) == " Paris is big");  // generated after a prompt: the space is output
+}

@@ -101,7 +101,7 @@ void Engine::run(std::vector<PreparedRequest> requests, const std::function<void
   uint64_t next_seq_id = 0;
   auto new_sample = [&](const PreparedRequest& r, int32_t sample_index) {
     const uint64_t seed = sample_seed(r.sampling.seed, config_.run_seed, r.seed_key, static_cast<uint64_t>(sample_index));
-    return std::make_unique<SampleState>(SampleState{Rng(seed), IncrementalDecoder(tokenizer_, false),
+    return std::make_unique<SampleState>(SampleState{Rng(seed), IncrementalDecoder(tokenizer_, false, false),
                                                      StopChecker(r.sampling, tokenizer_.special().end_of_generation)});
   };
   for (int32_t request_index : plan.order) {
@@ -185,6 +185,7 @@ void Engine::run(std::vector<PreparedRequest> requests, const std::function<void
     for (BlockId b = 0; b < scheduler.kv().num_blocks(); ++b)
       if (scheduler.kv().pool().ref_count(b) > 1) ++snap.shared_blocks;
     for (uint64_t id : scheduler.kv().sequence_ids()) {
+      snap.sequence_slots += static_cast<int64_t>(scheduler.kv().block_table(id).size()) * config_.block_size;
       const Sequence& seq = scheduler.sequence(id);
       const PreparedRequest& r = *states[static_cast<std::size_t>(seq.request_index)].request;
       snap.naive_max_len_slots += config_.max_model_len;

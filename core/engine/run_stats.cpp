@@ -21,6 +21,7 @@ void RunStats::add_snapshot(const KvSnapshot& s) {
   sum_allocated_slots += s.allocated_slots;
   sum_filled_slots += s.filled_slots;
   sum_logical_slots += s.logical_slots;
+  sum_sequence_slots += s.sequence_slots;
   sum_naive_max_len_slots += s.naive_max_len_slots;
   sum_naive_request_slots += s.naive_request_slots;
   peak_used_blocks = std::max(peak_used_blocks, s.used_blocks);
@@ -62,11 +63,14 @@ std::string RunStats::to_json() const {
                               num_steps, peak_used_blocks, real(ratio(static_cast<double>(sum_used_blocks), steps)),
                               peak_shared_blocks, peak_kv_bytes));
   field("slots", fmt::format(
-      "{{\"allocated_sum\": {}, \"filled_sum\": {}, \"logical_sum\": {}, \"peak_allocated\": {}, "
-      "\"peak_filled\": {}, \"utilization\": {}, \"internal_fragmentation\": {}, \"sharing_factor\": {}}}",
-      sum_allocated_slots, sum_filled_slots, sum_logical_slots, peak_allocated_slots, peak_filled_slots,
+      "{{\"allocated_sum\": {}, \"filled_sum\": {}, \"logical_sum\": {}, \"sequence_allocated_sum\": {}, "
+      "\"peak_allocated\": {}, \"peak_filled\": {}, \"utilization\": {}, \"internal_fragmentation\": {}, "
+      "\"sequence_utilization\": {}, \"sharing_factor\": {}}}",
+      sum_allocated_slots, sum_filled_slots, sum_logical_slots, sum_sequence_slots, peak_allocated_slots,
+      peak_filled_slots,
       real(ratio(static_cast<double>(sum_filled_slots), static_cast<double>(sum_allocated_slots))),
       real(1.0 - ratio(static_cast<double>(sum_filled_slots), static_cast<double>(sum_allocated_slots))),
+      real(ratio(static_cast<double>(sum_logical_slots), static_cast<double>(sum_sequence_slots))),
       real(ratio(static_cast<double>(sum_logical_slots), static_cast<double>(sum_filled_slots)))));
   field("naive_reservation", fmt::format(
       "{{\"max_model_len_slots_sum\": {}, \"request_slots_sum\": {}, \"peak_max_model_len_slots\": {}, "
@@ -101,11 +105,13 @@ std::string RunStats::summary() const {
                    num_requests, num_failed_requests, num_samples, num_prompt_tokens, num_computed_prompt_tokens,
                    prefix_hit_tokens, num_generated_tokens, generate_seconds,
                    ratio(static_cast<double>(num_generated_tokens), generate_seconds));
+  const double seq_util = ratio(static_cast<double>(sum_logical_slots), static_cast<double>(sum_sequence_slots));
   s += fmt::format("pagedgen: KV blocks of {} tokens ({}): peak {} of {} in use ({}), mean {:.1f}; {:.2f}% of "
-                   "allocated slots held a token; sharing factor {:.2f}\n",
+                   "allocated slots held a token ({:.2f}% of each sequence's slots); sharing factor {:.2f}\n",
                    block_size, format_bytes(static_cast<uint64_t>(kv_bytes_per_block)), peak_used_blocks,
                    num_pool_blocks, format_bytes(static_cast<uint64_t>(peak_used_blocks * kv_bytes_per_block)),
-                   ratio(static_cast<double>(sum_used_blocks), static_cast<double>(num_steps)), 100.0 * util, sharing);
+                   ratio(static_cast<double>(sum_used_blocks), static_cast<double>(num_steps)), 100.0 * util,
+                   100.0 * seq_util, sharing);
   const int64_t bytes_per_slot = block_size > 0 ? kv_bytes_per_block / block_size : 0;
   s += fmt::format("pagedgen: naive reservation would have peaked at {} (max_model_len per sequence) or {} "
                    "(prompt + max_tokens); {} copy-on-write copies, {} preemptions ({} tokens recomputed)\n",

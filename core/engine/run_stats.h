@@ -13,6 +13,7 @@ struct KvSnapshot {
   int64_t allocated_slots = 0;      // used_blocks * block_size
   int64_t filled_slots = 0;         // slots holding a token, each physical block once
   int64_t logical_slots = 0;        // sum over sequences of their tokens with a slot
+  int64_t sequence_slots = 0;       // sum over sequences of their blocks * block_size (shared ones per sharer)
   int64_t shared_blocks = 0;        // blocks referenced by more than one sequence
   int64_t naive_max_len_slots = 0;  // sum over sequences holding KV of max_model_len
   int64_t naive_request_slots = 0;  // ... of prompt + max_tokens
@@ -47,6 +48,7 @@ struct RunStats {
   int64_t sum_allocated_slots = 0;
   int64_t sum_filled_slots = 0;
   int64_t sum_logical_slots = 0;
+  int64_t sum_sequence_slots = 0;
   int64_t peak_allocated_slots = 0;
   int64_t peak_filled_slots = 0;
   int64_t peak_shared_blocks = 0;

@@ -64,8 +64,8 @@ void Tokenizer::complete_special_tokens() {
   for (const std::string_view text : kEndOfTurnTexts) add(find_token(text));
 }
 
-IncrementalDecoder::IncrementalDecoder(const Tokenizer& tokenizer, bool render_special)
-    : tokenizer_(tokenizer), render_special_(render_special) {}
+IncrementalDecoder::IncrementalDecoder(const Tokenizer& tokenizer, bool render_special, bool at_text_start)
+    : tokenizer_(tokenizer), render_special_(render_special), first_(at_text_start) {}
 
 std::string IncrementalDecoder::push(TokenId id) {
   std::string piece = tokenizer_.token_bytes(id, render_special_);

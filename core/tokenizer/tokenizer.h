@@ -71,7 +71,10 @@ class Tokenizer {
 // of an unfinished character are held until the token that completes them arrives.
 class IncrementalDecoder {
  public:
-  IncrementalDecoder(const Tokenizer& tokenizer, bool render_special);
+  // `at_text_start`: the tokens begin a text, so SentencePiece's added leading space is
+  // dropped as decode() does; false when they continue a prompt (generation), where that
+  // space belongs to the output (" Paris" after "The capital of France is").
+  IncrementalDecoder(const Tokenizer& tokenizer, bool render_special, bool at_text_start = true);
   // Appends one token and returns the newly completed text (possibly empty).
   std::string push(TokenId id);
   // Text held back at the end (an incomplete character), as U+FFFD replacement(s).
@@ -80,7 +83,7 @@ class IncrementalDecoder {
  private:
   const Tokenizer& tokenizer_;
   bool render_special_;
-  bool first_ = true;
+  bool first_;
   std::string pending_;
 };
 
