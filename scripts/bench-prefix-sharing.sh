@@ -36,13 +36,14 @@ for mode in ("shared", "unshared"):
         "gen_tok_s": s["throughput"]["generated_tokens_per_second"],
         "peak_blocks": s["blocks"]["peak_used"],
         "utilization": s["slots"]["utilization"],
+        "seq_utilization": s["slots"]["sequence_utilization"],
     }
 same = open(f"{tmp}/shared.jsonl").read().count("\n") == open(f"{tmp}/unshared.jsonl").read().count("\n")
 print(f"input: {input_path}")
-print(f"{'mode':<10} {'wall s':>8} {'generate s':>11} {'prompt tok':>11} {'computed':>9} {'generated':>10} {'gen tok/s':>10} {'peak blocks':>12} {'util':>6}")
+print(f"{'mode':<10} {'wall s':>8} {'generate s':>11} {'prompt tok':>11} {'computed':>9} {'generated':>10} {'gen tok/s':>10} {'peak blocks':>12} {'util':>6} {'seq util':>8}")
 for mode, r in rows.items():
     print(f"{mode:<10} {r['wall_s']:>8.1f} {r['generate_s']:>11.1f} {r['prompt_tokens']:>11} {r['prompt_computed']:>9} "
-          f"{r['generated']:>10} {r['gen_tok_s']:>10.1f} {r['peak_blocks']:>12} {r['utilization']:>6.3f}")
+          f"{r['generated']:>10} {r['gen_tok_s']:>10.1f} {r['peak_blocks']:>12} {r['utilization']:>6.3f} {r['seq_utilization']:>8.3f}")
 speedup = rows["unshared"]["generate_s"] / rows["shared"]["generate_s"]
 print(f"speedup of sharing over the baseline (generate time): {speedup:.2f}x")
 print(json.dumps({"bench": "prefix_sharing", "input": input_path, "rows": rows, "speedup": speedup}))
