@@ -4,12 +4,15 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "backend/cpu_thread_pool.h"
+#include "backend/fixed_order_dot.h"
+#include "backend/fixed_order_exp.h"
 #include "backend/kv_layout.h"
 #include "backend/paged_attention.h"
 #include "paged_batch_builder.h"
@@ -108,6 +111,34 @@ std::vector<double> reference_attention(const Dims& dims, std::size_t seq, std::
   return out;
 }
 
+// The documented operation order of paged attention, one scalar operation at a time on
+// dense per-position K/V: scores by dot_fixed_order_scalar, times scale; max; weights and
+// their sum by exp_sum_fixed_order_scalar; o[d] = fma(e_j, v_j[d], o[d]) in increasing j;
+// o[d] * (1 / sum).
+std::vector<float> reference_order_attention(const Dims& dims, std::size_t seq, std::size_t pos) {
+  const TokenData query = token_data(dims, seq, pos);
+  std::vector<TokenData> past;
+  for (std::size_t j = 0; j <= pos; ++j) past.push_back(token_data(dims, seq, j));
+  const std::size_t group = dims.num_heads / dims.num_kv_heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dims.head_dim));
+  std::vector<float> out(dims.num_heads * dims.head_dim, 0.0f);
+  for (std::size_t h = 0; h < dims.num_heads; ++h) {
+    const std::size_t kvh = h / group;
+    std::vector<float> e(pos + 1);
+    for (std::size_t j = 0; j <= pos; ++j)
+      e[j] = cpu::dot_fixed_order_scalar(&query.q[h * dims.head_dim], &past[j].k[kvh * dims.head_dim], dims.head_dim) *
+             scale;
+    const float max_score = *std::max_element(e.begin(), e.end());
+    const float sum = cpu::exp_sum_fixed_order_scalar(e.data(), e.size(), max_score);
+    float* o = &out[h * dims.head_dim];
+    for (std::size_t j = 0; j <= pos; ++j)
+      for (std::size_t d = 0; d < dims.head_dim; ++d) o[d] = std::fma(e[j], past[j].v[kvh * dims.head_dim + d], o[d]);
+    const float inv_sum = 1.0f / sum;
+    for (std::size_t d = 0; d < dims.head_dim; ++d) o[d] *= inv_sum;
+  }
+  return out;
+}
+
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
@@ -199,4 +230,65 @@ TEST_CASE("write_kv_cache puts each token's heads at its slot and nowhere else")
   for (float& e : expected)
     if (e != 99.0f) e = -e;
   CHECK(v_pool == expected);
+}
+
+TEST_CASE("paged attention follows its documented operation order bit for bit") {
+  // Head dims with and without a tail of 8 and of the 4-row score groups; GQA 3 and 1.
+  for (const Dims dims : {Dims{9, 3, 64}, Dims{2, 2, 128}, Dims{6, 2, 20}, Dims{3, 1, 8}}) {
+    CAPTURE(dims.head_dim);
+    const std::vector<std::size_t> lengths = {1, 5, 23, 70};
+    std::vector<std::pair<std::size_t, std::size_t>> step;
+    for (std::size_t s = 0; s < lengths.size(); ++s) step.emplace_back(s, lengths[s]);
+    for (int32_t block_size : {1, 16}) {
+      CAPTURE(block_size);
+      const auto got = run_plan(dims, block_size, lengths.size(), {step}, 2);
+      std::vector<float> expected;
+      for (std::size_t s = 0; s < lengths.size(); ++s)
+        for (std::size_t pos = 0; pos < lengths[s]; ++pos) {
+          const auto row = reference_order_attention(dims, s, pos);
+          expected.insert(expected.end(), row.begin(), row.end());
+        }
+      CHECK(same_bits(got, expected));
+    }
+  }
+}
+
+TEST_CASE("exp_fixed: vector and scalar agree bit for bit and stay within 2 ulp of exp") {
+  std::vector<float> xs;
+  for (float x = -90.0f; x <= 10.0f; x += 0.001953125f) xs.push_back(x);  // 2^-9 steps
+  for (float x : {0.0f, -0.0f, -1e-30f, -86.99999f, -87.0f, -87.00001f, -1000.0f}) xs.push_back(x);
+  double max_ulps = 0.0;
+  std::size_t mismatches = 0;
+  for (float x : xs) {
+    const float vec = cpu::exp_fixed(x);
+    const float ref = cpu::exp_fixed_scalar(x);
+    mismatches += std::memcmp(&vec, &ref, sizeof(float)) != 0;
+    if (x < -87.0f) {
+      CHECK(ref == 0.0f);
+      continue;
+    }
+    const double exact = std::exp(static_cast<double>(x));
+    const double ulp = std::nextafter(static_cast<float>(exact), INFINITY) - static_cast<float>(exact);
+    max_ulps = std::max(max_ulps, std::abs(ref - exact) / ulp);
+  }
+  CHECK(mismatches == 0);
+  MESSAGE("max error of exp_fixed: " << max_ulps << " ulp");
+  CHECK(max_ulps <= 2.0);
+  CHECK(cpu::exp_fixed_scalar(0.0f) == 1.0f);
+}
+
+TEST_CASE("exp_sum_fixed_order: vector and scalar agree bit for bit, tails included") {
+  for (std::size_t n : {1u, 7u, 8u, 9u, 31u, 600u}) {
+    std::mt19937 rng(static_cast<uint32_t>(n));
+    std::normal_distribution<float> dist(0.0f, 4.0f);
+    std::vector<float> a(n);
+    for (float& x : a) x = dist(rng);
+    const float max_value = *std::max_element(a.begin(), a.end());
+    std::vector<float> b = a;
+    const float sum_vec = cpu::exp_sum_fixed_order(a.data(), n, max_value);
+    const float sum_ref = cpu::exp_sum_fixed_order_scalar(b.data(), n, max_value);
+    CAPTURE(n);
+    CHECK(std::memcmp(&sum_vec, &sum_ref, sizeof(float)) == 0);
+    CHECK(same_bits(a, b));
+  }
 }

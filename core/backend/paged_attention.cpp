@@ -6,21 +6,152 @@
 #include <vector>
 
 #include "backend/fixed_order_dot.h"
+#include "backend/fixed_order_exp.h"
 #include "util/error.h"
 
 namespace pagedgen::cpu {
 
 namespace {
 
-// acc (n) = fma(weight, v (n), acc): one fused operation per element, vector or not.
-void fma_row(float* acc, float weight, const float* v, std::size_t n) {
-  std::size_t d = 0;
+// The kernels below work on kHeads query heads that share one KV head, so each K and V
+// row is read once for all of them, and on several rows or dimensions at a time, so the
+// FMA chains run side by side. They never change an element's own sequence of operations:
+//   score[h][j] = scale * dot_fixed_order(q_h, k_j)        (fixed_order_dot.h)
+//   w[h][j]     = exp_fixed(score[h][j] - max_j score[h][j]), summed by exp_sum_fixed_order
+//   out[h][d]   = fma(w[h][n-1], v_{n-1}[d], ... fma(w[h][0], v_0[d], 0))   (increasing j)
+// so the bits are those of the scalar order whatever the grouping, block size or batch.
+
 #if PAGEDGEN_CPU_AVX2
-  const __m256 wv = _mm256_set1_ps(weight);
-  for (; d + 8 <= n; d += 8)
-    _mm256_storeu_ps(acc + d, _mm256_fmadd_ps(wv, _mm256_loadu_ps(v + d), _mm256_loadu_ps(acc + d)));
+// Asks for a K or V row ahead of use: rows sit in blocks scattered over the pool, so the
+// hardware prefetcher loses the stream at every block edge.
+template <_mm_hint kHint>
+void prefetch_row(const float* row, std::size_t head_dim) {
+  const char* bytes = reinterpret_cast<const char*>(row);
+  for (std::size_t offset = 0; offset < head_dim * sizeof(float); offset += 64) _mm_prefetch(bytes + offset, kHint);
+}
 #endif
-  for (; d < n; ++d) acc[d] = std::fma(weight, v[d], acc[d]);
+
+// How many rows ahead the K rows are prefetched.
+constexpr std::size_t kPrefetchRows = 16;
+
+// scores (kHeads, n) = scale * q (kHeads, head_dim) . k_rows[j] for j < n. Also prefetches
+// the V rows into L2 for weighted_heads.
+template <int kHeads>
+void score_heads(const float* q, const float* const* k_rows, const float* const* v_rows, std::size_t n,
+                 std::size_t head_dim, float scale, float* scores) {
+  std::size_t j = 0;
+#if PAGEDGEN_CPU_AVX2
+  constexpr int kRows = kHeads == 1 ? 8 : kHeads == 2 ? 6 : 4;  // at most 12 accumulators
+  const std::size_t dim8 = head_dim - head_dim % 8;
+  for (std::size_t i = 0; i < std::min(n, kPrefetchRows); ++i) prefetch_row<_MM_HINT_T0>(k_rows[i], head_dim);
+  for (; j + kRows <= n; j += kRows) {
+    for (std::size_t i = j + kPrefetchRows; i < std::min(n, j + kPrefetchRows + kRows); ++i)
+      prefetch_row<_MM_HINT_T0>(k_rows[i], head_dim);
+    for (std::size_t i = j; i < j + kRows; ++i) prefetch_row<_MM_HINT_T1>(v_rows[i], head_dim);
+    __m256 acc[kHeads][kRows];
+#pragma GCC unroll 4
+    for (int h = 0; h < kHeads; ++h)
+#pragma GCC unroll 8
+      for (int r = 0; r < kRows; ++r) acc[h][r] = _mm256_setzero_ps();
+    for (std::size_t d = 0; d < dim8; d += 8) {
+#pragma GCC unroll 4
+      for (int h = 0; h < kHeads; ++h) {
+        const __m256 qv = _mm256_loadu_ps(q + static_cast<std::size_t>(h) * head_dim + d);
+#pragma GCC unroll 8
+        for (int r = 0; r < kRows; ++r) acc[h][r] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k_rows[j + r] + d), acc[h][r]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int h = 0; h < kHeads; ++h) {
+      const float* qh = q + static_cast<std::size_t>(h) * head_dim;
+#pragma GCC unroll 8
+      for (int r = 0; r < kRows; ++r) {
+        float sum = reduce_m256(acc[h][r]);
+        for (std::size_t d = dim8; d < head_dim; ++d) sum = std::fma(qh[d], k_rows[j + r][d], sum);
+        scores[static_cast<std::size_t>(h) * n + j + r] = sum * scale;
+      }
+    }
+  }
+#endif
+  for (; j < n; ++j)
+    for (int h = 0; h < kHeads; ++h)
+      scores[static_cast<std::size_t>(h) * n + j] =
+          dot_fixed_order(q + static_cast<std::size_t>(h) * head_dim, k_rows[j], head_dim) * scale;
+}
+
+// out (kHeads, head_dim) = sum over j < n, in increasing j, of weights[h][j] * v_rows[j].
+// weights: (kHeads, n).
+template <int kHeads>
+void weighted_heads(const float* weights, const float* const* v_rows, std::size_t n, std::size_t head_dim,
+                    float* out) {
+  std::size_t d0 = 0;
+#if PAGEDGEN_CPU_AVX2
+  constexpr int kVecs = kHeads == 1 ? 8 : 4;  // at most 12 accumulators
+  for (; d0 + 8 * kVecs <= head_dim; d0 += 8 * kVecs) {
+    __m256 acc[kHeads][kVecs];
+#pragma GCC unroll 4
+    for (int h = 0; h < kHeads; ++h)
+#pragma GCC unroll 8
+      for (int v = 0; v < kVecs; ++v) acc[h][v] = _mm256_setzero_ps();
+    for (std::size_t j = 0; j < n; ++j) {
+      __m256 w[kHeads];
+#pragma GCC unroll 4
+      for (int h = 0; h < kHeads; ++h) w[h] = _mm256_set1_ps(weights[static_cast<std::size_t>(h) * n + j]);
+      const float* row = v_rows[j] + d0;
+#pragma GCC unroll 8
+      for (int v = 0; v < kVecs; ++v) {
+        const __m256 vv = _mm256_loadu_ps(row + 8 * v);
+#pragma GCC unroll 4
+        for (int h = 0; h < kHeads; ++h) acc[h][v] = _mm256_fmadd_ps(w[h], vv, acc[h][v]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int h = 0; h < kHeads; ++h)
+#pragma GCC unroll 8
+      for (int v = 0; v < kVecs; ++v)
+        _mm256_storeu_ps(out + static_cast<std::size_t>(h) * head_dim + d0 + 8 * v, acc[h][v]);
+  }
+  for (; d0 + 8 <= head_dim; d0 += 8)
+    for (int h = 0; h < kHeads; ++h) {
+      __m256 acc = _mm256_setzero_ps();
+      for (std::size_t j = 0; j < n; ++j)
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(weights[static_cast<std::size_t>(h) * n + j]),
+                              _mm256_loadu_ps(v_rows[j] + d0), acc);
+      _mm256_storeu_ps(out + static_cast<std::size_t>(h) * head_dim + d0, acc);
+    }
+#endif
+  for (int h = 0; h < kHeads; ++h)
+    for (std::size_t d = d0; d < head_dim; ++d) {
+      float acc = 0.0f;
+      for (std::size_t j = 0; j < n; ++j) acc = std::fma(weights[static_cast<std::size_t>(h) * n + j], v_rows[j][d], acc);
+      out[static_cast<std::size_t>(h) * head_dim + d] = acc;
+    }
+}
+
+// Attention of num_heads (1 to 3) consecutive query heads of one token over n positions.
+//   q, out: (num_heads, head_dim);  weights: scratch (num_heads, n)
+void attend_heads(int num_heads, const float* q, const float* const* k_rows, const float* const* v_rows, std::size_t n,
+                  std::size_t head_dim, float scale, float* weights, float* out) {
+  switch (num_heads) {
+    case 1: score_heads<1>(q, k_rows, v_rows, n, head_dim, scale, weights); break;
+    case 2: score_heads<2>(q, k_rows, v_rows, n, head_dim, scale, weights); break;
+    default: score_heads<3>(q, k_rows, v_rows, n, head_dim, scale, weights); break;
+  }
+  std::vector<float> inv_sums(static_cast<std::size_t>(num_heads));
+  for (int h = 0; h < num_heads; ++h) {
+    float* w = weights + static_cast<std::size_t>(h) * n;
+    float max_score = w[0];
+    for (std::size_t j = 1; j < n; ++j) max_score = std::max(max_score, w[j]);
+    inv_sums[static_cast<std::size_t>(h)] = 1.0f / exp_sum_fixed_order(w, n, max_score);
+  }
+  switch (num_heads) {
+    case 1: weighted_heads<1>(weights, v_rows, n, head_dim, out); break;
+    case 2: weighted_heads<2>(weights, v_rows, n, head_dim, out); break;
+    default: weighted_heads<3>(weights, v_rows, n, head_dim, out); break;
+  }
+  for (int h = 0; h < num_heads; ++h)
+    for (std::size_t d = 0; d < head_dim; ++d)
+      out[static_cast<std::size_t>(h) * head_dim + d] *= inv_sums[static_cast<std::size_t>(h)];
 }
 
 // The sequence each token belongs to, from query_start.
@@ -96,8 +227,8 @@ void paged_attention(const PagedAttentionArgs& args, CpuThreadPool& pool) {
   const std::size_t group = num_heads / num_kv_heads;
   const std::vector<int32_t> seq_of = token_sequences(args);
 
-  // One task: one token and one KV head, with the `group` query heads that read it, so
-  // each K/V vector is loaded once for all of them.
+  // One task: one token and one KV head, with the `group` query heads that read it (their
+  // K/V rows stay in cache between heads).
   pool.run(static_cast<std::size_t>(args.num_tokens) * num_kv_heads, [&](std::size_t task, std::size_t) {
     const std::size_t t = task / num_kv_heads;
     const std::size_t kv_head = task % num_kv_heads;
@@ -113,46 +244,25 @@ void paged_attention(const PagedAttentionArgs& args, CpuThreadPool& pool) {
       PG_CHECK(block_table[b] >= 0 && block_table[b] < layout.num_blocks,
                "sequence {} lists block {} outside a pool of {} blocks", s, block_table[b], layout.num_blocks);
 
-    // scores (group, num_visible), then out accumulators (group, head_dim).
-    std::vector<float> scores(group * num_visible);
+    // K and V rows of this KV head for positions 0..num_visible-1, through the block table:
+    // from here on the arithmetic sees only positions, never blocks.
+    std::vector<const float*> k_rows(num_visible);
+    std::vector<const float*> v_rows(num_visible);
     for (std::size_t j0 = 0; j0 < num_visible; j0 += block_size) {
-      const float* k_block = k_pool + layout.offset(block_table[j0 / block_size], static_cast<int64_t>(kv_head), 0, 0);
+      const int64_t block_offset = layout.offset(block_table[j0 / block_size], static_cast<int64_t>(kv_head), 0, 0);
       const std::size_t n = std::min(block_size, num_visible - j0);
       for (std::size_t i = 0; i < n; ++i) {
-        const float* k_row = k_block + i * head_dim;
-        for (std::size_t g = 0; g < group; ++g) {
-          const float* q_head = q_token + (kv_head * group + g) * head_dim;
-          scores[g * num_visible + j0 + i] = dot_fixed_order(q_head, k_row, head_dim) * scale;
-        }
+        k_rows[j0 + i] = k_pool + block_offset + static_cast<int64_t>(i * head_dim);
+        v_rows[j0 + i] = v_pool + block_offset + static_cast<int64_t>(i * head_dim);
       }
     }
-    std::vector<float> sums(group);
-    for (std::size_t g = 0; g < group; ++g) {
-      float* sc = scores.data() + g * num_visible;
-      float max_score = sc[0];
-      for (std::size_t j = 1; j < num_visible; ++j) max_score = std::max(max_score, sc[j]);
-      float sum = 0.0f;
-      for (std::size_t j = 0; j < num_visible; ++j) {
-        sc[j] = std::exp(sc[j] - max_score);
-        sum += sc[j];
-      }
-      sums[g] = sum;
-      std::fill_n(out + (t * num_heads + kv_head * group + g) * head_dim, head_dim, 0.0f);
-    }
-    for (std::size_t j0 = 0; j0 < num_visible; j0 += block_size) {
-      const float* v_block = v_pool + layout.offset(block_table[j0 / block_size], static_cast<int64_t>(kv_head), 0, 0);
-      const std::size_t n = std::min(block_size, num_visible - j0);
-      for (std::size_t i = 0; i < n; ++i) {
-        const float* v_row = v_block + i * head_dim;
-        for (std::size_t g = 0; g < group; ++g)
-          fma_row(out + (t * num_heads + kv_head * group + g) * head_dim, scores[g * num_visible + j0 + i], v_row,
-                  head_dim);
-      }
-    }
-    for (std::size_t g = 0; g < group; ++g) {
-      float* o = out + (t * num_heads + kv_head * group + g) * head_dim;
-      const float inv_sum = 1.0f / sums[g];
-      for (std::size_t d = 0; d < head_dim; ++d) o[d] *= inv_sum;
+    // The group's query heads, three at a time.
+    constexpr std::size_t kMaxHeads = 3;
+    std::vector<float> weights(std::min(group, kMaxHeads) * num_visible);
+    for (std::size_t g = 0; g < group; g += kMaxHeads) {
+      const std::size_t head = kv_head * group + g;
+      attend_heads(static_cast<int>(std::min(kMaxHeads, group - g)), q_token + head * head_dim, k_rows.data(),
+                   v_rows.data(), num_visible, head_dim, scale, weights.data(), out + (t * num_heads + head) * head_dim);
     }
   });
 }
