@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   pagedgen::cpu::CpuThreadPool pool(num_threads);
 
   const std::vector<Shape> shapes = {
-      {576, 576, "q/o proj"}, {576, 192, "k/v proj"}, {576, 1536, "gate/up"},
+      {576, 576, "q/o proj"}, {576, 192, "k/v proj"},  {576, 1536, "gate/up"},
       {1536, 576, "down"},    {576, 49152, "lm head"},
   };
   const std::vector<std::size_t> row_counts = {1, 32, 128, 512};
@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
       std::snprintf(row, sizeof row,
                     "%s{\"K\":%zu,\"N\":%zu,\"M\":%zu,\"gemm_best\":%.2f,\"openblas_best\":%.2f,"
                     "\"gemm_median\":%.2f,\"openblas_median\":%.2f}",
-                    first ? "" : ",", shape.in_features, shape.out_features, m, best_ours, best_blas, med_ours, med_blas);
+                    first ? "" : ",", shape.in_features, shape.out_features, m, best_ours, best_blas, med_ours,
+                    med_blas);
       json += row;
       first = false;
     }

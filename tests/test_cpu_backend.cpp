@@ -24,10 +24,10 @@ namespace {
 // `pagedgen tokenize "The history of the printing press begins in the fifteenth century, when
 // Johannes Gutenberg combined movable metal type, oil-based ink and a wooden press adapted from
 // wine making. Within fifty years, presses were running in"` (41 tokens)
-const std::vector<int32_t> kPrompt = {504,  1463, 282,  260,  7510,  1757, 5634, 281,   260,  35561, 2070,
-                                      28,   645,  28322, 45382, 5276, 39245, 4718, 1502, 28,   2664,  29,
-                                      2542, 12923, 284,  253,  10091, 1757, 9309, 429,  8289, 1625, 30,
-                                      10043, 13869, 929, 28,   32422, 592,  4108, 281};
+const std::vector<int32_t> kPrompt = {504,   1463,  282,   260,   7510,  1757,  5634, 281,  260,  35561, 2070,
+                                      28,    645,   28322, 45382, 5276,  39245, 4718, 1502, 28,   2664,  29,
+                                      2542,  12923, 284,   253,   10091, 1757,  9309, 429,  8289, 1625,  30,
+                                      10043, 13869, 929,   28,    32422, 592,   4108, 281};
 // "Paris is the capital of"
 const std::vector<int32_t> kShortPrompt = {38634, 314, 260, 3575, 282};
 
@@ -48,12 +48,12 @@ const LoadedModel* model() {
   return loaded.get();
 }
 
-#define REQUIRE_MODEL()                                                                              \
-  const LoadedModel* loaded = model();                                                               \
-  if (loaded == nullptr) {                                                                           \
-    MESSAGE("skipped: the default model is absent (scripts/fetch-model.sh downloads it)");           \
-    return;                                                                                          \
-  }                                                                                                  \
+#define REQUIRE_MODEL()                                                                    \
+  const LoadedModel* loaded = model();                                                     \
+  if (loaded == nullptr) {                                                                 \
+    MESSAGE("skipped: the default model is absent (scripts/fetch-model.sh downloads it)"); \
+    return;                                                                                \
+  }                                                                                        \
   [[maybe_unused]] const ModelConfig& config = loaded->files.config()
 
 std::size_t vocab_of(const ModelConfig& config) { return static_cast<std::size_t>(config.vocab_size); }
@@ -74,7 +74,8 @@ std::vector<float> gather_kv(const CpuBackend& backend, const test::PagedBatchBu
   for (std::size_t layer = 0; layer < num_layers; ++layer)
     for (const std::span<const float> pool : {backend.k_pool(layer), backend.v_pool(layer)})
       for (std::size_t pos = 0; pos < builder.num_tokens(seq); ++pos) {
-        const KvSlot slot = position_slot(builder.block_table(seq).data(), static_cast<int64_t>(pos), layout.block_size);
+        const KvSlot slot =
+            position_slot(builder.block_table(seq).data(), static_cast<int64_t>(pos), layout.block_size);
         for (int64_t h = 0; h < layout.num_kv_heads; ++h) {
           const auto begin = pool.begin() + layout.offset(slot.block_id, h, slot.slot_in_block, 0);
           out.insert(out.end(), begin, begin + layout.head_dim);
@@ -103,8 +104,9 @@ std::vector<float> prefill_in_chunks(const LoadedModel& m, int32_t block_size, s
   std::vector<float> logits;
   for (std::size_t start = 0; start < kPrompt.size(); start += chunk) {
     const std::size_t end = std::min(kPrompt.size(), start + chunk);
-    const StepBatch batch = builder.step({{seq, std::vector<int32_t>(kPrompt.begin() + static_cast<std::ptrdiff_t>(start),
-                                                                      kPrompt.begin() + static_cast<std::ptrdiff_t>(end))}});
+    const StepBatch batch =
+        builder.step({{seq, std::vector<int32_t>(kPrompt.begin() + static_cast<std::ptrdiff_t>(start),
+                                                 kPrompt.begin() + static_cast<std::ptrdiff_t>(end))}});
     const auto step_logits = run_step(backend, batch, vocab_of(config));
     logits.insert(logits.end(), step_logits.begin(), step_logits.end());
   }
@@ -231,7 +233,8 @@ TEST_CASE("(e) copy_blocks copies exactly the blocks asked, in order, in every l
       const auto pool = kv == 0 ? backend.k_pool(layer) : backend.v_pool(layer);
       for (std::size_t block = 0; block < num_blocks; ++block)
         for (std::size_t e = 0; e < block_elements; ++e)
-          if (pool[block * block_elements + e] != sentinel(layer, kv, source_of[block] * block_elements + e)) ++mismatches;
+          if (pool[block * block_elements + e] != sentinel(layer, kv, source_of[block] * block_elements + e))
+            ++mismatches;
     }
   CHECK(mismatches == 0);
 }

@@ -3,8 +3,8 @@
 // double-precision dense reference; every output element written.
 #include <doctest/doctest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -76,8 +76,8 @@ std::vector<float> run_plan(const Dims& dims, int32_t block_size, std::size_t nu
     std::vector<float> out(q.size(), std::numeric_limits<float>::quiet_NaN());  // poisoned
     cpu::write_kv_cache(cpu::kv_write_args(batch, k.data(), v.data(), k_pool.data(), v_pool.data(), layout));
     const float scale = 1.0f / std::sqrt(static_cast<float>(dims.head_dim));
-    cpu::paged_attention(cpu::paged_attention_args(batch, q.data(), static_cast<int32_t>(dims.num_heads),
-                                                   k_pool.data(), v_pool.data(), layout, scale, out.data()),
+    cpu::paged_attention(cpu::paged_attention_args(batch, q.data(), static_cast<int32_t>(dims.num_heads), k_pool.data(),
+                                                   v_pool.data(), layout, scale, out.data()),
                          pool);
     all_out.insert(all_out.end(), out.begin(), out.end());
   }

@@ -63,7 +63,8 @@ void CpuBackend::check_batch(const StepBatch& batch, std::span<const float> logi
   for (int32_t row : batch.logits_rows)
     PG_CHECK(row >= 0 && row < batch.num_tokens, "logits row {} outside the batch's {} tokens", row, batch.num_tokens);
   for (int32_t id : batch.token_ids)
-    if (id < 0 || id >= config_.vocab_size) fail("token id {} is outside the vocabulary (size {})", id, config_.vocab_size);
+    if (id < 0 || id >= config_.vocab_size)
+      fail("token id {} is outside the vocabulary (size {})", id, config_.vocab_size);
 }
 
 void CpuBackend::ensure_activations(std::size_t num_tokens, std::size_t num_logits) {
@@ -137,10 +138,10 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
     // Every new token's K/V goes in before attention: later tokens of a chunk read earlier ones.
     cpu::write_kv_cache(
         cpu::kv_write_args(batch, k_.data(), v_.data(), k_pools_[layer].data(), v_pools_[layer].data(), layout_));
-    cpu::paged_attention(cpu::paged_attention_args(batch, q_.data(), static_cast<int32_t>(num_heads),
-                                                   k_pools_[layer].data(), v_pools_[layer].data(), layout_, scale,
-                                                   attn_.data()),
-                         pool_);
+    cpu::paged_attention(
+        cpu::paged_attention_args(batch, q_.data(), static_cast<int32_t>(num_heads), k_pools_[layer].data(),
+                                  v_pools_[layer].data(), layout_, scale, attn_.data()),
+        pool_);
     cpu::gemm(attn_.data(), w.wo, proj_.data(), n, q_dim, hidden, pool_);
     add_in_place(x_.data(), proj_.data(), n * hidden);
 

@@ -51,15 +51,15 @@ class CpuBackend final : public Backend {
   std::vector<std::vector<float>> v_pools_;  // per layer: layout_.elements_per_layer()
 
   // Activations, kept between steps and grown as needed.
-  std::vector<float> x_;     // (num_tokens, hidden) residual stream
-  std::vector<float> xn_;    // (num_tokens, hidden) normed input of a sub-block
-  std::vector<float> q_;     // (num_tokens, num_heads, head_dim)
-  std::vector<float> k_;     // (num_tokens, num_kv_heads, head_dim)
-  std::vector<float> v_;     // (num_tokens, num_kv_heads, head_dim)
-  std::vector<float> attn_;  // (num_tokens, num_heads, head_dim)
-  std::vector<float> proj_;  // (num_tokens, hidden)
-  std::vector<float> gate_;  // (num_tokens, intermediate)
-  std::vector<float> up_;    // (num_tokens, intermediate)
+  std::vector<float> x_;        // (num_tokens, hidden) residual stream
+  std::vector<float> xn_;       // (num_tokens, hidden) normed input of a sub-block
+  std::vector<float> q_;        // (num_tokens, num_heads, head_dim)
+  std::vector<float> k_;        // (num_tokens, num_kv_heads, head_dim)
+  std::vector<float> v_;        // (num_tokens, num_kv_heads, head_dim)
+  std::vector<float> attn_;     // (num_tokens, num_heads, head_dim)
+  std::vector<float> proj_;     // (num_tokens, hidden)
+  std::vector<float> gate_;     // (num_tokens, intermediate)
+  std::vector<float> up_;       // (num_tokens, intermediate)
   std::vector<float> head_in_;  // (num_logits, hidden) final-normed rows that need logits
 };
 

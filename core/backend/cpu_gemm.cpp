@@ -102,7 +102,7 @@ const std::array<std::array<TileFn, 8>, kMaxRows + 1> kTiles = [] {
 // rows (cols x in_features floats) stay in a core's L2 while every x row streams past.
 std::size_t chunk_cols(std::size_t in_features, std::size_t out_features, std::size_t num_threads) {
   constexpr std::size_t kUnit = 24;
-  constexpr std::size_t kL2Bytes = 256 * 1024;
+  constexpr std::size_t kL2Bytes = 128 * 1024;
   std::size_t units = std::max<std::size_t>(1, kL2Bytes / (kUnit * in_features * sizeof(float)));
   // Enough tasks to keep every thread busy when out_features is small.
   const std::size_t total_units = (out_features + kUnit - 1) / kUnit;
@@ -112,8 +112,8 @@ std::size_t chunk_cols(std::size_t in_features, std::size_t out_features, std::s
 
 }  // namespace
 
-void gemm(const float* x, const float* w, float* y, std::size_t rows, std::size_t in_features,
-          std::size_t out_features, CpuThreadPool& pool) {
+void gemm(const float* x, const float* w, float* y, std::size_t rows, std::size_t in_features, std::size_t out_features,
+          CpuThreadPool& pool) {
   if (rows == 0 || out_features == 0) return;
   const std::size_t cols_per_task = chunk_cols(in_features, out_features, pool.num_threads());
   const std::size_t num_tasks = (out_features + cols_per_task - 1) / cols_per_task;
@@ -127,8 +127,7 @@ void gemm(const float* x, const float* w, float* y, std::size_t rows, std::size_
       for (std::size_t col = col_begin; col < col_end; col += tile_cols) {
         const std::size_t cols = std::min(tile_cols, col_end - col);
         kTiles[static_cast<std::size_t>(tile_rows)][cols - 1](x_tile, w + col * in_features,
-                                                              y + row * out_features + col, in_features,
-                                                              out_features);
+                                                              y + row * out_features + col, in_features, out_features);
       }
     }
   });

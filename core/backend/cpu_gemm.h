@@ -12,8 +12,8 @@ namespace pagedgen::cpu {
 
 // y (rows, out_features) = x (rows, in_features) @ w (out_features, in_features)^T
 // Row-major, dense. Parallel over fixed chunks of out_features.
-void gemm(const float* x, const float* w, float* y, std::size_t rows, std::size_t in_features,
-          std::size_t out_features, CpuThreadPool& pool);
+void gemm(const float* x, const float* w, float* y, std::size_t rows, std::size_t in_features, std::size_t out_features,
+          CpuThreadPool& pool);
 
 // The same product one element at a time with dot_fixed_order_scalar: slow, for tests.
 void gemm_reference_order(const float* x, const float* w, float* y, std::size_t rows, std::size_t in_features,

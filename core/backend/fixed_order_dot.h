@@ -51,7 +51,7 @@ inline float dot_fixed_order_scalar(const float* a, const float* b, std::size_t 
 // reduce_lanes8 on a vector: the same pairs, in the same order.
 inline float reduce_m256(__m256 acc) {
   const __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));  // s0..s3
-  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));  // t0 = s0 + s2, t1 = s1 + s3
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));      // t0 = s0 + s2, t1 = s1 + s3
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));  // t0 + t1
 }
 #endif

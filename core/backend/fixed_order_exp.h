@@ -22,9 +22,9 @@ namespace pagedgen::cpu {
 
 namespace exp_constants {
 inline constexpr float kLog2e = 1.44269504088896341f;
-inline constexpr float kLn2Hi = 0.693359375f;      // ln 2 split so that n * kLn2Hi is exact
+inline constexpr float kLn2Hi = 0.693359375f;  // ln 2 split so that n * kLn2Hi is exact
 inline constexpr float kLn2Lo = -2.12194440e-4f;
-inline constexpr float kMinArg = -87.0f;           // exp(-87) is still a normal float
+inline constexpr float kMinArg = -87.0f;  // exp(-87) is still a normal float
 // Minimax polynomial for (exp(r) - 1 - r) / r^2 on [-ln2/2, ln2/2].
 inline constexpr float kC0 = 5.0000001201e-1f;
 inline constexpr float kC1 = 1.6666665459e-1f;
@@ -54,7 +54,8 @@ inline float exp_fixed_scalar(float x) {
 inline __m256 exp_fixed_m256(__m256 x) {
   using namespace exp_constants;
   const __m256 xc = _mm256_max_ps(x, _mm256_set1_ps(kMinArg));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 n =
+      _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-kLn2Hi), xc);
   r = _mm256_fmadd_ps(n, _mm256_set1_ps(-kLn2Lo), r);
   __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(kC5), r, _mm256_set1_ps(kC4));

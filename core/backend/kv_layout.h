@@ -46,8 +46,7 @@ struct KvLayout {
   PG_HOST_DEVICE constexpr int64_t elements_per_layer() const { return num_blocks * block_stride(); }
 
   // The element offset of (block_id, kv_head, slot_in_block, dim) in one layer's pool.
-  PG_HOST_DEVICE constexpr int64_t offset(int64_t block_id, int64_t kv_head, int64_t slot_in_block,
-                                          int64_t dim) const {
+  PG_HOST_DEVICE constexpr int64_t offset(int64_t block_id, int64_t kv_head, int64_t slot_in_block, int64_t dim) const {
     return ((block_id * num_kv_heads + kv_head) * block_size + slot_in_block) * head_dim + dim;
   }
 };

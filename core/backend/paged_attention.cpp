@@ -37,8 +37,8 @@ constexpr std::size_t kPrefetchRows = 16;
 // scores (kHeads, n) = scale * q (kHeads, head_dim) . k_rows[j] for j < n. Also prefetches
 // the V rows into L2 for weighted_heads.
 template <int kHeads>
-void score_heads(const float* q, const float* const* k_rows, const float* const* v_rows, std::size_t n,
-                 std::size_t head_dim, float scale, float* scores) {
+void score_heads(const float* q, const float* const* k_rows, [[maybe_unused]] const float* const* v_rows,
+                 std::size_t n, std::size_t head_dim, float scale, float* scores) {
   std::size_t j = 0;
 #if PAGEDGEN_CPU_AVX2
   constexpr int kRows = kHeads == 1 ? 8 : kHeads == 2 ? 6 : 4;  // at most 12 accumulators
@@ -82,8 +82,7 @@ void score_heads(const float* q, const float* const* k_rows, const float* const*
 // out (kHeads, head_dim) = sum over j < n, in increasing j, of weights[h][j] * v_rows[j].
 // weights: (kHeads, n).
 template <int kHeads>
-void weighted_heads(const float* weights, const float* const* v_rows, std::size_t n, std::size_t head_dim,
-                    float* out) {
+void weighted_heads(const float* weights, const float* const* v_rows, std::size_t n, std::size_t head_dim, float* out) {
   std::size_t d0 = 0;
 #if PAGEDGEN_CPU_AVX2
   constexpr int kVecs = kHeads == 1 ? 8 : 4;  // at most 12 accumulators
@@ -123,7 +122,8 @@ void weighted_heads(const float* weights, const float* const* v_rows, std::size_
   for (int h = 0; h < kHeads; ++h)
     for (std::size_t d = d0; d < head_dim; ++d) {
       float acc = 0.0f;
-      for (std::size_t j = 0; j < n; ++j) acc = std::fma(weights[static_cast<std::size_t>(h) * n + j], v_rows[j][d], acc);
+      for (std::size_t j = 0; j < n; ++j)
+        acc = std::fma(weights[static_cast<std::size_t>(h) * n + j], v_rows[j][d], acc);
       out[static_cast<std::size_t>(h) * head_dim + d] = acc;
     }
 }
@@ -133,9 +133,15 @@ void weighted_heads(const float* weights, const float* const* v_rows, std::size_
 void attend_heads(int num_heads, const float* q, const float* const* k_rows, const float* const* v_rows, std::size_t n,
                   std::size_t head_dim, float scale, float* weights, float* out) {
   switch (num_heads) {
-    case 1: score_heads<1>(q, k_rows, v_rows, n, head_dim, scale, weights); break;
-    case 2: score_heads<2>(q, k_rows, v_rows, n, head_dim, scale, weights); break;
-    default: score_heads<3>(q, k_rows, v_rows, n, head_dim, scale, weights); break;
+    case 1:
+      score_heads<1>(q, k_rows, v_rows, n, head_dim, scale, weights);
+      break;
+    case 2:
+      score_heads<2>(q, k_rows, v_rows, n, head_dim, scale, weights);
+      break;
+    default:
+      score_heads<3>(q, k_rows, v_rows, n, head_dim, scale, weights);
+      break;
   }
   std::vector<float> inv_sums(static_cast<std::size_t>(num_heads));
   for (int h = 0; h < num_heads; ++h) {
@@ -145,9 +151,15 @@ void attend_heads(int num_heads, const float* q, const float* const* k_rows, con
     inv_sums[static_cast<std::size_t>(h)] = 1.0f / exp_sum_fixed_order(w, n, max_score);
   }
   switch (num_heads) {
-    case 1: weighted_heads<1>(weights, v_rows, n, head_dim, out); break;
-    case 2: weighted_heads<2>(weights, v_rows, n, head_dim, out); break;
-    default: weighted_heads<3>(weights, v_rows, n, head_dim, out); break;
+    case 1:
+      weighted_heads<1>(weights, v_rows, n, head_dim, out);
+      break;
+    case 2:
+      weighted_heads<2>(weights, v_rows, n, head_dim, out);
+      break;
+    default:
+      weighted_heads<3>(weights, v_rows, n, head_dim, out);
+      break;
   }
   for (int h = 0; h < num_heads; ++h)
     for (std::size_t d = 0; d < head_dim; ++d)
@@ -171,9 +183,8 @@ KvWriteArgs kv_write_args(const StepBatch& batch, const float* k, const float* v
   return KvWriteArgs{k, v, batch.slot_mapping.data(), batch.num_tokens, k_pool, v_pool, layout};
 }
 
-PagedAttentionArgs paged_attention_args(const StepBatch& batch, const float* q, int32_t num_heads,
-                                        const float* k_pool, const float* v_pool, KvLayout layout, float scale,
-                                        float* out) {
+PagedAttentionArgs paged_attention_args(const StepBatch& batch, const float* q, int32_t num_heads, const float* k_pool,
+                                        const float* v_pool, KvLayout layout, float scale, float* out) {
   PG_CHECK(batch.positions.size() == static_cast<std::size_t>(batch.num_tokens) &&
                batch.query_start.size() == static_cast<std::size_t>(batch.num_seqs) + 1 &&
                batch.context_lens.size() == static_cast<std::size_t>(batch.num_seqs) &&
@@ -204,7 +215,8 @@ void write_kv_cache(const KvWriteArgs& args) {
     PG_CHECK(args.slot_mapping[t] >= 0 && slot.block_id < layout.num_blocks,
              "token {} maps to slot {} outside a pool of {} blocks", t, args.slot_mapping[t], layout.num_blocks);
     for (int64_t h = 0; h < layout.num_kv_heads; ++h) {
-      const std::size_t src = (t * static_cast<std::size_t>(layout.num_kv_heads) + static_cast<std::size_t>(h)) * head_dim;
+      const std::size_t src =
+          (t * static_cast<std::size_t>(layout.num_kv_heads) + static_cast<std::size_t>(h)) * head_dim;
       const int64_t dst = layout.offset(slot.block_id, h, slot.slot_in_block, 0);
       std::memcpy(args.k_pool + dst, args.k + src, head_dim * sizeof(float));
       std::memcpy(args.v_pool + dst, args.v + src, head_dim * sizeof(float));
@@ -234,7 +246,8 @@ void paged_attention(const PagedAttentionArgs& args, CpuThreadPool& pool) {
     const std::size_t kv_head = task % num_kv_heads;
     const auto s = static_cast<std::size_t>(seq_of[t]);
     PG_CHECK(args.positions[t] >= 0 && args.positions[t] < args.context_lens[s],
-             "token {} at position {} outside its sequence's context of {}", t, args.positions[t], args.context_lens[s]);
+             "token {} at position {} outside its sequence's context of {}", t, args.positions[t],
+             args.context_lens[s]);
     const auto num_visible = static_cast<std::size_t>(args.positions[t]) + 1;  // causal: 0..p
     PG_CHECK((num_visible + block_size - 1) / block_size <= static_cast<std::size_t>(args.max_blocks_per_seq),
              "position {} needs more blocks than the table's {}", args.positions[t], args.max_blocks_per_seq);
@@ -262,7 +275,8 @@ void paged_attention(const PagedAttentionArgs& args, CpuThreadPool& pool) {
     for (std::size_t g = 0; g < group; g += kMaxHeads) {
       const std::size_t head = kv_head * group + g;
       attend_heads(static_cast<int>(std::min(kMaxHeads, group - g)), q_token + head * head_dim, k_rows.data(),
-                   v_rows.data(), num_visible, head_dim, scale, weights.data(), out + (t * num_heads + head) * head_dim);
+                   v_rows.data(), num_visible, head_dim, scale, weights.data(),
+                   out + (t * num_heads + head) * head_dim);
     }
   });
 }

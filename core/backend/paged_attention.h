@@ -22,8 +22,7 @@ void paged_attention(const PagedAttentionArgs& args, CpuThreadPool& pool);
 // The argument structs for one layer of a StepBatch (host pointers into the batch).
 KvWriteArgs kv_write_args(const StepBatch& batch, const float* k, const float* v, float* k_pool, float* v_pool,
                           KvLayout layout);
-PagedAttentionArgs paged_attention_args(const StepBatch& batch, const float* q, int32_t num_heads,
-                                        const float* k_pool, const float* v_pool, KvLayout layout, float scale,
-                                        float* out);
+PagedAttentionArgs paged_attention_args(const StepBatch& batch, const float* q, int32_t num_heads, const float* k_pool,
+                                        const float* v_pool, KvLayout layout, float scale, float* out);
 
 }  // namespace pagedgen::cpu
