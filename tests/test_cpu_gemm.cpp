@@ -54,8 +54,9 @@ TEST_CASE("gemm rows are bitwise independent of the row count, the row's place a
   struct Shape {
     std::size_t k, n;
   };
-  // SmolLM2 shapes plus odd ones that exercise every edge tile and the scalar K tail.
-  for (const Shape shape : {Shape{576, 192}, Shape{1536, 576}, Shape{37, 29}, Shape{64, 100}}) {
+  // SmolLM2 shapes plus odd ones that exercise every edge tile, the scalar K tail and K
+  // slices (1536 = 3 x 512; 1003 = 512 + 491, ending in a tail of 3).
+  for (const Shape shape : {Shape{576, 192}, Shape{1536, 576}, Shape{37, 29}, Shape{64, 100}, Shape{1003, 29}}) {
     CAPTURE(shape.k);
     CAPTURE(shape.n);
     const std::size_t max_rows = 37;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <utility>
+#include <vector>
 
 #include "backend/fixed_order_dot.h"
 
@@ -10,11 +11,27 @@ namespace pagedgen::cpu {
 
 namespace {
 
+// Where a tile works and what it does with its accumulators. A long K is cut into slices
+// so that the tile's x and w rows stay in L1; between slices the 8-lane accumulators rest
+// in `partial`, bit for bit, so the slicing never changes an element's operations.
+struct TileSpan {
+  std::size_t ld;        // in_features: row stride of x and w
+  std::size_t k_begin;   // a multiple of 8
+  std::size_t k_end;     // a multiple of 8, or in_features for the last slice
+  std::size_t y_stride;  // out_features
+  float* partial;        // (kCols, kMaxRows, 8) accumulators between slices; unused with one slice
+  bool first;            // start from zero (else load partial)
+  bool last;             // reduce, add the K tail and write y (else store partial)
+};
+
+constexpr int kMaxRows = 4;
+
 // A register tile: kRows x rows by kCols w rows, one 8-lane accumulator per output
 // element. Each element sees exactly the operations of dot_fixed_order, so tiles of any
 // shape (and the edge tiles) agree bit for bit.
 template <int kRows, int kCols>
-void tile(const float* x, const float* w, float* y, std::size_t k_len, std::size_t y_stride) {
+void tile(const float* x, const float* w, float* y, const TileSpan& span) {
+  const std::size_t ld = span.ld;
 #if PAGEDGEN_CPU_AVX2
   // The unroll pragmas keep the tile in registers (plain -O2 leaves these loops rolled and
   // the accumulators in memory).
@@ -22,9 +39,10 @@ void tile(const float* x, const float* w, float* y, std::size_t k_len, std::size
 #pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 8
-    for (int c = 0; c < kCols; ++c) acc[r][c] = _mm256_setzero_ps();
-  std::size_t k = 0;
-  for (; k + 8 <= k_len; k += 8) {
+    for (int c = 0; c < kCols; ++c)
+      acc[r][c] = span.first ? _mm256_setzero_ps() : _mm256_loadu_ps(span.partial + (c * kMaxRows + r) * 8);
+  std::size_t k = span.k_begin;
+  for (; k + 8 <= span.k_end; k += 8) {
     // Every w and x vector is loaded once per k step; the side with fewer vectors stays in
     // registers (the empty asm statements stop GCC from folding loads into each FMA, which
     // would make the tile load-bound: 16 loads per 12 FMAs instead of 7).
@@ -32,12 +50,12 @@ void tile(const float* x, const float* w, float* y, std::size_t k_len, std::size
       __m256 xv[kRows];
 #pragma GCC unroll 8
       for (int r = 0; r < kRows; ++r) {
-        xv[r] = _mm256_loadu_ps(x + r * k_len + k);
+        xv[r] = _mm256_loadu_ps(x + r * ld + k);
         asm("" : "+x"(xv[r]));
       }
 #pragma GCC unroll 8
       for (int c = 0; c < kCols; ++c) {
-        __m256 wv = _mm256_loadu_ps(w + c * k_len + k);
+        __m256 wv = _mm256_loadu_ps(w + c * ld + k);
         asm("" : "+x"(wv));
 #pragma GCC unroll 8
         for (int r = 0; r < kRows; ++r) acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
@@ -46,37 +64,56 @@ void tile(const float* x, const float* w, float* y, std::size_t k_len, std::size
       __m256 wv[kCols];
 #pragma GCC unroll 8
       for (int c = 0; c < kCols; ++c) {
-        wv[c] = _mm256_loadu_ps(w + c * k_len + k);
+        wv[c] = _mm256_loadu_ps(w + c * ld + k);
         asm("" : "+x"(wv[c]));
       }
 #pragma GCC unroll 8
       for (int r = 0; r < kRows; ++r) {
-        __m256 xv = _mm256_loadu_ps(x + r * k_len + k);
+        __m256 xv = _mm256_loadu_ps(x + r * ld + k);
         asm("" : "+x"(xv));
 #pragma GCC unroll 8
         for (int c = 0; c < kCols; ++c) acc[r][c] = _mm256_fmadd_ps(xv, wv[c], acc[r][c]);
       }
     }
   }
+  if (!span.last) {
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 8
+      for (int c = 0; c < kCols; ++c) _mm256_storeu_ps(span.partial + (c * kMaxRows + r) * 8, acc[r][c]);
+    return;
+  }
 #pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 8
     for (int c = 0; c < kCols; ++c) {
       float s = reduce_m256(acc[r][c]);
-      for (std::size_t t = k; t < k_len; ++t) s = std::fma(x[r * k_len + t], w[c * k_len + t], s);
-      y[r * y_stride + c] = s;
+      for (std::size_t t = k; t < span.k_end; ++t) s = std::fma(x[r * ld + t], w[c * ld + t], s);
+      y[r * span.y_stride + c] = s;
     }
   }
 #else
+  // The same operations one lane at a time (fixed_order_dot.h).
   for (int r = 0; r < kRows; ++r)
-    for (int c = 0; c < kCols; ++c) y[r * y_stride + c] = dot_fixed_order(x + r * k_len, w + c * k_len, k_len);
+    for (int c = 0; c < kCols; ++c) {
+      Lanes8 acc;
+      if (!span.first) std::copy_n(span.partial + (c * kMaxRows + r) * 8, 8, acc.lane);
+      std::size_t k = span.k_begin;
+      for (; k + 8 <= span.k_end; k += 8) fma_lanes8(acc, x + r * ld + k, w + c * ld + k);
+      if (!span.last) {
+        std::copy_n(acc.lane, 8, span.partial + (c * kMaxRows + r) * 8);
+        continue;
+      }
+      float s = reduce_lanes8(acc);
+      for (; k < span.k_end; ++k) s = std::fma(x[r * ld + k], w[c * ld + k], s);
+      y[r * span.y_stride + c] = s;
+    }
 #endif
 }
 
-using TileFn = void (*)(const float*, const float*, float*, std::size_t, std::size_t);
+using TileFn = void (*)(const float*, const float*, float*, const TileSpan&);
 
 // Tile widths by tile height: at most 12 accumulators, so a tile lives in 16 registers.
-constexpr int kMaxRows = 4;
 constexpr std::array<int, kMaxRows + 1> kColsForRows = {0, 8, 6, 4, 3};
 
 template <int kRows, std::size_t... kCols>
@@ -110,6 +147,10 @@ std::size_t chunk_cols(std::size_t in_features, std::size_t out_features, std::s
   return units * kUnit;
 }
 
+// K slice length: a 4-row x tile and a 3-row w tile of K floats fit a 32 KiB L1 up to
+// K = 768 or so; longer rows are cut into slices of 512.
+std::size_t k_slice(std::size_t in_features) { return in_features <= 768 ? in_features : 512; }
+
 }  // namespace
 
 void gemm(const float* x, const float* w, float* y, std::size_t rows, std::size_t in_features, std::size_t out_features,
@@ -117,17 +158,24 @@ void gemm(const float* x, const float* w, float* y, std::size_t rows, std::size_
   if (rows == 0 || out_features == 0) return;
   const std::size_t cols_per_task = chunk_cols(in_features, out_features, pool.num_threads());
   const std::size_t num_tasks = (out_features + cols_per_task - 1) / cols_per_task;
+  const std::size_t slice = k_slice(in_features);
   pool.run(num_tasks, [&](std::size_t task, std::size_t) {
     const std::size_t col_begin = task * cols_per_task;
     const std::size_t col_end = std::min(out_features, col_begin + cols_per_task);
+    std::vector<float> partial(slice < in_features ? cols_per_task * kMaxRows * 8 : 0);
     for (std::size_t row = 0; row < rows; row += kMaxRows) {
       const auto tile_rows = static_cast<int>(std::min<std::size_t>(kMaxRows, rows - row));
       const auto tile_cols = static_cast<std::size_t>(kColsForRows[static_cast<std::size_t>(tile_rows)]);
       const float* x_tile = x + row * in_features;
-      for (std::size_t col = col_begin; col < col_end; col += tile_cols) {
-        const std::size_t cols = std::min(tile_cols, col_end - col);
-        kTiles[static_cast<std::size_t>(tile_rows)][cols - 1](x_tile, w + col * in_features,
-                                                              y + row * out_features + col, in_features, out_features);
+      for (std::size_t k_begin = 0; k_begin < in_features; k_begin += slice) {
+        TileSpan span{in_features, k_begin,      std::min(in_features, k_begin + slice), out_features,
+                      nullptr,     k_begin == 0, k_begin + slice >= in_features};
+        for (std::size_t col = col_begin; col < col_end; col += tile_cols) {
+          const std::size_t cols = std::min(tile_cols, col_end - col);
+          span.partial = partial.data() + (col - col_begin) * kMaxRows * 8;
+          kTiles[static_cast<std::size_t>(tile_rows)][cols - 1](x_tile, w + col * in_features,
+                                                                y + row * out_features + col, span);
+        }
       }
     }
   });
