@@ -168,8 +168,13 @@ void gemm(const float* x, const float* w, float* y, std::size_t rows, std::size_
       const auto tile_cols = static_cast<std::size_t>(kColsForRows[static_cast<std::size_t>(tile_rows)]);
       const float* x_tile = x + row * in_features;
       for (std::size_t k_begin = 0; k_begin < in_features; k_begin += slice) {
-        TileSpan span{in_features, k_begin,      std::min(in_features, k_begin + slice), out_features,
-                      nullptr,     k_begin == 0, k_begin + slice >= in_features};
+        TileSpan span{.ld = in_features,
+                      .k_begin = k_begin,
+                      .k_end = std::min(in_features, k_begin + slice),
+                      .y_stride = out_features,
+                      .partial = nullptr,
+                      .first = k_begin == 0,
+                      .last = k_begin + slice >= in_features};
         for (std::size_t col = col_begin; col < col_end; col += tile_cols) {
           const std::size_t cols = std::min(tile_cols, col_end - col);
           span.partial = partial.data() + (col - col_begin) * kMaxRows * 8;
