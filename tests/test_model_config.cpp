@@ -58,7 +58,8 @@ TEST_CASE("bad HF configs are errors that name the file and the key") {
         "max_position_embeddings": 64})", "x/config.json"),
       doctest::Contains("not a multiple"), Error);
   CHECK_THROWS_WITH_AS(
-      model_config_from_hf_json(R"({"model_type": "llama", "hidden_size": "big"})", "x/config.json"),
+      model_config_from_hf_json(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": "big"})",
+                                "x/config.json"),
       doctest::Contains("'hidden_size' must be an integer"), Error);
 }
 
