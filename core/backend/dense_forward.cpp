@@ -98,7 +98,9 @@ void DenseForward::attention(std::size_t layer, std::size_t num_new, const float
   const float* k_cache = k_cache_[layer].data();
   const float* v_cache = v_cache_[layer].data();
 
-  parallel_for(num_new * num_heads, default_num_threads(), [&](std::size_t item) {
+  // A decode step has one query token: its few heads are not worth starting threads for.
+  const std::size_t num_threads = num_new > 1 ? default_num_threads() : 1;
+  parallel_for(num_new * num_heads, num_threads, [&](std::size_t item) {
     const std::size_t t = item / num_heads;
     const std::size_t h = item % num_heads;
     const std::size_t kv_h = h / group;
