@@ -65,17 +65,7 @@ int32_t pool_blocks(const GenerateOptions& options, std::size_t bytes_per_block)
 }
 
 int run_generate(const GenerateOptions& options) {
-  RunStats stats;
-  const auto load_start = Clock::now();
-  const ModelFiles files(resolve_model_path(options.model));
-  const ModelWeights weights = load_model_weights(files);
-  const ModelConfig& config = files.config();
-  const double load_seconds = seconds_since(load_start);
-  const int64_t max_model_len = options.max_model_len > 0 ? std::min(options.max_model_len, config.context_length)
-                                                          : config.context_length;
-
-  // Read every line first: the prefix planner needs the whole input.
-  const auto prepare_start = Clock::now();
+  // Open the files before the (slow) model load, so a wrong path fails at once.
   std::ifstream input_file;
   if (options.input != "-") {
     input_file.open(options.input, std::ios::binary);
@@ -89,6 +79,17 @@ int run_generate(const GenerateOptions& options) {
   }
   std::ostream& output = options.output == "-" ? std::cout : output_file;
 
+  RunStats stats;
+  const auto load_start = Clock::now();
+  const ModelFiles files(resolve_model_path(options.model));
+  const ModelWeights weights = load_model_weights(files);
+  const ModelConfig& config = files.config();
+  const double load_seconds = seconds_since(load_start);
+  const int64_t max_model_len = options.max_model_len > 0 ? std::min(options.max_model_len, config.context_length)
+                                                          : config.context_length;
+
+  // Read every line first: the prefix planner needs the whole input.
+  const auto prepare_start = Clock::now();
   OutputWriter writer(output, format_plain_line);
   RequestReader reader(input, options.sampling);
   const ResolvedChatTemplate chat = resolve_chat_template(files, options.chat_template);
