@@ -5,8 +5,6 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "test_paths.h"
 
@@ -19,13 +17,6 @@ CliResult run_pagedgen(const std::string& args, const std::filesystem::path& std
   REQUIRE(status != -1);
   REQUIRE(WIFEXITED(status));
   return {WEXITSTATUS(status), read_file(stderr_file)};
-}
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace pagedgen::test

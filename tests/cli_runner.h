@@ -15,6 +15,4 @@ struct CliResult {
 // Runs `pagedgen <args>` with stdout discarded and stderr written to `stderr_file`.
 CliResult run_pagedgen(const std::string& args, const std::filesystem::path& stderr_file);
 
-std::string read_file(const std::filesystem::path& path);
-
 }  // namespace pagedgen::test

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace pagedgen::test {
 
@@ -13,5 +15,12 @@ std::filesystem::path shared_dir();          // ../shared beside the repository
 std::filesystem::path pagedgen_binary();     // the built app
 // The default model, when scripts/fetch-model.sh has placed it.
 std::optional<std::filesystem::path> default_model();
+
+// The whole file as bytes; fails the current test when it cannot be opened.
+std::string read_file(const std::filesystem::path& path);
+
+// The texts of a tokenizer-vectors .inp file: separated by "\n__ggml_vocab_test__\n"; the
+// file ends with the separator, so the empty remainder after it is not a case.
+std::vector<std::string> read_vocab_test_texts(const std::filesystem::path& path);
 
 }  // namespace pagedgen::test

@@ -83,25 +83,6 @@ SentencePieceTokenizer small_tokenizer() {
   return SentencePieceTokenizer(std::move(config));
 }
 
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return std::move(bytes).str();
-}
-
-std::vector<std::string> read_cases(const std::filesystem::path& path) {
-  const std::string content = read_text(path);
-  const std::string separator = "\n__ggml_vocab_test__\n";
-  std::vector<std::string> texts;
-  size_t start = 0;
-  for (size_t at = content.find(separator); at != std::string::npos; at = content.find(separator, start)) {
-    texts.push_back(content.substr(start, at - start));
-    start = at + separator.size();
-  }
-  return texts;
-}
-
 }  // namespace
 
 TEST_CASE("ModelProto writer: bytes of one piece, checked by hand") {
@@ -264,7 +245,7 @@ TEST_CASE("SentencePiece vocabularies rebuilt as tokenizer.model load through an
     CHECK(from_hf->special().eos == from_gguf->special().eos);
     CHECK(from_hf->special().add_bos);
 
-    const std::vector<std::string> texts = read_cases(vectors / (name + ".inp"));
+    const std::vector<std::string> texts = read_vocab_test_texts(vectors / (name + ".inp"));
     REQUIRE(texts.size() > 40);
     size_t same = 0;
     for (const std::string& text : texts) {

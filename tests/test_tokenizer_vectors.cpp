@@ -18,32 +18,9 @@ using namespace pagedgen::test;
 
 namespace {
 
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "cannot open ", path.string());
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return std::move(bytes).str();
-}
-
-// The .inp format: texts separated by "\n__ggml_vocab_test__\n"; the file ends with the
-// separator, so the empty remainder after it is not a case.
-std::vector<std::string> read_cases(const std::filesystem::path& path) {
-  const std::string content = read_text(path);
-  const std::string separator = "\n__ggml_vocab_test__\n";
-  std::vector<std::string> texts;
-  size_t start = 0;
-  for (size_t at = content.find(separator); at != std::string::npos; at = content.find(separator, start)) {
-    texts.push_back(content.substr(start, at - start));
-    start = at + separator.size();
-  }
-  if (start < content.size()) texts.push_back(content.substr(start));
-  return texts;
-}
-
 // The .out format: one line of space-separated ids per case.
 std::vector<std::vector<TokenId>> read_expected(const std::filesystem::path& path) {
-  std::istringstream lines(read_text(path));
+  std::istringstream lines(read_file(path));
   std::vector<std::vector<TokenId>> expected;
   for (std::string line; std::getline(lines, line);) {
     std::istringstream ids(line);
@@ -77,7 +54,7 @@ TEST_CASE("tokenizer vectors: exact ids and round-trip decoding for every vocabu
   for (const auto& vocab_file : vocab_files) {
     const std::string name = vocab_file.filename().string();
     CAPTURE(name);
-    const std::vector<std::string> texts = read_cases(vocab_file.string() + ".inp");
+    const std::vector<std::string> texts = read_vocab_test_texts(vocab_file.string() + ".inp");
     const std::vector<std::vector<TokenId>> expected = read_expected(vocab_file.string() + ".out");
     REQUIRE(texts.size() == expected.size());
 
