@@ -174,7 +174,10 @@ TEST_CASE("the whole sequence never matches: its last token is always computed")
   const PrefixMatch match = kv.match_prefix(a);
   CHECK(match.num_lookup_blocks == 1);
   CHECK(match.blocks == std::vector<BlockId>{0});
-  CHECK(match.num_cached_tokens == 4);
+  // Block 1 holds the last token: it matches in part, up to the token before it.
+  CHECK(match.partial_block == 1);
+  CHECK(match.num_partial_tokens == 3);
+  CHECK(match.num_cached_tokens == 7);
   const PrefixMatch single = kv.match_prefix(iota_tokens(1, 1));
   CHECK(single.num_lookup_blocks == 0);
   CHECK(single.blocks.empty());
@@ -340,4 +343,88 @@ TEST_CASE("block size and pool size are validated") {
   KvCacheManager kv({.num_blocks = 4, .block_size = 1});
   CHECK(kv.num_blocks_for_tokens(0) == 0);
   CHECK(kv.num_blocks_for_tokens(3) == 3);
+}
+
+TEST_CASE("a partial match copies the first tokens of a cached block; its source is held until the copy ran") {
+  // Block size 4. Sequence 1: [1 2 3 4 | 5 6 7 8 | 9] fully computed, then freed: blocks 0 and
+  // 1 stay cached at count 0 (free queue, tail first: 2, 1, 0 after the unused 3..5).
+  KvCacheManager kv({.num_blocks = 6, .block_size = 4});
+  const auto a = concat(iota_tokens(1, 8), {9});
+  admit_all(kv, 1, a);
+  kv.free(1);
+  CHECK(kv.pool().free_queue() == std::vector<BlockId>{3, 4, 5, 2, 1, 0});
+
+  // Sequence 2: [1 2 3 4 | 5 6 50 51 | 52]: block 0 is a full hit, block 1 a partial one (2 tokens).
+  const auto b = concat(iota_tokens(1, 6), {50, 51, 52});
+  const PrefixMatch match = kv.match_prefix(b);
+  CHECK(match.blocks == std::vector<BlockId>{0});
+  CHECK(match.partial_block == 1);
+  CHECK(match.num_partial_tokens == 2);
+  CHECK(match.num_cached_tokens == 6);
+  CHECK_FALSE(match.next_block_in_flight);
+  // 3 tokens to compute: the copy's block and one more; plus the hit and the held source at 0.
+  CHECK(kv.can_allocate(match, 3));
+  const std::optional<BlockCopy> copy = kv.allocate(2, b, match, 3);
+  REQUIRE(copy.has_value());
+  CHECK(copy->src == 1);
+  CHECK(copy->dst == 3);
+  CHECK(table(kv, 2) == std::vector<BlockId>{0, 3, 4});
+  CHECK(kv.num_slots(2) == 9);
+  CHECK(kv.filled_slots(3) == 4);
+  CHECK(kv.filled_slots(4) == 1);
+  // Block 1 is held (count 1) by the pending copy, not by the sequence.
+  CHECK(ref_counts(kv) == std::vector<int32_t>{1, 1, 0, 1, 1, 0});
+  KvCacheStats stats = kv.stats();
+  CHECK(stats.num_used_blocks == 4);
+  CHECK(stats.num_filled_slots == 4 + 4 + 4 + 1);
+  CHECK(stats.num_logical_slots == 9);
+  CHECK(stats.num_partial_hits == 1);
+  CHECK(stats.num_partial_tokens == 2);
+  CHECK(stats.num_hit_tokens == 4 + 2);
+  CHECK(stats.num_cow_copies == 0);
+
+  kv.release_copy_sources();
+  CHECK(ref_counts(kv) == std::vector<int32_t>{1, 0, 0, 1, 1, 0});
+  CHECK(kv.pool().is_cached(1));  // still cached: a later sequence can copy from it again
+  stats = kv.stats();
+  CHECK(stats.num_used_blocks == 3);
+  CHECK(stats.num_filled_slots == 4 + 4 + 1);
+  kv.release_copy_sources();  // nothing held: no effect
+  CHECK(kv.stats().num_used_blocks == 3);
+}
+
+TEST_CASE("a partial match takes the longest common prefix among the cached blocks after the same parent") {
+  KvCacheManager kv({.num_blocks = 12, .block_size = 4});
+  const auto doc = iota_tokens(1, 4);
+  admit_all(kv, 1, concat(doc, {5, 6, 7, 8, 9}));     // blocks 0, 1 [5 6 7 8], 2
+  admit_all(kv, 2, concat(doc, {5, 6, 20, 21, 22}));  // hits 0; copies 2 tokens; blocks 3 [5 6 20 21], 4
+  admit_all(kv, 3, concat(doc, {5, 6, 20, 30, 31}));  // copies [5 6 20] from block 3 (3 > 2 of block 1)
+  CHECK(table(kv, 3) == std::vector<BlockId>{0, 5, 6});
+  CHECK(kv.stats().num_partial_tokens == 2 + 3);
+  // Another first token after the same parent: no partial match. A different parent: none.
+  CHECK_FALSE(kv.match_prefix(concat(doc, {6, 6, 7, 8, 9})).partial_block.has_value());
+  CHECK_FALSE(kv.match_prefix(std::vector<TokenId>{5, 6, 7, 8, 9}).partial_block.has_value());
+}
+
+TEST_CASE("a block computed by a running sequence that a new one would copy in part is in flight") {
+  KvCacheManager kv({.num_blocks = 12, .block_size = 4});
+  const auto a = concat(iota_tokens(1, 6), {7, 8, 9});   // [1..4 | 5 6 7 8 | 9]
+  const auto b = concat(iota_tokens(1, 6), {60, 61, 62});  // shares 1..6 with a
+  admit(kv, 1, a, 9);                                     // admitted, not yet computed
+  CHECK(kv.match_prefix(b).next_block_in_flight);          // block 0: a full block in flight
+  kv.commit_full_blocks(1, a, 4);                         // block 0 computed; block 1 still in flight
+  const PrefixMatch waiting = kv.match_prefix(b);
+  CHECK(waiting.blocks == std::vector<BlockId>{0});
+  CHECK(waiting.next_block_in_flight);                     // [5 6 ..] of a is being computed
+  CHECK_FALSE(waiting.partial_block.has_value());
+  kv.commit_full_blocks(1, a, 9);
+  const PrefixMatch ready = kv.match_prefix(b);
+  CHECK_FALSE(ready.next_block_in_flight);
+  CHECK(ready.partial_block == 1);
+  CHECK(ready.num_partial_tokens == 2);
+  // A freed sequence takes its in-flight blocks along: nothing to wait for.
+  admit(kv, 2, concat(iota_tokens(100, 8), {1}), 9);
+  CHECK(kv.match_prefix(concat(iota_tokens(100, 4), {104, 0, 0})).next_block_in_flight);
+  kv.free(2);
+  CHECK_FALSE(kv.match_prefix(concat(iota_tokens(100, 4), {104, 0, 0})).next_block_in_flight);
 }

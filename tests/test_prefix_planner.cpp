@@ -35,21 +35,21 @@ TEST_CASE("hand-made prompts: depth-first order and figures") {
   // Sharing the first block [5 6]: 2, 0, 4, 1. [5 8] shares no full block, [4] is too short.
   CHECK(plan2.num_prefix_groups == 1);
   CHECK(plan2.num_grouped_requests == 4);
-  // Per request in order (len, lcp with previous -> prefilled):
-  //   3: (1, 0) -> 1   2: (2, 0) -> 2   0: (3, 2) -> 3 - 2 = 1   4: (3, 3) min(3, 2) -> 1
-  //   1: (3, 2) -> 1   5: (2, 1) -> 2
-  CHECK(plan2.num_planned_prefill_tokens == 8);
+  // Per request in order (len, lcp with previous -> prefilled len - min(lcp, len - 1)):
+  //   3: (1, 0) -> 1   2: (2, 0) -> 2   0: (3, 2) -> 1   4: (3, 3) -> 1 (a repeat: its last token)
+  //   1: (3, 2) -> 1   5: (2, 1) -> 1
+  // = 6 distinct tokens + 1 repeated prompt; the same at every block size.
+  CHECK(plan2.num_planned_prefill_tokens == 7);
 
   const PrefixPlan plan1 = planner.plan(1);
   CHECK(plan1.order == plan2.order);
   CHECK(plan1.num_prefix_groups == 1);  // everything starting with 5
   CHECK(plan1.num_grouped_requests == 5);
-  // 3: 1   2: 2   0: 3 - 2 = 1   4: 3 - 2 = 1   1: 3 - 2 = 1   5: 2 - 1 = 1
   CHECK(plan1.num_planned_prefill_tokens == 7);
 
   const PrefixPlan plan4 = planner.plan(4);
   CHECK(plan4.num_prefix_groups == 0);
-  CHECK(plan4.num_planned_prefill_tokens == 14);
+  CHECK(plan4.num_planned_prefill_tokens == 7);
 }
 
 TEST_CASE("two groups sharing long prefixes") {
@@ -74,8 +74,9 @@ TEST_CASE("two groups sharing long prefixes") {
   CHECK(plan.num_distinct_prompt_tokens == 10 + 3 * 2 + 10 + 2);
   CHECK(plan.num_prefix_groups == 2);
   CHECK(plan.num_grouped_requests == 5);
-  // The first of a group prefills everything; the others reuse 2 blocks (8 of 10 shared).
-  CHECK(plan.num_planned_prefill_tokens == 12 + 4 + 4 + 11 + 3);
+  // The first of a group prefills everything; the others reuse the 10 shared tokens.
+  CHECK(plan.num_planned_prefill_tokens == 12 + 2 + 2 + 11 + 1);
+  CHECK(plan.num_planned_prefill_tokens == plan.num_distinct_prompt_tokens);
 }
 
 TEST_CASE("empty and single-token prompts") {

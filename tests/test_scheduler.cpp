@@ -486,7 +486,8 @@ TEST_CASE("random workloads run to completion with every invariant after every s
     preemptions += engine.scheduler().counters().num_preemptions;
     copies += engine.num_copies();
     rejections += std::ssize(engine.rejected());
-    CHECK(engine.num_copies() == engine.scheduler().kv().stats().num_cow_copies);
+    const KvCacheStats kv_stats = engine.scheduler().kv().stats();
+    CHECK(engine.num_copies() == kv_stats.num_cow_copies + kv_stats.num_partial_hits);
   }
   CHECK(preemptions > 0);  // the small pools do force preemption
   CHECK(copies > 0);
@@ -516,9 +517,11 @@ TEST_CASE("prefix-ordered queue: prompt tokens computed equal the planner's figu
   CHECK(plan.num_prompt_tokens == 12 * 42);
   CHECK(plan.num_distinct_prompt_tokens == 3 * (37 + 2 + 4 * 3));
   CHECK(plan.num_prefix_groups == 3);
-  // Per document: the first request computes 42; each other shares 39 tokens = 4 blocks
-  // (32 tokens), computing 10.
-  CHECK(plan.num_planned_prefill_tokens == 3 * (42 + 3 * 10));
+  // Per document: the first request computes 42; each other shares 39 tokens, 4 full blocks
+  // (32 tokens) and 7 copied from the first one's fifth block (its prompt fills it), and
+  // computes 3.
+  CHECK(plan.num_planned_prefill_tokens == 3 * (42 + 3 * 3));
+  CHECK(plan.num_planned_prefill_tokens == plan.num_distinct_prompt_tokens);
 
   for (int32_t max_batch_tokens : {16, 1000}) {
     for (bool sharing : {true, false}) {
@@ -535,6 +538,8 @@ TEST_CASE("prefix-ordered queue: prompt tokens computed equal the planner's figu
         CHECK(counters.num_computed_prompt_tokens == plan.num_planned_prefill_tokens);
         CHECK(stats.num_hit_tokens == plan.num_prompt_tokens - plan.num_planned_prefill_tokens);
         CHECK(stats.num_hit_blocks == 3 * 3 * 4);
+        CHECK(stats.num_partial_hits == 3 * 3);
+        CHECK(stats.num_partial_tokens == 3 * 3 * 7);
         CHECK(stats.num_lookup_blocks == 12 * 5);  // (42 - 1) / 8 per request
       } else {
         CHECK(counters.num_computed_prompt_tokens == plan.num_prompt_tokens);

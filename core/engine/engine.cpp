@@ -264,6 +264,8 @@ void Engine::run(std::vector<PreparedRequest> requests, const std::function<void
   stats_.prefix_lookup_blocks += kv.num_lookup_blocks;
   stats_.prefix_hit_blocks += kv.num_hit_blocks;
   stats_.prefix_hit_tokens += kv.num_hit_tokens;
+  stats_.prefix_partial_hits += kv.num_partial_hits;
+  stats_.prefix_partial_tokens += kv.num_partial_tokens;
   stats_.prefix_key_collisions += kv.num_key_collisions;
   stats_.cow_copies += kv.num_cow_copies;
   stats_.evictions += kv.num_evictions;

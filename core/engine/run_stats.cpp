@@ -78,8 +78,10 @@ std::string RunStats::to_json() const {
       sum_naive_max_len_slots, sum_naive_request_slots, peak_naive_max_len_slots, peak_naive_request_slots,
       peak_naive_max_len_slots * bytes_per_slot, peak_naive_request_slots * bytes_per_slot));
   field("prefix_cache", fmt::format(
-      "{{\"lookup_blocks\": {}, \"hit_blocks\": {}, \"hit_tokens\": {}, \"key_collisions\": {}, \"evictions\": {}}}",
-      prefix_lookup_blocks, prefix_hit_blocks, prefix_hit_tokens, prefix_key_collisions, evictions));
+      "{{\"lookup_blocks\": {}, \"hit_blocks\": {}, \"partial_hits\": {}, \"partial_hit_tokens\": {}, "
+      "\"hit_tokens\": {}, \"key_collisions\": {}, \"evictions\": {}}}",
+      prefix_lookup_blocks, prefix_hit_blocks, prefix_partial_hits, prefix_partial_tokens, prefix_hit_tokens,
+      prefix_key_collisions, evictions));
   field("copy_on_write", fmt::format("{{\"copies\": {}}}", cow_copies));
   field("preemption", fmt::format("{{\"preemptions\": {}, \"recomputed_tokens\": {}}}", preemptions, recomputed_tokens));
   field("time_seconds", fmt::format("{{\"load\": {}, \"prepare\": {}, \"generate\": {}, \"prefill_steps\": {}, "

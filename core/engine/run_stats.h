@@ -60,7 +60,9 @@ struct RunStats {
   // Prefix cache, copy-on-write, preemption.
   int64_t prefix_lookup_blocks = 0;
   int64_t prefix_hit_blocks = 0;
-  int64_t prefix_hit_tokens = 0;     // prompt tokens whose prefill was skipped
+  int64_t prefix_hit_tokens = 0;     // prompt tokens whose prefill was skipped (full and partial hits)
+  int64_t prefix_partial_hits = 0;   // blocks whose first tokens were copied at admission
+  int64_t prefix_partial_tokens = 0; // ... the tokens they carried
   int64_t prefix_key_collisions = 0;
   int64_t evictions = 0;
   int64_t cow_copies = 0;

@@ -40,9 +40,18 @@ void BlockPool::push_tail(BlockId block) {
   prev_[sentinel] = block;
 }
 
+std::size_t ChildKeyHash::operator()(const ChildKey& k) const {
+  return std::hash<uint64_t>{}(k.parent_key ^ (static_cast<uint64_t>(static_cast<uint32_t>(k.first_token)) *
+                                               0x9E3779B97F4A7C15ULL));
+}
+
 void BlockPool::evict(BlockId block) {
   Block& b = at(block);
   cache_.erase(*b.cache_key);
+  const auto siblings = children_.find({b.parent_key, b.tokens.front()});
+  PG_CHECK(siblings != children_.end(), "cached block {} missing from the partial-match index", block);
+  std::erase(siblings->second, block);
+  if (siblings->second.empty()) children_.erase(siblings);
   b.cache_key.reset();
   b.tokens.clear();
   ++num_evictions_;
@@ -94,11 +103,27 @@ CacheLookup BlockPool::lookup(uint64_t key, uint64_t parent_key, std::span<const
   return {.block = it->second, .collision = false};
 }
 
+std::optional<PartialLookup> BlockPool::longest_partial(uint64_t parent_key, std::span<const TokenId> tokens) const {
+  if (tokens.empty()) return std::nullopt;
+  const auto siblings = children_.find({parent_key, tokens.front()});
+  if (siblings == children_.end()) return std::nullopt;
+  std::optional<PartialLookup> best;
+  for (BlockId block : siblings->second) {
+    const std::vector<TokenId>& cached = at(block).tokens;
+    const auto [mismatch, unused] = std::ranges::mismatch(cached, tokens);
+    const auto num_tokens = static_cast<int32_t>(mismatch - cached.begin());
+    if (!best || num_tokens > best->num_tokens) best = PartialLookup{block, num_tokens};
+  }
+  return best;
+}
+
 bool BlockPool::cache_block(BlockId block, uint64_t key, uint64_t parent_key, std::span<const TokenId> tokens) {
   Block& b = at(block);
   PG_CHECK(b.ref_count > 0, "caching block {} that nobody holds", block);
+  PG_CHECK(!tokens.empty(), "caching block {} without tokens", block);
   if (b.cache_key || cache_.contains(key)) return false;
   cache_.emplace(key, block);
+  children_[{parent_key, tokens.front()}].push_back(block);
   b.cache_key = key;
   b.parent_key = parent_key;
   b.tokens.assign(tokens.begin(), tokens.end());

@@ -1,5 +1,6 @@
 // BlockPool: the physical KV blocks as plain ids 0..N-1 with reference counts, an O(1)
-// LRU free queue, and the prefix cache (key -> full block). Knows nothing of sequences.
+// LRU free queue, and the prefix cache (key -> full block, plus an index of the cached
+// blocks by (parent key, first token) for partial matches). Knows nothing of sequences.
 //
 // Free queue (intrusive doubly linked list over block ids, initially 0,1,2,...):
 //   head -> [least recently freed] ... [most recently freed] <- tail
@@ -27,6 +28,24 @@ struct CacheLookup {
   bool collision = false;
 };
 
+// A block's place in the prefix tree as far as a partial match needs it: the key of the
+// block before it and its first token.
+struct ChildKey {
+  uint64_t parent_key;
+  TokenId first_token;
+  bool operator==(const ChildKey&) const = default;
+};
+struct ChildKeyHash {
+  std::size_t operator()(const ChildKey& k) const;
+};
+
+// A cached block whose first `num_tokens` tokens continue a given parent key: their K/V can
+// be copied instead of computed.
+struct PartialLookup {
+  BlockId block = 0;
+  int32_t num_tokens = 0;
+};
+
 class BlockPool {
  public:
   explicit BlockPool(int32_t num_blocks);
@@ -52,6 +71,9 @@ class BlockPool {
 
   // The cached block for `key` if its parent key and tokens are the same.
   CacheLookup lookup(uint64_t key, uint64_t parent_key, std::span<const TokenId> tokens) const;
+  // Among the cached blocks whose parent key is `parent_key`, the one sharing the longest
+  // common prefix with `tokens` (at least one token; ties go to the block cached first).
+  std::optional<PartialLookup> longest_partial(uint64_t parent_key, std::span<const TokenId> tokens) const;
   // Enters a full block in use into the prefix cache. False, changing nothing, when the
   // block is already cached or another block holds the key (the first one stays).
   bool cache_block(BlockId block, uint64_t key, uint64_t parent_key, std::span<const TokenId> tokens);
@@ -76,6 +98,8 @@ class BlockPool {
   std::vector<int32_t> prev_;
   std::vector<int32_t> next_;
   std::unordered_map<uint64_t, BlockId> cache_;
+  // The cached blocks by (parent key, first token), in the order they were cached.
+  std::unordered_map<ChildKey, std::vector<BlockId>, ChildKeyHash> children_;
   int32_t num_used_blocks_ = 0;
   int32_t peak_used_blocks_ = 0;
   int64_t num_evictions_ = 0;

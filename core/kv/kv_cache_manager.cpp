@@ -52,7 +52,6 @@ PrefixMatch KvCacheManager::match_prefix(std::span<const TokenId> known_tokens) 
     const CacheLookup hit = pool_.lookup(key, parent_key, tokens);
     if (!hit.block) {
       match.num_collisions = hit.collision ? 1 : 0;
-      match.next_block_in_flight = !hit.collision && in_flight_keys_.contains(key);
       break;
     }
     match.blocks.push_back(*hit.block);
@@ -60,19 +59,32 @@ PrefixMatch KvCacheManager::match_prefix(std::span<const TokenId> known_tokens) 
     parent_key = key;
   }
   match.num_cached_tokens = static_cast<int32_t>(match.blocks.size()) * block_size_;
+  // The tokens after the full hits, short of the last known token.
+  const auto rest = known_tokens.subspan(static_cast<std::size_t>(match.num_cached_tokens));
+  match.next_block_in_flight = rest.size() > 1 && in_flight_children_.contains({parent_key, rest.front()});
+  if (!match.next_block_in_flight) {
+    const auto num_candidates = std::min<std::size_t>(static_cast<std::size_t>(block_size_ - 1), rest.size() - 1);
+    if (const auto partial = pool_.longest_partial(parent_key, rest.first(num_candidates))) {
+      match.partial_block = partial->block;
+      match.num_partial_tokens = partial->num_tokens;
+      match.num_cached_tokens += partial->num_tokens;
+    }
+  }
   return match;
 }
 
 bool KvCacheManager::can_allocate(const PrefixMatch& match, int32_t num_new_tokens) const {
   // Hit blocks at count 0 sit in the free queue: taking them uses free blocks too.
+  // So does holding a partial match's source at count 0 until its copy ran.
   const auto num_hits_at_zero = std::ranges::count_if(match.blocks, [&](BlockId b) { return pool_.ref_count(b) == 0; });
+  const bool source_at_zero = match.partial_block && pool_.ref_count(*match.partial_block) == 0;
   const int64_t num_new_blocks =
       num_blocks_for_tokens(int64_t{match.num_cached_tokens} + num_new_tokens) - static_cast<int64_t>(match.blocks.size());
-  return num_new_blocks + num_hits_at_zero <= pool_.num_free_blocks();
+  return num_new_blocks + num_hits_at_zero + (source_at_zero ? 1 : 0) <= pool_.num_free_blocks();
 }
 
-void KvCacheManager::allocate(uint64_t seq_id, std::span<const TokenId> known_tokens, const PrefixMatch& match,
-                              int32_t num_new_tokens) {
+std::optional<BlockCopy> KvCacheManager::allocate(uint64_t seq_id, std::span<const TokenId> known_tokens,
+                                                  const PrefixMatch& match, int32_t num_new_tokens) {
   PG_CHECK(!sequences_.contains(seq_id), "sequence {} already has blocks", seq_id);
   PG_CHECK(num_new_tokens >= 0 && match.num_cached_tokens + num_new_tokens <= std::ssize(known_tokens),
            "sequence {}: {} cached + {} new tokens but only {} known", seq_id, match.num_cached_tokens,
@@ -85,14 +97,34 @@ void KvCacheManager::allocate(uint64_t seq_id, std::span<const TokenId> known_to
     PG_CHECK(fill_[block] == block_size_, "cached block {} holds {} of {} slots", block, fill_[block], block_size_);
   }
   seq.table = match.blocks;
-  seq.num_slots = match.num_cached_tokens;
+  seq.num_slots = match.num_cached_tokens - match.num_partial_tokens;
   seq.keys = match.keys;
+  for (std::size_t i = 0; i < match.keys.size(); ++i) seq.first_tokens.push_back(known_tokens[i * block_size_]);
   seq.num_committed_blocks = static_cast<int32_t>(match.keys.size());
   counts_.num_lookup_blocks += match.num_lookup_blocks;
   counts_.num_hit_blocks += std::ssize(match.blocks);
   counts_.num_hit_tokens += match.num_cached_tokens;
   counts_.num_key_collisions += match.num_collisions;
-  counts_.num_logical_slots += match.num_cached_tokens;
+  counts_.num_logical_slots += seq.num_slots;
+  std::optional<BlockCopy> copy;
+  if (match.partial_block) {
+    // Hold the source first, so taking a block for the copy cannot evict it.
+    const BlockId source = *match.partial_block;
+    PG_CHECK(pool_.is_cached(source) && match.num_partial_tokens > 0 && match.num_partial_tokens < block_size_,
+             "partial match of {} tokens on block {}", match.num_partial_tokens, source);
+    if (pool_.ref_count(source) == 0) counts_.num_filled_slots += fill_[source];
+    pool_.add_ref(source);
+    copy_sources_.push_back(source);
+    const BlockId owned = *pool_.allocate();
+    fill_[owned] = match.num_partial_tokens;
+    seq.table.push_back(owned);
+    seq.num_slots += match.num_partial_tokens;
+    counts_.num_filled_slots += match.num_partial_tokens;
+    counts_.num_logical_slots += match.num_partial_tokens;
+    ++counts_.num_partial_hits;
+    counts_.num_partial_tokens += match.num_partial_tokens;
+    copy = BlockCopy{.src = source, .dst = owned};
+  }
   grow(seq, num_new_tokens);
 
   if (enable_prefix_caching_) {
@@ -101,10 +133,21 @@ void KvCacheManager::allocate(uint64_t seq_id, std::span<const TokenId> known_to
     const int64_t num_full_blocks = std::ssize(known_tokens) / block_size_;
     for (int64_t i = std::ssize(seq.keys); i < num_full_blocks; ++i) {
       const uint64_t parent_key = i == 0 ? kRootPrefixKey : seq.keys.back();
-      seq.keys.push_back(key_function_(parent_key, known_tokens.subspan(static_cast<std::size_t>(i) * block_size_, block_size_)));
+      const auto tokens = known_tokens.subspan(static_cast<std::size_t>(i) * block_size_, block_size_);
+      seq.keys.push_back(key_function_(parent_key, tokens));
+      seq.first_tokens.push_back(tokens.front());
     }
     add_in_flight(seq);
   }
+  return copy;
+}
+
+void KvCacheManager::release_copy_sources() {
+  for (BlockId source : copy_sources_) {
+    pool_.release(source);
+    if (pool_.ref_count(source) == 0) counts_.num_filled_slots -= fill_[source];
+  }
+  copy_sources_.clear();
 }
 
 bool KvCacheManager::needs_copy_on_write(const SequenceBlocks& seq) const {
@@ -174,11 +217,10 @@ void KvCacheManager::commit_full_blocks(uint64_t seq_id, std::span<const TokenId
     const uint64_t key = key_function_(parent_key, block_tokens);
     if (i < std::ssize(seq.keys)) {
       PG_CHECK(seq.keys[i] == key, "sequence {}: block {} tokens changed after admission", seq_id, i);
-      auto it = in_flight_keys_.find(key);
-      PG_CHECK(it != in_flight_keys_.end(), "key of sequence {} block {} not in flight", seq_id, i);
-      if (--it->second == 0) in_flight_keys_.erase(it);
+      remove_in_flight(seq, static_cast<std::size_t>(i));
     } else {
       seq.keys.push_back(key);
+      seq.first_tokens.push_back(block_tokens.front());
     }
     pool_.cache_block(seq.table[i], key, parent_key, block_tokens);
     seq.num_committed_blocks = i + 1;
@@ -206,15 +248,24 @@ void KvCacheManager::free(uint64_t seq_id) {
 }
 
 void KvCacheManager::add_in_flight(const SequenceBlocks& seq) {
-  for (std::size_t i = static_cast<std::size_t>(seq.num_committed_blocks); i < seq.keys.size(); ++i) ++in_flight_keys_[seq.keys[i]];
+  for (std::size_t i = static_cast<std::size_t>(seq.num_committed_blocks); i < seq.keys.size(); ++i) {
+    ++in_flight_keys_[seq.keys[i]];
+    ++in_flight_children_[{i == 0 ? kRootPrefixKey : seq.keys[i - 1], seq.first_tokens[i]}];
+  }
+}
+
+void KvCacheManager::remove_in_flight(const SequenceBlocks& seq, std::size_t block_index) {
+  auto key = in_flight_keys_.find(seq.keys[block_index]);
+  auto child = in_flight_children_.find({block_index == 0 ? kRootPrefixKey : seq.keys[block_index - 1],
+                                         seq.first_tokens[block_index]});
+  PG_CHECK(key != in_flight_keys_.end() && child != in_flight_children_.end(), "block {} of a sequence not in flight",
+           block_index);
+  if (--key->second == 0) in_flight_keys_.erase(key);
+  if (--child->second == 0) in_flight_children_.erase(child);
 }
 
 void KvCacheManager::remove_in_flight(const SequenceBlocks& seq) {
-  for (std::size_t i = static_cast<std::size_t>(seq.num_committed_blocks); i < seq.keys.size(); ++i) {
-    auto it = in_flight_keys_.find(seq.keys[i]);
-    PG_CHECK(it != in_flight_keys_.end(), "in-flight key missing");
-    if (--it->second == 0) in_flight_keys_.erase(it);
-  }
+  for (std::size_t i = static_cast<std::size_t>(seq.num_committed_blocks); i < seq.keys.size(); ++i) remove_in_flight(seq, i);
 }
 
 std::span<const BlockId> KvCacheManager::block_table(uint64_t seq_id) const { return at(seq_id).table; }

@@ -28,16 +28,25 @@ struct KvCacheConfig {
   PrefixKeyFunction key_function = &prefix_block_key;  // a test seam for forced collisions
 };
 
-// The cached full blocks a new sequence can start from. Only full blocks match, and never
-// the last known token, so at least one token is computed and the step yields logits.
+// What a new sequence can start from: cached full blocks, then possibly the first tokens of
+// one more cached block (a partial match), whose K/V are copied into a block of its own
+// rather than computed. Never the last known token: at least one token is computed, so the
+// step yields logits.
+//
+// block_size 4, cached: [1 2 3 4] and [5 6 7 8] after it; a new prompt 1 2 3 4 5 6 9:
+//   full:    [1 2 3 4] shared (one more reference)
+//   partial: [5 6 . .] copied from [5 6 7 8] into a new block, then 9 is computed after it
 struct PrefixMatch {
   std::vector<BlockId> blocks;        // [num hit blocks] physical ids, logical order
   std::vector<uint64_t> keys;         // [num hit blocks] their chained keys
-  int32_t num_cached_tokens = 0;      // blocks.size() * block_size
+  std::optional<BlockId> partial_block;  // cached block whose first num_partial_tokens tokens match next
+  int32_t num_partial_tokens = 0;     // 0 when there is no partial match
+  int32_t num_cached_tokens = 0;      // blocks.size() * block_size + num_partial_tokens
   int32_t num_lookup_blocks = 0;      // full blocks eligible for a hit: (num_tokens - 1) / block_size
   int32_t num_collisions = 0;         // 1 when the probe that ended the match found the key with other tokens
-  // The first missing block is being computed by a running sequence (its key is in flight):
-  // admitting now would compute it twice; waiting a step lets this sequence share it.
+  // A block that would extend the match (the same parent key and first token) is being
+  // computed by a running sequence: admitting now would compute those tokens twice; waiting
+  // lets this sequence share or copy them.
   bool next_block_in_flight = false;
 };
 
@@ -45,7 +54,9 @@ struct PrefixMatch {
 struct KvCacheStats {
   int64_t num_lookup_blocks = 0;   // over admissions: full blocks eligible for a prefix hit
   int64_t num_hit_blocks = 0;      // ... of which served from the prefix cache
-  int64_t num_hit_tokens = 0;      // num_hit_blocks * block_size: tokens whose prefill was skipped
+  int64_t num_hit_tokens = 0;      // tokens whose prefill was skipped: hit blocks * block_size + partial tokens
+  int64_t num_partial_hits = 0;    // partial matches: blocks copied at admission
+  int64_t num_partial_tokens = 0;  // ... the tokens they carried
   int64_t num_key_collisions = 0;  // key found with another parent key or other tokens
   int64_t num_cow_copies = 0;      // copy-on-write block copies handed to the backend
   int64_t num_evictions = 0;       // cached blocks at count 0 reused for other content
@@ -75,9 +86,13 @@ class KvCacheManager {
   // Whether the cached prefix plus slots for `num_new_tokens` more tokens fit now.
   bool can_allocate(const PrefixMatch& match, int32_t num_new_tokens) const;
   // Builds the sequence's table: the match's blocks, then new blocks for num_new_tokens
-  // slots (the tokens scheduled now, all within known_tokens).
-  void allocate(uint64_t seq_id, std::span<const TokenId> known_tokens, const PrefixMatch& match,
-                int32_t num_new_tokens);
+  // slots (the tokens scheduled now, all within known_tokens). A partial match returns the
+  // block copy the backend runs before the step; its source block is held until
+  // release_copy_sources(), so nothing reuses it before the copy.
+  std::optional<BlockCopy> allocate(uint64_t seq_id, std::span<const TokenId> known_tokens, const PrefixMatch& match,
+                                    int32_t num_new_tokens);
+  // The step's block copies ran: the sources held for partial matches are let go.
+  void release_copy_sources();
 
   // --- later steps ---
   // Whether `num_new_tokens` more slots fit, counting a copy-on-write block if needed.
@@ -108,6 +123,7 @@ class KvCacheManager {
     // Chained keys of the sequence's known full blocks: [0, num_committed_blocks) are in
     // the cache (or were offered to it), the rest are in flight (being computed).
     std::vector<uint64_t> keys;
+    std::vector<TokenId> first_tokens;  // [keys.size()] each full block's first token
     int32_t num_committed_blocks = 0;
   };
 
@@ -116,6 +132,7 @@ class KvCacheManager {
   bool needs_copy_on_write(const SequenceBlocks& seq) const;
   void grow(SequenceBlocks& seq, int32_t num_new_tokens);
   void add_in_flight(const SequenceBlocks& seq);
+  void remove_in_flight(const SequenceBlocks& seq, std::size_t block_index);
   void remove_in_flight(const SequenceBlocks& seq);
 
   int32_t block_size_;
@@ -125,6 +142,8 @@ class KvCacheManager {
   std::vector<int32_t> fill_;  // [num_blocks] slots holding a token, meaningful while in use
   std::unordered_map<uint64_t, SequenceBlocks> sequences_;
   std::unordered_map<uint64_t, int32_t> in_flight_keys_;  // key -> number of sequences computing it
+  std::unordered_map<ChildKey, int32_t, ChildKeyHash> in_flight_children_;  // the same blocks by (parent, first token)
+  std::vector<BlockId> copy_sources_;  // partial-match sources held until their copy ran
   KvCacheStats counts_;  // the counters this class keeps; pool figures are added in stats()
 };
 

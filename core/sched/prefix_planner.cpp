@@ -84,8 +84,7 @@ PrefixPlan PrefixPlanner::plan(int32_t block_size) const {
     const int64_t lcp = i == 0 ? 0 : common_prefix_length(prompts_[plan.order[i - 1]], prompt);
     plan.num_prompt_tokens += length;
     sum_common_prefix += lcp;
-    const int64_t num_reused_blocks = length == 0 ? 0 : std::min(lcp, length - 1) / block_size;
-    plan.num_planned_prefill_tokens += length - num_reused_blocks * block_size;
+    plan.num_planned_prefill_tokens += length - (length == 0 ? 0 : std::min(lcp, length - 1));
 
     const bool joins_group = lcp >= block_size;
     if (!joins_group) group_size = length >= block_size ? 1 : 0;

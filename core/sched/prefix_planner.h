@@ -32,11 +32,13 @@ struct PrefixPlan {
   // block belong to none.
   int32_t num_prefix_groups = 0;
   int32_t num_grouped_requests = 0;
-  // Prompt tokens prefilled when the requests run in `order` and each one reuses the full
-  // blocks it shares with the one before it (never its last token): for each request,
-  //   len - block_size * floor(min(lcp with the previous request, len - 1) / block_size).
-  // The scheduler reaches exactly this when the pool never evicts, nothing is preempted,
-  // and no generated text happens to continue another request's prompt.
+  // Prompt tokens prefilled when the requests run in `order` and each one reuses the tokens
+  // it shares with the one before it (never its last token): for each request,
+  //   len - min(lcp with the previous request, len - 1),
+  // that is the distinct tokens plus one per repeated prompt. The scheduler reaches exactly
+  // this when the pool never evicts, nothing is preempted, and the block holding the end of
+  // each shared part is filled by the earlier request's prompt (full blocks are shared; the
+  // tokens of a block that is shared only in part are copied, see PrefixMatch).
   int64_t num_planned_prefill_tokens = 0;
 };
 

@@ -87,7 +87,7 @@ void Scheduler::admit_waiting(SchedulerOutput& out, int32_t& token_budget) {
     if (match.next_block_in_flight) break;  // share the block a running sequence is computing
     const int32_t num_new_tokens = std::min(seq.num_tokens() - match.num_cached_tokens, token_budget);
     if (!kv_.can_allocate(match, num_new_tokens)) break;
-    kv_.allocate(seq.id, seq.token_ids, match, num_new_tokens);
+    if (auto copy = kv_.allocate(seq.id, seq.token_ids, match, num_new_tokens)) out.block_copies.push_back(*copy);
     if (seq.num_preemptions == 0) seq.num_cached_prompt_tokens = std::min(match.num_cached_tokens, seq.num_prompt_tokens);
     seq.num_computed_tokens = match.num_cached_tokens;
     seq.status = SequenceStatus::Running;
@@ -117,6 +117,7 @@ void Scheduler::preempt_newest(SchedulerOutput& out) {
 }
 
 void Scheduler::on_step_done(const SchedulerOutput& out) {
+  kv_.release_copy_sources();
   for (const ScheduledSequence& s : out.scheduled) {
     Sequence& seq = at(s.seq_id);
     PG_CHECK(seq.status == SequenceStatus::Running && seq.num_computed_tokens == s.num_computed_tokens,

@@ -5,7 +5,8 @@
 // One engine step:
 //   out = scheduler.schedule();          // tokens per sequence, COW copies, preempted, rejected
 //   backend.copy_blocks(out.block_copies); build the StepBatch from out.scheduled; forward
-//   scheduler.on_step_done(out);         // K/V written: advance counts, commit full blocks
+//   scheduler.on_step_done(out);         // K/V written: advance counts, commit full blocks,
+//                                        // let go of the blocks copied from
 //   append_token / fork / finish          // for sequences whose scheduled chunk needs_logits
 // Every sequence whose chunk needs_logits must get append_token (or finish) before the
 // next schedule(): a running sequence always has a token left to compute.
@@ -42,7 +43,7 @@ struct RejectedSequence {
 
 struct SchedulerOutput {
   std::vector<ScheduledSequence> scheduled;  // running ones in admission order, then newly admitted
-  std::vector<BlockCopy> block_copies;       // run before the forward step, in order
+  std::vector<BlockCopy> block_copies;       // copy-on-write and partial prefix matches: run before the step, in order
   std::vector<uint64_t> preempted;           // back in the waiting queue, blocks freed
   std::vector<RejectedSequence> rejected;    // can never fit in the pool
   int32_t num_batched_tokens = 0;
