@@ -188,6 +188,13 @@ TEST_CASE("malformed JSON anywhere in the line is invalid_json") {
   CHECK(parse_one("{\"prompt\": \"a\", \"max_tokens\": 01}") ==
         "E 0 id=null invalid_json: the line is not valid JSON: malformed or out-of-range number (near byte 30)");
   CHECK(parse_one("prompt: a") == "E 0 id=null invalid_json: the line is not valid JSON: misplaced or missing comma, colon, brace or bracket");
+  // Lines whose first byte looks like a scalar are judged whole, not by that byte.
+  CHECK(parse_one("not json") == "E 0 id=null invalid_json: the line is not valid JSON: bad literal (expected null)");
+  CHECK(parse_one("true story") ==
+        "E 0 id=null invalid_json: the line is not valid JSON: misplaced or missing comma, colon, brace or bracket");
+  CHECK(parse_one("12 monkeys").starts_with("E 0 id=null invalid_json: the line is not valid JSON: "));
+  CHECK(parse_one("[1, 2") ==
+        "E 0 id=null invalid_json: the line is not valid JSON: misplaced or missing comma, colon, brace or bracket");
 }
 
 TEST_CASE("the line must be one object with prompt or messages") {

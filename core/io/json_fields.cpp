@@ -6,8 +6,6 @@
 
 namespace pagedgen::json_fields {
 
-namespace {
-
 std::string_view short_json_message(simdjson::error_code error) {
   switch (error) {
     case simdjson::TAPE_ERROR: return "misplaced or missing comma, colon, brace or bracket";
@@ -23,6 +21,8 @@ std::string_view short_json_message(simdjson::error_code error) {
     default: return simdjson::error_message(error);
   }
 }
+
+namespace {
 
 // Ondemand reports a malformed literal as a type mismatch of the type its first byte
 // announced; on a validated walk that mismatch can only mean bad syntax.

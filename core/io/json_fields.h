@@ -25,6 +25,9 @@ struct LineError {
 
 [[noreturn]] void throw_line_error(std::string_view code, std::string message);
 
+// A few words on what is wrong for a simdjson parse error ("unbalanced braces or ...").
+std::string_view short_json_message(simdjson::error_code error);
+
 // Throws LineError(invalid_json) for a simdjson error. `document` and `line_begin` let the
 // message give the byte offset where simdjson stopped, when it knows it.
 [[noreturn]] void throw_json_error(simdjson::error_code error, od::document& document,

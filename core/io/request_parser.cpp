@@ -1,5 +1,6 @@
 #include "io/request_parser.h"
 
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include <string>
@@ -14,6 +15,7 @@ struct RequestParser::State {
   RequestFormat format;
   SamplingParams defaults;
   simdjson::ondemand::parser parser;
+  simdjson::dom::parser validator;  // for lines that are not objects, see parse()
   std::string buffer;  // the line plus SIMDJSON_PADDING bytes of capacity
 };
 
@@ -45,6 +47,14 @@ RequestItem RequestParser::parse(std::string_view line, uint64_t index) {
     } catch (const json_fields::LineError& line_error) {
       return RequestError{index, std::nullopt, std::string(line_error.code), line_error.message};
     }
+  }
+  // On-demand parsing judges a scalar by its first byte ("not json" looks like null): a line
+  // that is not an object is parsed whole, so that invalid JSON is called invalid JSON.
+  simdjson::ondemand::json_type root_type{};
+  if (document.type().get(root_type) == simdjson::SUCCESS && root_type != simdjson::ondemand::json_type::object) {
+    if (const simdjson::error_code dom_error = state_->validator.parse(buffer).error())
+      return RequestError{index, std::nullopt, std::string(request_error::kInvalidJson),
+                          fmt::format("the line is not valid JSON: {}", json_fields::short_json_message(dom_error))};
   }
   switch (state_->format) {
     case RequestFormat::kPlain:
