@@ -12,15 +12,15 @@
 #include "chat_template_option.h"
 #include "commands.h"
 #include "engine/engine.h"
+#include "engine/input_loader.h"
+#include "engine_options.h"
 #include "engine/prompt_builder.h"
 #include "exit_codes.h"
 #include "io/output_writer.h"
 #include "io/plain_output.h"
-#include "io/request_reader.h"
 #include "model/model_files.h"
 #include "model/model_weights.h"
 #include "model_option.h"
-#include "util/byte_units.h"
 #include "util/error.h"
 
 namespace pagedgen::app {
@@ -33,36 +33,14 @@ struct GenerateOptions {
   std::string output;
   std::string stats_path;
   int32_t block_size = 16;
-  int32_t num_blocks = 0;
-  std::string kv_cache_memory = "1GiB";
-  int32_t max_num_seqs = 64;
-  int32_t max_batch_tokens = 2048;
-  int64_t max_model_len = 0;
-  bool no_prefix_sharing = false;
-  uint64_t seed = 0;
-  std::string chat_template;
+  EngineOptions engine;
   std::size_t threads = 0;
   bool quiet = false;
   double progress_seconds = 10.0;
-  SamplingParams sampling = [] {
-    SamplingParams p;
-    p.max_tokens = 128;
-    return p;
-  }();
 };
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-int32_t pool_blocks(const GenerateOptions& options, std::size_t bytes_per_block) {
-  if (options.num_blocks > 0) return options.num_blocks;
-  const uint64_t budget = parse_byte_size(options.kv_cache_memory);
-  const uint64_t blocks = budget / bytes_per_block;
-  if (blocks == 0)
-    fail("--kv-cache-memory {} holds no block of {} ({} tokens); give more memory or a smaller --block-size",
-         options.kv_cache_memory, format_bytes(bytes_per_block), options.block_size);
-  return static_cast<int32_t>(std::min<uint64_t>(blocks, INT32_MAX));
-}
 
 int run_generate(const GenerateOptions& options) {
   // Open the files before the (slow) model load, so a wrong path fails at once.
@@ -85,48 +63,29 @@ int run_generate(const GenerateOptions& options) {
   const ModelWeights weights = load_model_weights(files);
   const ModelConfig& config = files.config();
   const double load_seconds = seconds_since(load_start);
-  const int64_t max_model_len = options.max_model_len > 0 ? std::min(options.max_model_len, config.context_length)
-                                                          : config.context_length;
+  const int64_t max_model_len = effective_max_model_len(options.engine, config.context_length);
 
   // Read every line first: the prefix planner needs the whole input.
   const auto prepare_start = Clock::now();
   OutputWriter writer(output, format_plain_line);
-  RequestReader reader(input, options.sampling);
-  const ResolvedChatTemplate chat = resolve_chat_template(files, options.chat_template);
+  const ResolvedChatTemplate chat = resolve_chat_template(files, options.engine.chat_template);
   const PromptBuilder builder(files.tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len);
-  std::vector<PreparedRequest> prepared;
-  std::vector<RequestError> errors;
-  while (std::optional<RequestItem> item = reader.next()) {
-    ++stats.num_requests;
-    std::visit(
-        [&](auto& value) {
-          writer.expect(value.index);
-          using T = std::decay_t<decltype(value)>;
-          if constexpr (std::is_same_v<T, RequestError>) {
-            errors.push_back(std::move(value));
-          } else {
-            auto built = builder.build(value);
-            if (auto* error = std::get_if<RequestError>(&built)) errors.push_back(std::move(*error));
-            else prepared.push_back(std::move(std::get<PreparedRequest>(built)));
-          }
-        },
-        *item);
-  }
-  stats.num_lines = static_cast<int64_t>(reader.num_lines());
-  stats.num_blank_lines = static_cast<int64_t>(reader.num_blank_lines());
-  const int64_t num_line_errors = static_cast<int64_t>(errors.size());
-  for (RequestError& error : errors) writer.complete(std::move(error));
+  LoadedInput loaded = load_input(input, options.engine.sampling, builder);
+  for (uint64_t index : loaded.indices) writer.expect(index);
+  stats.num_requests = std::ssize(loaded.indices);
+  stats.num_lines = static_cast<int64_t>(loaded.num_lines);
+  stats.num_blank_lines = static_cast<int64_t>(loaded.num_blank_lines);
+  const int64_t num_line_errors = std::ssize(loaded.errors);
+  for (RequestError& error : loaded.errors) writer.complete(std::move(error));
+  std::vector<PreparedRequest> prepared = std::move(loaded.requests);
   const double prepare_seconds = seconds_since(prepare_start);
 
   CpuBackend backend(config, weights, options.threads > 0 ? options.threads : default_num_threads());
-  EngineConfig engine_config;
-  engine_config.block_size = options.block_size;
-  engine_config.num_blocks = pool_blocks(options, backend.kv_bytes_per_block(static_cast<std::size_t>(options.block_size)));
-  engine_config.max_num_seqs = options.max_num_seqs;
-  engine_config.max_batch_tokens = options.max_batch_tokens;
-  engine_config.prefix_sharing = !options.no_prefix_sharing;
-  engine_config.max_model_len = max_model_len;
-  engine_config.run_seed = options.seed;
+  const EngineConfig engine_config = make_engine_config(
+      options.engine, options.block_size,
+      pool_blocks(options.engine, options.block_size,
+                  backend.kv_bytes_per_block(static_cast<std::size_t>(options.block_size))),
+      max_model_len);
   Engine engine(engine_config, backend, files.tokenizer(), config.vocab_size);
 
   const std::size_t num_to_run = prepared.size();
@@ -184,34 +143,10 @@ void add_generate_command(CLI::App& app, CommandRunner& selected) {
   cmd->add_option("-o,--output", o->output, "Output JSONL file; - writes standard output")->required();
   cmd->add_option("--stats", o->stats_path, "Write the run's KV memory and time figures to this JSON file");
   cmd->add_option("--block-size", o->block_size, "Tokens per KV block")->capture_default_str()->check(CLI::Range(1, 256));
-  cmd->add_option("--num-blocks", o->num_blocks, "KV pool size in blocks (overrides --kv-cache-memory)")
-      ->check(CLI::Range(1, INT32_MAX));
-  cmd->add_option("--kv-cache-memory", o->kv_cache_memory, "KV pool size in bytes (e.g. 512MiB, 2GiB)")
-      ->capture_default_str();
-  cmd->add_option("--max-num-seqs", o->max_num_seqs, "Sequences decoded at once, at most")
-      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--max-batch-tokens", o->max_batch_tokens, "Tokens computed per step, at most (longer prefills are chunked)")
-      ->capture_default_str()->check(CLI::Range(1, 1 << 24));
-  cmd->add_option("--max-model-len", o->max_model_len, "Prompt + generated tokens per sequence, at most (default: the model's context)")
-      ->check(CLI::Range(int64_t{2}, int64_t{1} << 32));
-  cmd->add_flag("--no-prefix-sharing", o->no_prefix_sharing, "Do not share KV blocks between requests (for comparison)");
-  cmd->add_option("--seed", o->seed, "Run seed; a request without its own seed samples from (seed, its id, sample index)")
-      ->capture_default_str();
-  cmd->add_option("--chat-template", o->chat_template, chat_template_option_help());
+  add_engine_options(*cmd, o->engine);
   cmd->add_option("--threads", o->threads, "CPU threads (default: all)");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress lines or summary on stderr");
   cmd->add_option("--progress-interval", o->progress_seconds, "Seconds between progress lines")->capture_default_str();
-  SamplingParams& s = o->sampling;
-  cmd->add_option("--temperature", s.temperature, "Default sampling temperature; 0 is greedy")->capture_default_str();
-  cmd->add_option("--top-p", s.top_p, "Default top-p")->capture_default_str();
-  cmd->add_option("--top-k", s.top_k, "Default top-k; 0 is off")->capture_default_str();
-  cmd->add_option("--min-p", s.min_p, "Default min-p; 0 is off")->capture_default_str();
-  cmd->add_option("--max-tokens", s.max_tokens, "Default tokens to generate per sample, at most")->capture_default_str();
-  cmd->add_option("--min-tokens", s.min_tokens, "Default tokens to generate before a stop may end a sample")
-      ->capture_default_str();
-  cmd->add_option("--stop", s.stop, "Default stop string (repeatable)");
-  cmd->add_flag("--ignore-eos", s.ignore_eos, "Keep generating past end-of-generation tokens by default");
-  cmd->add_option("-n", s.n, "Default samples per prompt")->capture_default_str();
   cmd->footer(kExitCodesHelp);
   cmd->parse_complete_callback([&selected, o] { selected = [o] { return run_generate(*o); }; });
 }

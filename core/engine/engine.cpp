@@ -6,6 +6,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "engine/scheduler_figures.h"
 #include "kv/kv_cache_manager.h"
 #include "sample/rng.h"
 #include "sample/sampler.h"
@@ -114,6 +115,7 @@ void Engine::run(std::vector<PreparedRequest> requests, const std::function<void
     seq.sample_index = 0;
     seq.token_ids = r.prompt_ids;
     seq.num_prompt_tokens = static_cast<int32_t>(r.prompt_ids.size());
+    seq.max_tokens = r.sampling.max_tokens;
     samples.emplace(seq.id, new_sample(r, 0));
     scheduler.add(std::move(seq));
     ++stats_.num_samples;
@@ -176,23 +178,7 @@ void Engine::run(std::vector<PreparedRequest> requests, const std::function<void
     scheduler.on_step_done(out);
 
     // The KV memory this step used: taken before finished samples give their blocks back.
-    const KvCacheStats kv = scheduler.kv().stats();
-    KvSnapshot snap;
-    snap.used_blocks = kv.num_used_blocks;
-    snap.allocated_slots = kv.num_allocated_slots;
-    snap.filled_slots = kv.num_filled_slots;
-    snap.logical_slots = kv.num_logical_slots;
-    for (BlockId b = 0; b < scheduler.kv().num_blocks(); ++b)
-      if (scheduler.kv().pool().ref_count(b) > 1) ++snap.shared_blocks;
-    for (uint64_t id : scheduler.kv().sequence_ids()) {
-      snap.sequence_slots += static_cast<int64_t>(scheduler.kv().block_table(id).size()) * config_.block_size;
-      const Sequence& seq = scheduler.sequence(id);
-      const PreparedRequest& r = *states[static_cast<std::size_t>(seq.request_index)].request;
-      snap.naive_max_len_slots += config_.max_model_len;
-      snap.naive_request_slots += std::min<int64_t>(config_.max_model_len, seq.num_prompt_tokens + r.sampling.max_tokens);
-    }
-    stats_.add_snapshot(snap);
-
+    stats_.add_snapshot(take_kv_snapshot(scheduler, config_.max_model_len));
 
     bool any_prompt = false;
     std::size_t logits_row = 0;
@@ -239,6 +225,7 @@ void Engine::run(std::vector<PreparedRequest> requests, const std::function<void
           child.token_ids = seq.token_ids;
           child.token_ids.push_back(token);
           child.num_prompt_tokens = seq.num_prompt_tokens;
+          child.max_tokens = seq.max_tokens;
           samples.emplace(child.id, std::move(sample));
           scheduler.fork(s.seq_id, std::move(child));
         }
@@ -258,19 +245,7 @@ void Engine::run(std::vector<PreparedRequest> requests, const std::function<void
     if (on_step) on_step(stats_);
   }
 
-  const KvCacheStats kv = scheduler.kv().stats();
-  const SchedulerCounters& counters = scheduler.counters();
-  stats_.num_computed_prompt_tokens += counters.num_computed_prompt_tokens;
-  stats_.prefix_lookup_blocks += kv.num_lookup_blocks;
-  stats_.prefix_hit_blocks += kv.num_hit_blocks;
-  stats_.prefix_hit_tokens += kv.num_hit_tokens;
-  stats_.prefix_partial_hits += kv.num_partial_hits;
-  stats_.prefix_partial_tokens += kv.num_partial_tokens;
-  stats_.prefix_key_collisions += kv.num_key_collisions;
-  stats_.cow_copies += kv.num_cow_copies;
-  stats_.evictions += kv.num_evictions;
-  stats_.preemptions += counters.num_preemptions;
-  stats_.recomputed_tokens += counters.num_recomputed_tokens;
+  add_scheduler_counters(scheduler, stats_);
   stats_.generate_seconds += std::chrono::duration<double>(Clock::now() - run_start).count();
 }
 

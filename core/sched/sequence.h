@@ -18,6 +18,7 @@ struct Sequence {
   int32_t sample_index = 0;           // 0..n-1 for n samples of one request
   std::vector<TokenId> token_ids;     // prompt, then generated tokens
   int32_t num_prompt_tokens = 0;
+  int32_t max_tokens = 0;             // the request's max_tokens (for the naive-reservation figures)
   int32_t num_computed_tokens = 0;    // leading tokens whose K/V are in the cache
   SequenceStatus status = SequenceStatus::Waiting;
   uint64_t arrival_order = 0;         // set by Scheduler::add; forked children take the parent's

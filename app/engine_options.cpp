@@ -1,0 +1,66 @@
+#include "engine_options.h"
+
+#include <algorithm>
+
+#include "chat_template_option.h"
+#include "util/byte_units.h"
+#include "util/error.h"
+
+namespace pagedgen::app {
+
+void add_engine_options(CLI::App& cmd, EngineOptions& o) {
+  cmd.add_option("--num-blocks", o.num_blocks, "KV pool size in blocks (overrides --kv-cache-memory)")
+      ->check(CLI::Range(1, INT32_MAX));
+  cmd.add_option("--kv-cache-memory", o.kv_cache_memory, "KV pool size in bytes (e.g. 512MiB, 2GiB)")
+      ->capture_default_str();
+  cmd.add_option("--max-num-seqs", o.max_num_seqs, "Sequences decoded at once, at most")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--max-batch-tokens", o.max_batch_tokens, "Tokens computed per step, at most (longer prefills are chunked)")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  cmd.add_option("--max-model-len", o.max_model_len, "Prompt + generated tokens per sequence, at most (default: the model's context)")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 32));
+  cmd.add_flag("--no-prefix-sharing", o.no_prefix_sharing, "Do not share KV blocks between requests (for comparison)");
+  cmd.add_option("--seed", o.seed, "Run seed; a request without its own seed samples from (seed, its id, sample index)")
+      ->capture_default_str();
+  cmd.add_option("--chat-template", o.chat_template, chat_template_option_help());
+  SamplingParams& s = o.sampling;
+  cmd.add_option("--temperature", s.temperature, "Default sampling temperature; 0 is greedy")->capture_default_str();
+  cmd.add_option("--top-p", s.top_p, "Default top-p")->capture_default_str();
+  cmd.add_option("--top-k", s.top_k, "Default top-k; 0 is off")->capture_default_str();
+  cmd.add_option("--min-p", s.min_p, "Default min-p; 0 is off")->capture_default_str();
+  cmd.add_option("--max-tokens", s.max_tokens, "Default tokens to generate per sample, at most")->capture_default_str();
+  cmd.add_option("--min-tokens", s.min_tokens, "Default tokens to generate before a stop may end a sample")
+      ->capture_default_str();
+  cmd.add_option("--stop", s.stop, "Default stop string (repeatable)");
+  cmd.add_flag("--ignore-eos", s.ignore_eos, "Keep generating past end-of-generation tokens by default");
+  cmd.add_option("-n", s.n, "Default samples per prompt")->capture_default_str();
+}
+
+int32_t pool_blocks(const EngineOptions& options, int32_t block_size, std::size_t bytes_per_block) {
+  if (options.num_blocks > 0) return options.num_blocks;
+  const uint64_t budget = parse_byte_size(options.kv_cache_memory);
+  const uint64_t blocks = budget / bytes_per_block;
+  if (blocks == 0)
+    fail("--kv-cache-memory {} holds no block of {} ({} tokens); give more memory or a smaller block size",
+         options.kv_cache_memory, format_bytes(bytes_per_block), block_size);
+  return static_cast<int32_t>(std::min<uint64_t>(blocks, INT32_MAX));
+}
+
+int64_t effective_max_model_len(const EngineOptions& options, int64_t context_length) {
+  return options.max_model_len > 0 ? std::min(options.max_model_len, context_length) : context_length;
+}
+
+EngineConfig make_engine_config(const EngineOptions& options, int32_t block_size, int32_t num_blocks,
+                                int64_t max_model_len) {
+  EngineConfig config;
+  config.block_size = block_size;
+  config.num_blocks = num_blocks;
+  config.max_num_seqs = options.max_num_seqs;
+  config.max_batch_tokens = options.max_batch_tokens;
+  config.prefix_sharing = !options.no_prefix_sharing;
+  config.max_model_len = max_model_len;
+  config.run_seed = options.seed;
+  return config;
+}
+
+}  // namespace pagedgen::app
