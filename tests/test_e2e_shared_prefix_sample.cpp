@@ -14,6 +14,9 @@
 // group shares the full blocks of the common prefix and copies the rest of it from the
 // earlier request's block (that request's prompt fills it), so 29632 tokens come from the
 // cache and 6121 are computed.
+//
+// Every request of the sample generates its 64 tokens, so `pagedgen plan` (the scheduler
+// without a model, every sample at max_tokens) must predict this run's KV figures exactly.
 #include <doctest/doctest.h>
 #include <fmt/core.h>
 #include <simdjson.h>
@@ -109,4 +112,22 @@ TEST_CASE("shared-prefix sample: prompt tokens computed = distinct prompt tokens
   const int64_t peak_allocated = figure("slots", "peak_allocated");
   CHECK(figure("naive_reservation", "peak_request_slots") > peak_allocated);
   CHECK(figure("naive_reservation", "peak_max_model_len_slots") > figure("naive_reservation", "peak_request_slots"));
+
+  // The plan of the same input at block size 16.
+  REQUIRE(figure("tokens", "generated") == 12 * 64);
+  const CliResult p = run_pagedgen(fmt::format("plan -i '{}' --block-sizes 16 --json '{}'", input.string(),
+                                               (dir / "plan.json").string()),
+                                   dir / "plan-stderr.txt");
+  REQUIRE_MESSAGE(p.exit_code == 0, p.stderr_text);
+  simdjson::ondemand::parser plan_parser;
+  const simdjson::padded_string plan_json = simdjson::padded_string::load((dir / "plan.json").string());
+  simdjson::ondemand::document plan = plan_parser.iterate(plan_json);
+  CHECK(int64_t(plan["prompt_tokens"]) == total);
+  CHECK(int64_t(plan["distinct_prompt_tokens"]) == distinct);
+  simdjson::ondemand::object row = plan["block_sizes"].at(0).get_object();
+  CHECK(int64_t(row["peak_blocks"]) == figure("blocks", "peak_used"));
+  CHECK(int64_t(row["prompt_computed"]) == computed);
+  CHECK(int64_t(row["generated"]) == 12 * 64);
+  CHECK(double(row["utilization"]) == doctest::Approx(utilization).epsilon(1e-5));
+  CHECK(int64_t(row["steps"]) == figure("blocks", "steps"));
 }

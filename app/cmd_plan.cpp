@@ -1,0 +1,208 @@
+// `pagedgen plan`: a dry run from the tokenizer alone (no weights are loaded). It reads and
+// prepares the input as `generate` would, then runs the real scheduler and KV cache manager
+// at each block size with every sample generating its max_tokens, and reports what the run
+// would hold: prefix groups, distinct prompt tokens, peak KV blocks and bytes against naive
+// reservation, whether the pool suffices without preemption, and the requests that can
+// never fit.
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "chat_template_option.h"
+#include "commands.h"
+#include "engine/dry_run.h"
+#include "engine/input_loader.h"
+#include "engine_options.h"
+#include "exit_codes.h"
+#include "model/model_files.h"
+#include "model_option.h"
+#include "util/byte_units.h"
+#include "util/error.h"
+#include "util/json_quote.h"
+
+namespace pagedgen::app {
+
+namespace {
+
+struct PlanOptions {
+  std::string model;
+  std::string input;
+  std::string json_path;
+  std::vector<int32_t> block_sizes = {8, 16, 32, 64};
+  std::string kv_dtype = "fp32";
+  EngineOptions engine;
+};
+
+struct PlanRow {
+  int32_t block_size = 0;
+  std::size_t bytes_per_block = 0;
+  DryRunResult result;
+  bool fits() const { return result.stats.preemptions == 0 && result.rejected.empty(); }
+};
+
+std::size_t kv_element_bytes(const std::string& dtype) {
+  if (dtype == "fp32") return 4;
+  if (dtype == "fp16" || dtype == "bf16") return 2;
+  fail("--kv-dtype '{}' is unknown: use fp32 (the CPU backend) or fp16/bf16 (the CUDA backend)", dtype);
+}
+
+double ratio(int64_t num, int64_t den) { return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0.0; }
+
+std::string optional_id(const std::optional<std::string>& id_json) { return id_json ? *id_json : "null"; }
+
+std::string plan_json(const PlanOptions& options, const ModelFiles& files, const LoadedInput& input,
+                      std::size_t bytes_per_token, const std::vector<PlanRow>& rows) {
+  std::string out = "{\n";
+  out += fmt::format("  \"input\": {},\n  \"model\": {},\n", json_quote(options.input), json_quote(files.path().string()));
+  out += fmt::format("  \"lines\": {}, \"blank_lines\": {}, \"requests\": {}, \"invalid_requests\": {},\n",
+                     input.num_lines, input.num_blank_lines, input.indices.size(), input.errors.size());
+  out += "  \"invalid\": [";
+  for (std::size_t i = 0; i < input.errors.size(); ++i) {
+    const RequestError& e = input.errors[i];
+    out += fmt::format("{}{{\"index\": {}, \"id\": {}, \"code\": {}, \"message\": {}}}", i ? ", " : "", e.index,
+                       optional_id(e.id_json), json_quote(e.code), json_quote(e.message));
+  }
+  const RunStats& first = rows.front().result.stats;
+  out += fmt::format("],\n  \"prompt_tokens\": {}, \"distinct_prompt_tokens\": {}, \"prefix_groups\": {},\n",
+                     first.num_prompt_tokens, first.num_distinct_prompt_tokens, first.num_prefix_groups);
+  out += fmt::format("  \"kv_dtype\": {}, \"kv_bytes_per_token\": {}, \"budget\": {},\n", json_quote(options.kv_dtype),
+                     bytes_per_token,
+                     options.engine.num_blocks > 0 ? fmt::format("{{\"blocks\": {}}}", options.engine.num_blocks)
+                                                   : fmt::format("{{\"bytes\": {}}}", parse_byte_size(options.engine.kv_cache_memory)));
+  out += "  \"block_sizes\": [\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const PlanRow& r = rows[i];
+    const RunStats& s = r.result.stats;
+    const int64_t slot_bytes = static_cast<int64_t>(bytes_per_token);
+    out += fmt::format(
+        "    {{\"block_size\": {}, \"kv_bytes_per_block\": {}, \"pool_blocks\": {}, \"peak_blocks\": {}, "
+        "\"peak_kv_bytes\": {}, \"mean_blocks\": {:.6g}, \"utilization\": {:.6g}, \"prompt_computed\": {}, "
+        "\"generated\": {}, \"steps\": {}, \"preemptions\": {}, \"naive_peak_max_model_len_bytes\": {}, "
+        "\"naive_peak_request_bytes\": {}, \"fits_without_preemption\": {}, \"cannot_fit\": [",
+        r.block_size, r.bytes_per_block, s.num_pool_blocks, s.peak_used_blocks,
+        s.peak_used_blocks * static_cast<int64_t>(r.bytes_per_block), ratio(s.sum_used_blocks, s.num_steps),
+        ratio(s.sum_filled_slots, s.sum_allocated_slots), s.num_computed_prompt_tokens, s.num_generated_tokens,
+        s.num_steps, s.preemptions, s.peak_naive_max_len_slots * slot_bytes, s.peak_naive_request_slots * slot_bytes,
+        r.fits() ? "true" : "false");
+    for (std::size_t j = 0; j < r.result.rejected.size(); ++j) {
+      const DryRunRejection& x = r.result.rejected[j];
+      out += fmt::format("{}{{\"index\": {}, \"id\": {}, \"reason\": {}}}", j ? ", " : "", x.index, optional_id(x.id_json),
+                         json_quote(x.reason));
+    }
+    out += fmt::format("]}}{}\n", i + 1 < rows.size() ? "," : "");
+  }
+  out += "  ]\n}\n";
+  return out;
+}
+
+void print_plan(const PlanOptions& options, const LoadedInput& input, std::size_t bytes_per_token,
+                const std::vector<PlanRow>& rows, double seconds) {
+  const RunStats& first = rows.front().result.stats;
+  fmt::print("input: {} lines ({} blank), {} requests, {} of them invalid\n", input.num_lines, input.num_blank_lines,
+             input.indices.size(), input.errors.size());
+  for (std::size_t i = 0; i < std::min<std::size_t>(input.errors.size(), 10); ++i)
+    fmt::print("  line {} (id {}): {}: {}\n", input.errors[i].index, optional_id(input.errors[i].id_json),
+               input.errors[i].code, input.errors[i].message);
+  if (input.errors.size() > 10) fmt::print("  ... and {} more (all of them in --json)\n", input.errors.size() - 10);
+  fmt::print("prompt tokens: {} total, {} distinct ({:.2f}x shared), {} prefix groups (at block size {})\n",
+             first.num_prompt_tokens, first.num_distinct_prompt_tokens,
+             ratio(first.num_prompt_tokens, first.num_distinct_prompt_tokens), first.num_prefix_groups,
+             rows.front().block_size);
+  fmt::print("KV: {} per token ({}); pool {}; every sample assumed to generate its max_tokens\n",
+             format_bytes(bytes_per_token), options.kv_dtype,
+             options.engine.num_blocks > 0 ? fmt::format("{} blocks", options.engine.num_blocks)
+                                           : options.engine.kv_cache_memory);
+  fmt::print("{:>6} {:>11} {:>8} {:>8} {:>11} {:>6} {:>9} {:>8} {:>13} {:>13} {:>5}\n", "block", "bytes/block", "pool",
+             "peak", "peak KV", "util", "computed", "preempt", "naive maxlen", "naive req", "fits");
+  for (const PlanRow& r : rows) {
+    const RunStats& s = r.result.stats;
+    const auto slot_bytes = static_cast<int64_t>(bytes_per_token);
+    fmt::print("{:>6} {:>11} {:>8} {:>8} {:>11} {:>6.3f} {:>9} {:>8} {:>13} {:>13} {:>5}\n", r.block_size,
+               format_bytes(r.bytes_per_block), s.num_pool_blocks, s.peak_used_blocks,
+               format_bytes(static_cast<uint64_t>(s.peak_used_blocks) * r.bytes_per_block),
+               ratio(s.sum_filled_slots, s.sum_allocated_slots), s.num_computed_prompt_tokens, s.preemptions,
+               format_bytes(static_cast<uint64_t>(s.peak_naive_max_len_slots * slot_bytes)),
+               format_bytes(static_cast<uint64_t>(s.peak_naive_request_slots * slot_bytes)), r.fits() ? "yes" : "no");
+  }
+  for (const PlanRow& r : rows) {
+    if (r.result.rejected.empty()) continue;
+    fmt::print("cannot fit at block size {} ({} requests):\n", r.block_size, r.result.rejected.size());
+    for (std::size_t i = 0; i < std::min<std::size_t>(r.result.rejected.size(), 10); ++i)
+      fmt::print("  line {} (id {}): {}\n", r.result.rejected[i].index, optional_id(r.result.rejected[i].id_json),
+                 r.result.rejected[i].reason);
+  }
+  fmt::print(stderr, "pagedgen: planned in {:.2f} s, no weights loaded\n", seconds);
+}
+
+int run_plan(const PlanOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  std::ifstream input_file;
+  if (options.input != "-") {
+    input_file.open(options.input, std::ios::binary);
+    if (!input_file) fail("cannot open the input file '{}'", options.input);
+  }
+  std::istream& input = options.input == "-" ? std::cin : input_file;
+  const std::size_t element_bytes = kv_element_bytes(options.kv_dtype);
+
+  const ModelFiles files(resolve_model_path(options.model));  // metadata and tokenizer; weights stay on disk
+  const int64_t max_model_len = effective_max_model_len(options.engine, files.config().context_length);
+  const ResolvedChatTemplate chat = resolve_chat_template(files, options.engine.chat_template);
+  const PromptBuilder builder(files.tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len);
+  const LoadedInput loaded = load_input(input, options.engine.sampling, builder);
+
+  const std::size_t bytes_per_token = files.config().kv_bytes_per_token(element_bytes);
+  std::vector<PlanRow> rows;
+  for (int32_t block_size : options.block_sizes) {
+    PlanRow row;
+    row.block_size = block_size;
+    row.bytes_per_block = bytes_per_token * static_cast<std::size_t>(block_size);
+    const EngineConfig config = make_engine_config(
+        options.engine, block_size, pool_blocks(options.engine, block_size, row.bytes_per_block), max_model_len);
+    row.result = dry_run(config, loaded.requests);
+    rows.push_back(std::move(row));
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  print_plan(options, loaded, bytes_per_token, rows, seconds);
+  if (!options.json_path.empty()) {
+    const std::string json = plan_json(options, files, loaded, bytes_per_token, rows);
+    if (options.json_path == "-") {
+      fmt::print("{}", json);
+    } else {
+      std::ofstream out(options.json_path, std::ios::binary | std::ios::trunc);
+      out << json;
+      if (!out) fail("cannot write '{}'", options.json_path);
+    }
+  }
+  const bool all_fit = std::ranges::all_of(rows, [](const PlanRow& r) { return r.result.rejected.empty(); });
+  return loaded.errors.empty() && all_fit ? kExitOk : kExitLinesFailed;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, CommandRunner& selected) {
+  auto o = std::make_shared<PlanOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan",
+      "Dry run from the tokenizer alone (no weights loaded): read and tokenize the input as generate would, run "
+      "the scheduler and KV cache at each block size with every sample generating its max_tokens, and print "
+      "prefix groups, distinct vs total prompt tokens, peak KV blocks and bytes beside naive reservation, "
+      "whether the pool suffices without preemption, and the requests that can never fit. Exit code 1 when "
+      "some line is invalid or some request cannot fit.");
+  add_model_option(*cmd, o->model);
+  cmd->add_option("-i,--input", o->input, "Input JSONL file; - reads standard input")->required();
+  cmd->add_option("--block-sizes", o->block_sizes, "Block sizes to plan for, comma-separated")
+      ->delimiter(',')->capture_default_str()->check(CLI::Range(1, 256));
+  cmd->add_option("--kv-dtype", o->kv_dtype, "KV element type for the byte figures: fp32 (CPU backend), fp16 or bf16 (CUDA)")
+      ->capture_default_str();
+  cmd->add_option("--json", o->json_path, "Also write the plan as JSON to this file (- for standard output)");
+  add_engine_options(*cmd, o->engine);
+  cmd->footer(kExitCodesHelp);
+  cmd->parse_complete_callback([&selected, o] { selected = [o] { return run_plan(*o); }; });
+}
+
+}  // namespace pagedgen::app
