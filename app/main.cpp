@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   CommandRunner selected;
   add_generate_command(app, selected);
   add_plan_command(app, selected);
+  add_sweep_command(app, selected);
   add_inspect_command(app, selected);
   add_tokenize_command(app, selected);
   add_complete_command(app, selected);

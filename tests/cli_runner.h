@@ -12,7 +12,9 @@ struct CliResult {
   std::string stderr_text;
 };
 
-// Runs `pagedgen <args>` with stdout discarded and stderr written to `stderr_file`.
-CliResult run_pagedgen(const std::string& args, const std::filesystem::path& stderr_file);
+// Runs `pagedgen <args>` with stderr written to `stderr_file` and stdout to `stdout_file`
+// (discarded by default).
+CliResult run_pagedgen(const std::string& args, const std::filesystem::path& stderr_file,
+                       const std::filesystem::path& stdout_file = "/dev/null");
 
 }  // namespace pagedgen::test
