@@ -21,6 +21,8 @@
 #include "model/model_files.h"
 #include "model/model_weights.h"
 #include "model_option.h"
+#include "report/html_report.h"
+#include "util/text_file.h"
 #include "util/error.h"
 
 namespace pagedgen::app {
@@ -32,6 +34,7 @@ struct GenerateOptions {
   std::string input;
   std::string output;
   std::string stats_path;
+  std::string report_path;
   int32_t block_size = 16;
   EngineOptions engine;
   std::size_t threads = 0;
@@ -117,11 +120,8 @@ int run_generate(const GenerateOptions& options) {
   final_stats.num_failed_requests += num_line_errors;
   final_stats.load_seconds = load_seconds;
   final_stats.prepare_seconds = prepare_seconds;
-  if (!options.stats_path.empty()) {
-    std::ofstream stats_file(options.stats_path, std::ios::binary | std::ios::trunc);
-    stats_file << final_stats.to_json();
-    if (!stats_file) fail("cannot write the stats file '{}'", options.stats_path);
-  }
+  if (!options.stats_path.empty()) write_text_file(options.stats_path, final_stats.to_json());
+  if (!options.report_path.empty()) write_text_file(options.report_path, run_report_html(final_stats, options.input));
   if (!options.quiet) fmt::print(stderr, "{}", final_stats.summary());
   return final_stats.num_failed_requests > 0 ? kExitLinesFailed : kExitOk;
 }
@@ -142,6 +142,7 @@ void add_generate_command(CLI::App& app, CommandRunner& selected) {
   cmd->add_option("-i,--input", o->input, "Input JSONL file; - reads standard input")->required();
   cmd->add_option("-o,--output", o->output, "Output JSONL file; - writes standard output")->required();
   cmd->add_option("--stats", o->stats_path, "Write the run's KV memory and time figures to this JSON file");
+  cmd->add_option("--report", o->report_path, "Write a self-contained HTML page charting the KV blocks over the run");
   cmd->add_option("--block-size", o->block_size, "Tokens per KV block")->capture_default_str()->check(CLI::Range(1, 256));
   add_engine_options(*cmd, o->engine);
   cmd->add_option("--threads", o->threads, "CPU threads (default: all)");

@@ -24,6 +24,7 @@
 #include "util/byte_units.h"
 #include "util/error.h"
 #include "util/json_quote.h"
+#include "util/text_file.h"
 
 namespace pagedgen::app {
 
@@ -173,9 +174,7 @@ int run_plan(const PlanOptions& options) {
     if (options.json_path == "-") {
       fmt::print("{}", json);
     } else {
-      std::ofstream out(options.json_path, std::ios::binary | std::ios::trunc);
-      out << json;
-      if (!out) fail("cannot write '{}'", options.json_path);
+      write_text_file(options.json_path, json);
     }
   }
   const bool all_fit = std::ranges::all_of(rows, [](const PlanRow& r) { return r.result.rejected.empty(); });

@@ -23,6 +23,8 @@
 #include "model/model_files.h"
 #include "model/model_weights.h"
 #include "model_option.h"
+#include "report/html_report.h"
+#include "util/text_file.h"
 #include "util/byte_units.h"
 #include "util/error.h"
 
@@ -36,6 +38,7 @@ struct SweepOptions {
   std::vector<int32_t> block_sizes = {8, 16, 32, 64};
   std::string format = "table";
   std::string outputs_dir;
+  std::string report_path;
   EngineOptions engine;
   std::size_t threads = 0;
   bool quiet = false;
@@ -157,9 +160,9 @@ int run_sweep(const SweepOptions& options) {
     if (!options.outputs_dir.empty()) {
       std::filesystem::create_directories(options.outputs_dir);
       const auto path = std::filesystem::path(options.outputs_dir) / fmt::format("bs{}.jsonl", block_size);
-      std::ofstream out(path, std::ios::binary | std::ios::trunc);
-      for (const std::string& line : row.lines) out << line << '\n';
-      if (!out) fail("cannot write '{}'", path.string());
+      std::string text;
+      for (const std::string& line : row.lines) text += line + '\n';
+      write_text_file(path.string(), text);
     }
     rows.push_back(std::move(row));
   }
@@ -168,6 +171,11 @@ int run_sweep(const SweepOptions& options) {
   if (options.format == "json") print_json(rows, identical);
   else if (options.format == "csv") print_csv(rows, identical);
   else print_table(rows, identical);
+  if (!options.report_path.empty()) {
+    std::vector<SweepReportRow> report_rows;
+    for (const SweepRow& r : rows) report_rows.push_back({r.block_size, r.stats, r.wall_seconds});
+    write_text_file(options.report_path, sweep_report_html(report_rows, identical, options.input));
+  }
   if (!identical) fail("the outputs differ between block sizes (a bug: please report it with the input)");
   return loaded.errors.empty() && std::ranges::all_of(rows, [](const SweepRow& r) {
            return r.stats.num_failed_requests == 0;
@@ -190,6 +198,7 @@ void add_sweep_command(CLI::App& app, CommandRunner& selected) {
       ->delimiter(',')->capture_default_str()->check(CLI::Range(1, 256));
   cmd->add_option("--format", o->format, "The table as table, json or csv (standard output)")->capture_default_str();
   cmd->add_option("--outputs", o->outputs_dir, "Also write each size's output file to DIR/bsN.jsonl");
+  cmd->add_option("--report", o->report_path, "Write a self-contained HTML page comparing the block sizes");
   add_engine_options(*cmd, o->engine);
   cmd->add_option("--threads", o->threads, "CPU threads (default: all)");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");

@@ -16,7 +16,14 @@ double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
 }  // namespace
 
 void RunStats::add_snapshot(const KvSnapshot& s) {
-  ++num_steps;
+  const int64_t step = num_steps++;
+  if (step % timeline_stride == 0) {
+    timeline.push_back({step, s});
+    if (timeline.size() > kMaxTimelinePoints) {
+      timeline_stride *= 2;
+      std::erase_if(timeline, [&](const KvTimelinePoint& p) { return p.step % timeline_stride != 0; });
+    }
+  }
   sum_used_blocks += s.used_blocks;
   sum_allocated_slots += s.allocated_slots;
   sum_filled_slots += s.filled_slots;

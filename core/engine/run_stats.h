@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pagedgen {
 
@@ -19,7 +20,15 @@ struct KvSnapshot {
   int64_t naive_request_slots = 0;  // ... of prompt + max_tokens
 };
 
+// One point of the KV timeline: the snapshot after engine step `step` (0-based).
+struct KvTimelinePoint {
+  int64_t step = 0;
+  KvSnapshot kv;
+};
+
 struct RunStats {
+  static constexpr std::size_t kMaxTimelinePoints = 2048;
+
   // The run.
   std::string model;
   std::string backend;
@@ -56,6 +65,10 @@ struct RunStats {
   int64_t sum_naive_request_slots = 0;
   int64_t peak_naive_max_len_slots = 0;
   int64_t peak_naive_request_slots = 0;
+  // The snapshots of every timeline_stride-th step (0, stride, 2 * stride, ...); the stride
+  // doubles whenever the timeline would pass kMaxTimelinePoints, dropping every other point.
+  std::vector<KvTimelinePoint> timeline;
+  int64_t timeline_stride = 1;
 
   // Prefix cache, copy-on-write, preemption.
   int64_t prefix_lookup_blocks = 0;
