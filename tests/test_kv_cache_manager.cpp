@@ -422,6 +422,15 @@ TEST_CASE("a block computed by a running sequence that a new one would copy in p
   CHECK_FALSE(ready.next_block_in_flight);
   CHECK(ready.partial_block == 1);
   CHECK(ready.num_partial_tokens == 2);
+  // Once the cache offers a partial match, a sibling's block being computed is no reason to
+  // wait, even if it would share more: c = [1..4 | 5 6 60 61 | 70] is being computed, d
+  // shares [5 6 60] with it but copies [5 6] from a's block now.
+  const auto c = concat(iota_tokens(1, 6), {60, 61, 70});
+  CHECK(admit(kv, 3, c, 3).num_cached_tokens == 6);
+  const PrefixMatch d = kv.match_prefix(concat(iota_tokens(1, 6), {60, 99, 98}));
+  CHECK_FALSE(d.next_block_in_flight);
+  CHECK(d.partial_block == 1);
+  CHECK(d.num_partial_tokens == 2);
   // A freed sequence takes its in-flight blocks along: nothing to wait for.
   admit(kv, 2, concat(iota_tokens(100, 8), {1}), 9);
   CHECK(kv.match_prefix(concat(iota_tokens(100, 4), {104, 0, 0})).next_block_in_flight);

@@ -46,12 +46,14 @@ PrefixMatch KvCacheManager::match_prefix(std::span<const TokenId> known_tokens) 
   if (!enable_prefix_caching_ || known_tokens.empty()) return match;
   match.num_lookup_blocks = static_cast<int32_t>((known_tokens.size() - 1) / block_size_);
   uint64_t parent_key = kRootPrefixKey;
+  bool full_block_in_flight = false;
   for (int32_t i = 0; i < match.num_lookup_blocks; ++i) {
     const auto tokens = known_tokens.subspan(static_cast<std::size_t>(i) * block_size_, block_size_);
     const uint64_t key = key_function_(parent_key, tokens);
     const CacheLookup hit = pool_.lookup(key, parent_key, tokens);
     if (!hit.block) {
       match.num_collisions = hit.collision ? 1 : 0;
+      full_block_in_flight = !hit.collision && in_flight_keys_.contains(key);
       break;
     }
     match.blocks.push_back(*hit.block);
@@ -59,16 +61,19 @@ PrefixMatch KvCacheManager::match_prefix(std::span<const TokenId> known_tokens) 
     parent_key = key;
   }
   match.num_cached_tokens = static_cast<int32_t>(match.blocks.size()) * block_size_;
-  // The tokens after the full hits, short of the last known token.
+  // The tokens after the full hits, short of a whole block and of the last known token.
   const auto rest = known_tokens.subspan(static_cast<std::size_t>(match.num_cached_tokens));
-  match.next_block_in_flight = rest.size() > 1 && in_flight_children_.contains({parent_key, rest.front()});
-  if (!match.next_block_in_flight) {
-    const auto num_candidates = std::min<std::size_t>(static_cast<std::size_t>(block_size_ - 1), rest.size() - 1);
-    if (const auto partial = pool_.longest_partial(parent_key, rest.first(num_candidates))) {
-      match.partial_block = partial->block;
-      match.num_partial_tokens = partial->num_tokens;
-      match.num_cached_tokens += partial->num_tokens;
-    }
+  const auto num_candidates = std::min<std::size_t>(static_cast<std::size_t>(block_size_ - 1), rest.size() - 1);
+  const std::optional<PartialLookup> partial = pool_.longest_partial(parent_key, rest.first(num_candidates));
+  // Wait for a full block being computed; for a block to copy from only when the cache has
+  // none to offer (waiting on every sibling's block would admit one request per step).
+  const bool partial_in_flight =
+      !partial && num_candidates > 0 && in_flight_children_.contains({parent_key, rest.front()});
+  match.next_block_in_flight = full_block_in_flight || partial_in_flight;
+  if (!match.next_block_in_flight && partial) {
+    match.partial_block = partial->block;
+    match.num_partial_tokens = partial->num_tokens;
+    match.num_cached_tokens += partial->num_tokens;
   }
   return match;
 }

@@ -44,9 +44,10 @@ struct PrefixMatch {
   int32_t num_cached_tokens = 0;      // blocks.size() * block_size + num_partial_tokens
   int32_t num_lookup_blocks = 0;      // full blocks eligible for a hit: (num_tokens - 1) / block_size
   int32_t num_collisions = 0;         // 1 when the probe that ended the match found the key with other tokens
-  // A block that would extend the match (the same parent key and first token) is being
-  // computed by a running sequence: admitting now would compute those tokens twice; waiting
-  // lets this sequence share or copy them.
+  // The first missing full block is being computed by a running sequence, or, when the
+  // cache offers no partial match, a block with the same parent key and first token is:
+  // admitting now would compute those tokens twice; waiting lets this sequence share or
+  // copy them.
   bool next_block_in_flight = false;
 };
 
