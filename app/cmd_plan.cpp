@@ -19,6 +19,7 @@
 #include "engine/input_loader.h"
 #include "engine_options.h"
 #include "exit_codes.h"
+#include "input_file.h"
 #include "model/model_files.h"
 #include "model_option.h"
 #include "util/byte_units.h"
@@ -142,12 +143,8 @@ void print_plan(const PlanOptions& options, const LoadedInput& input, std::size_
 
 int run_plan(const PlanOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  std::ifstream input_file;
-  if (options.input != "-") {
-    input_file.open(options.input, std::ios::binary);
-    if (!input_file) fail("cannot open the input file '{}'", options.input);
-  }
-  std::istream& input = options.input == "-" ? std::cin : input_file;
+  InputFile input_file(options.input);
+  std::istream& input = input_file.stream();
   const std::size_t element_bytes = kv_element_bytes(options.kv_dtype);
 
   const ModelFiles files(resolve_model_path(options.model));  // metadata and tokenizer; weights stay on disk

@@ -19,6 +19,7 @@
 #include "engine/input_loader.h"
 #include "engine_options.h"
 #include "exit_codes.h"
+#include "input_file.h"
 #include "io/plain_output.h"
 #include "model/model_files.h"
 #include "model/model_weights.h"
@@ -109,12 +110,8 @@ void print_json(const std::vector<SweepRow>& rows, bool identical) {
 int run_sweep(const SweepOptions& options) {
   if (options.format != "table" && options.format != "json" && options.format != "csv")
     fail("--format '{}' is unknown: use table, json or csv", options.format);
-  std::ifstream input_file;
-  if (options.input != "-") {
-    input_file.open(options.input, std::ios::binary);
-    if (!input_file) fail("cannot open the input file '{}'", options.input);
-  }
-  std::istream& input = options.input == "-" ? std::cin : input_file;
+  InputFile input_file(options.input);
+  std::istream& input = input_file.stream();
 
   const auto load_start = std::chrono::steady_clock::now();
   const ModelFiles files(resolve_model_path(options.model));
