@@ -37,50 +37,48 @@ struct Expected {
   int64_t n = 1;
 };
 
+using Keys = std::vector<std::string_view>;
+
 std::string_view string_of(simdjson::dom::element e) {
   std::string_view s;
   REQUIRE(e.get(s) == simdjson::SUCCESS);
   return s;
 }
+
 int64_t int_of(simdjson::dom::element e) {
   int64_t v = 0;
   REQUIRE(e.get(v) == simdjson::SUCCESS);
   return v;
 }
-std::vector<std::string_view> keys_of(simdjson::dom::object object) {
-  std::vector<std::string_view> keys;
+
+Keys keys_of(simdjson::dom::object object) {
+  Keys keys;
   for (auto field : object) keys.push_back(field.key);
   return keys;
 }
-using Keys = std::vector<std::string_view>;
 
-void check_line(simdjson::dom::object line, const Expected& e) {
-  CAPTURE(e.index);
-  CHECK(keys_of(line) == Keys{"id", "custom_id", "response", "error"});
-  CHECK(string_of(line["id"]) == fmt::format("batch_req_{}", e.index));
-  if (e.custom_id.empty()) CHECK(line["custom_id"].is_null());
-  else CHECK(string_of(line["custom_id"]) == e.custom_id);
+void check_error_line(simdjson::dom::object line, const Expected& e) {
   simdjson::dom::object response = line["response"];
-  CHECK(keys_of(response) == Keys{"status_code", "request_id", "body"});
-  CHECK(string_of(response["request_id"]) == fmt::format("req_{}", e.index));
+  CHECK(int_of(response["status_code"]) == 400);
   simdjson::dom::object body = response["body"];
-  if (!e.error_code.empty()) {
-    CHECK(int_of(response["status_code"]) == 400);
-    CHECK(keys_of(body) == Keys{"error"});
-    simdjson::dom::object body_error = body["error"];
-    CHECK(keys_of(body_error) == Keys{"message", "type", "param", "code"});
-    CHECK(string_of(body_error["type"]) == "invalid_request_error");
-    CHECK(body_error["param"].is_null());
-    CHECK(string_of(body_error["code"]) == e.error_code);
-    simdjson::dom::object error = line["error"];
-    CHECK(keys_of(error) == Keys{"code", "message"});
-    CHECK(string_of(error["code"]) == e.error_code);
-    CHECK(string_of(error["message"]) == string_of(body_error["message"]));
-    CHECK_FALSE(string_of(error["message"]).empty());
-    return;
-  }
+  CHECK(keys_of(body) == Keys{"error"});
+  simdjson::dom::object body_error = body["error"];
+  CHECK(keys_of(body_error) == Keys{"message", "type", "param", "code"});
+  CHECK(string_of(body_error["type"]) == "invalid_request_error");
+  CHECK(body_error["param"].is_null());
+  CHECK(string_of(body_error["code"]) == e.error_code);
+  simdjson::dom::object error = line["error"];
+  CHECK(keys_of(error) == Keys{"code", "message"});
+  CHECK(string_of(error["code"]) == e.error_code);
+  CHECK(string_of(error["message"]) == string_of(body_error["message"]));
+  CHECK_FALSE(string_of(error["message"]).empty());
+}
+
+void check_success_line(simdjson::dom::object line, const Expected& e) {
+  simdjson::dom::object response = line["response"];
   CHECK(int_of(response["status_code"]) == 200);
   CHECK(line["error"].is_null());
+  simdjson::dom::object body = response["body"];
   CHECK(keys_of(body) == Keys{"id", "object", "created", "model", "choices", "usage"});
   CHECK(string_of(body["id"]) == fmt::format("{}-{}", e.chat ? "chatcmpl" : "cmpl", e.index));
   CHECK(string_of(body["object"]) == (e.chat ? "chat.completion" : "text_completion"));
@@ -96,7 +94,7 @@ void check_line(simdjson::dom::object line, const Expected& e) {
       simdjson::dom::object message = choice["message"];
       CHECK(keys_of(message) == Keys{"role", "content"});
       CHECK(string_of(message["role"]) == "assistant");
-      string_of(message["content"]);
+      string_of(message["content"]);  // a string
     } else {
       CHECK(keys_of(choice) == Keys{"index", "text", "logprobs", "finish_reason"});
       string_of(choice["text"]);
@@ -113,8 +111,22 @@ void check_line(simdjson::dom::object line, const Expected& e) {
   CHECK(completion > 0);
   CHECK(completion <= e.max_tokens * e.n);
   CHECK(int_of(usage["total_tokens"]) == prompt + completion);
+  CHECK(keys_of(usage["prompt_tokens_details"]) == Keys{"cached_tokens"});
   const int64_t cached = int_of(usage["prompt_tokens_details"]["cached_tokens"]);
   CHECK((cached >= 0 && cached < prompt));
+}
+
+void check_line(simdjson::dom::object line, const Expected& e) {
+  CAPTURE(e.index);
+  CHECK(keys_of(line) == Keys{"id", "custom_id", "response", "error"});
+  CHECK(string_of(line["id"]) == fmt::format("batch_req_{}", e.index));
+  if (e.custom_id.empty()) CHECK(line["custom_id"].is_null());
+  else CHECK(string_of(line["custom_id"]) == e.custom_id);
+  simdjson::dom::object response = line["response"];
+  CHECK(keys_of(response) == Keys{"status_code", "request_id", "body"});
+  CHECK(string_of(response["request_id"]) == fmt::format("req_{}", e.index));
+  if (e.error_code.empty()) check_success_line(line, e);
+  else check_error_line(line, e);
 }
 
 }  // namespace
