@@ -3,7 +3,7 @@
 # kills `generate` with SIGKILL at several random points, resumes each time, also stops
 # one run with SIGTERM (exit code 4), and requires the final file to equal an
 # uninterrupted run byte for byte, with every input line answered once, in order.
-# Usage: scripts/kill-resume.sh [NUM_KILLS (default 5)] [extra generate flags...]
+# Needs jq. Usage: scripts/kill-resume.sh [NUM_KILLS (default 5)] [extra generate flags...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 num_kills="${1:-5}"
@@ -28,29 +28,40 @@ done > "$tmp/in.jsonl"
 num_answered=$(grep -c . "$tmp/in.jsonl")
 
 flags=(-i "$tmp/in.jsonl" --max-tokens 12 --seed 17 --plan-window 6 -q "$@")
+
+num_lines() { if [ -f "$1" ]; then wc -l < "$1"; else echo 0; fi; }
+start_generate() {
+  "$bin" generate "${flags[@]}" "${mode_flags[@]}" -o "$out" --resume &
+  pid=$!
+}
+# Waits until the running generate has written 1 to 6 more lines (a random number), then a
+# random part of a second more: a random point in the middle of decoding, not of loading.
+wait_for_progress() {
+  local target=$(( $(num_lines "$out") + 1 + RANDOM % 6 ))
+  while kill -0 "$pid" 2>/dev/null && [ "$(num_lines "$out")" -lt "$target" ]; do sleep 0.1; done
+  sleep "$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", r / 32768 }')"
+}
 for mode in greedy seeded; do
   mode_flags=(--temperature 0)
   [ "$mode" = seeded ] && mode_flags=(--temperature 0.8 --top-p 0.95)
   "$bin" generate "${flags[@]}" "${mode_flags[@]}" -o "$tmp/$mode.ref.jsonl" || [ $? -eq 1 ]
   out="$tmp/$mode.jsonl"
   for kill in $(seq 1 "$num_kills"); do
-    "$bin" generate "${flags[@]}" "${mode_flags[@]}" -o "$out" --resume &
-    pid=$!
-    sleep "$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", 1.5 + 4.0 * r / 32768 }')"
+    start_generate
+    wait_for_progress
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
-    echo "$mode: SIGKILL $kill: $(wc -l < "$out" 2>/dev/null || echo 0) complete lines, $(tail -c 1 "$out" 2>/dev/null | od -An -c | tr -d ' ') last byte"
+    echo "$mode: SIGKILL $kill: $(num_lines "$out") complete lines, last byte: $(tail -c 1 "$out" 2>/dev/null | od -An -c | tr -d " ")"
   done
-  "$bin" generate "${flags[@]}" "${mode_flags[@]}" -o "$out" --resume &
-  pid=$!
-  sleep 3
+  start_generate
+  wait_for_progress
   kill -TERM "$pid" 2>/dev/null || true
   code=0
   wait "$pid" || code=$?
-  echo "$mode: SIGTERM: exit code $code (4 = stopped, 0/1 = had finished), $(wc -l < "$out") lines"
+  echo "$mode: SIGTERM: exit code $code (4 = stopped, 0/1 = had finished), $(num_lines "$out") lines"
   [ "$code" -eq 4 ] || [ "$code" -le 1 ]
   "$bin" generate "${flags[@]}" "${mode_flags[@]}" -o "$out" --resume || [ $? -eq 1 ]
-  indices=$(grep -o '"index":[0-9]*' "$out" | cut -d: -f2)
+  indices=$(jq -r .index "$out")
   [ "$(echo "$indices" | wc -l)" -eq "$num_answered" ] || { echo "$mode: FAIL: $(echo "$indices" | wc -l) lines, want $num_answered"; exit 1; }
   [ "$(echo "$indices" | sort -n | uniq | tr '\n' ' ')" = "$(echo "$indices" | tr '\n' ' ')" ] ||
     { echo "$mode: FAIL: an index is repeated or out of order"; exit 1; }

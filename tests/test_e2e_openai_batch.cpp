@@ -32,7 +32,7 @@ struct Expected {
   std::string custom_id;   // "" for null
   std::string error_code;  // "" for a success
   bool chat = false;
-  std::string model;
+  std::string model = {};
   int64_t max_tokens = 0;
   int64_t n = 1;
 };
