@@ -16,5 +16,6 @@ void add_complete_command(CLI::App& app, CommandRunner& selected);
 void add_generate_command(CLI::App& app, CommandRunner& selected);
 void add_plan_command(CLI::App& app, CommandRunner& selected);
 void add_sweep_command(CLI::App& app, CommandRunner& selected);
+void add_merge_command(CLI::App& app, CommandRunner& selected);
 
 }  // namespace pagedgen::app

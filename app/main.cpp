@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   add_generate_command(app, selected);
   add_plan_command(app, selected);
   add_sweep_command(app, selected);
+  add_merge_command(app, selected);
   add_inspect_command(app, selected);
   add_tokenize_command(app, selected);
   add_complete_command(app, selected);

@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "io/openai_batch_output.h"
+#include "io/output_format.h"
 #include "io/output_writer.h"
 #include "io/plain_output.h"
 #include "util/error.h"
@@ -101,4 +103,48 @@ TEST_CASE("a failing stream is an Error naming how far the output got") {
   out.setstate(std::ios::badbit);
   CHECK_THROWS_WITH_AS(writer.complete(single(1, std::nullopt, "b", FinishReason::kStop, 1)),
                        "writing the output failed after 2 lines (disk full or closed pipe?)", Error);
+}
+
+TEST_CASE("OpenAI batch line shapes, byte for byte: chat, completion, n > 1, error") {
+  CHECK(format_openai_batch_line(single(3, "\"request-1\"", "Hi!", FinishReason::kStop, 5), {true, "gpt-x"}) ==
+        R"({"id":"batch_req_3","custom_id":"request-1","response":{"status_code":200,"request_id":"req_3",)"
+        R"("body":{"id":"chatcmpl-3","object":"chat.completion","created":0,"model":"gpt-x","choices":[)"
+        R"({"index":0,"message":{"role":"assistant","content":"Hi!"},"logprobs":null,"finish_reason":"stop"}],)"
+        R"("usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17,"prompt_tokens_details":{"cached_tokens":8}}}},)"
+        R"("error":null})");
+  RequestOutput two = single(0, "\"c\"", "a", FinishReason::kLength, 4);
+  two.choices.push_back(Completion{"b\n", FinishReason::kStop, 2});
+  CHECK(format_openai_batch_line(two, {false, "m"}) ==
+        R"({"id":"batch_req_0","custom_id":"c","response":{"status_code":200,"request_id":"req_0",)"
+        R"("body":{"id":"cmpl-0","object":"text_completion","created":0,"model":"m","choices":[)"
+        R"({"index":0,"text":"a","logprobs":null,"finish_reason":"length"},)"
+        R"({"index":1,"text":"b\n","logprobs":null,"finish_reason":"stop"}],)"
+        R"("usage":{"prompt_tokens":12,"completion_tokens":6,"total_tokens":18,"prompt_tokens_details":{"cached_tokens":8}}}},)"
+        R"("error":null})");
+  CHECK(format_openai_batch_line(error_record(7, std::nullopt), {}) ==
+        R"({"id":"batch_req_7","custom_id":null,"response":{"status_code":400,"request_id":"req_7",)"
+        R"("body":{"error":{"message":"prompt must be a string, got a number","type":"invalid_request_error",)"
+        R"("param":null,"code":"invalid_type"}}},)"
+        R"("error":{"code":"invalid_type","message":"prompt must be a string, got a number"}})");
+}
+
+TEST_CASE("output lines of either format are read back for the input line they answer") {
+  const RecordContext chat{true, "m"};
+  for (RequestFormat format : {RequestFormat::kPlain, RequestFormat::kOpenAiBatch}) {
+    CAPTURE(request_format_name(format));
+    const auto success = read_output_line(format_output_line(format, single(42, "\"x\"", "t", FinishReason::kStop, 1), chat));
+    REQUIRE(success);
+    CHECK(success->index == 42);
+    CHECK_FALSE(success->is_error);
+    const auto error = read_output_line(format_output_line(format, error_record(18446744073709551615ull, std::nullopt), chat));
+    REQUIRE(error);
+    CHECK(error->index == 18446744073709551615ull);
+    CHECK(error->is_error);
+  }
+  CHECK_FALSE(read_output_line(R"({"id":"batch_req_12","custom_id":"a","resp)"));  // torn
+  CHECK_FALSE(read_output_line(R"({"id":"batch_req_x"})"));
+  CHECK_FALSE(read_output_line(R"({"id":"q"})"));
+  CHECK_FALSE(read_output_line(""));
+  CHECK(openai_batch_line_index("batch_req_0") == 0);
+  CHECK(openai_batch_line_index("batch_req_") == std::nullopt);
 }

@@ -279,3 +279,121 @@ TEST_CASE("over-long lines, a byte-order mark, and invalid defaults") {
   std::istringstream stream("");
   CHECK_THROWS_WITH_AS(RequestReader(stream, bad), "top_p must be in (0, 1] (1 = off), got 0", Error);
 }
+
+namespace {
+
+// The items of an input read with `format` (nullopt: detected), and the format in use.
+std::pair<std::string, std::optional<RequestFormat>> read_format(const std::string& input,
+                                                                 std::optional<RequestFormat> format) {
+  std::istringstream stream(input);
+  RequestReader reader(stream, defaults(), format);
+  std::vector<RequestItem> items;
+  while (std::optional<RequestItem> item = reader.next()) items.push_back(std::move(*item));
+  return {describe_all(items), reader.format()};
+}
+
+std::string batch_line(const std::string& url, const std::string& body) {
+  return fmt::format(R"({{"custom_id": "r", "method": "POST", "url": "{}", "body": {{{}}}}})", url, body);
+}
+
+// The single item of a one-line OpenAI batch input.
+std::string parse_batch(const std::string& line) {
+  return read_format(line, RequestFormat::kOpenAiBatch).first;
+}
+
+}  // namespace
+
+TEST_CASE("OpenAI batch lines: the documented examples, detected from the first non-blank line") {
+  const std::string input =
+      "\n"
+      R"({"custom_id": "request-1", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "gpt-3.5-turbo-0125", "messages": [{"role": "system", "content": "You are a helpful assistant."},{"role": "user", "content": "Hello world!"}],"max_tokens": 1000}})"
+      "\n"
+      R"({"custom_id": "request-2", "method": "POST", "url": "/v1/completions", "body": {"model": "gpt-3.5-turbo-instruct", "prompt": "Say this is a test", "max_tokens": 7, "temperature": 0}})"
+      "\n"
+      R"({"id": "plain", "prompt": "a plain line"})"
+      "\n";
+  const auto [items, format] = read_format(input, std::nullopt);
+  CHECK(format == RequestFormat::kOpenAiBatch);
+  CHECK(items ==
+        "R 1 id=\"request-1\" key=request-1 [system|You are a helpful assistant.][user|Hello world!]\n"
+        "R 2 id=\"request-2\" key=request-2 'Say this is a test'\n"
+        "E 3 id=null wrong_format: the line is in the plain format (prompt or messages at the top level), but this "
+        "input is in the OpenAI batch format (detected from its first non-blank line, or set with --format)\n");
+
+  std::istringstream stream(input);
+  RequestReader reader(stream, defaults(), std::nullopt);
+  reader.next();
+  const Request request = as_request(*reader.next());
+  CHECK(request.model == "gpt-3.5-turbo-instruct");
+  CHECK(describe_sampling(request.sampling) ==
+        "T=0 k=0 p=1 minp=0 seed=none stop=[] ids=[] max=7 min=0 ignore_eos=false n=1");
+
+  // A plain file with an OpenAI line in it: that line is an error line.
+  const auto [plain_items, plain_format] =
+      read_format("{\"prompt\": \"a\"}\n" + batch_line("/v1/completions", R"("prompt": "b")") + "\n", std::nullopt);
+  CHECK(plain_format == RequestFormat::kPlain);
+  CHECK(plain_items == "R 0 id=null key=#0 'a'\n"
+                       "E 1 id=null wrong_format: the line is in the OpenAI batch format (custom_id, body), but this "
+                       "input is in the plain format (detected from its first non-blank line, or set with --format)\n");
+}
+
+TEST_CASE("OpenAI batch lines: sampling fields of the body, and every error") {
+  const auto sampling_of = [](const std::string& body) {
+    std::istringstream stream(batch_line("/v1/completions", R"("prompt": "p", )" + body));
+    RequestReader reader(stream, defaults(), RequestFormat::kOpenAiBatch);
+    return describe_sampling(as_request(*reader.next()).sampling);
+  };
+  CHECK(sampling_of(R"("max_completion_tokens": 9, "top_p": 0.5, "n": 3, "seed": 4, "stop": "x", "stream": false, )"
+                    R"("logprobs": null, "presence_penalty": 0, "best_of": 1, "logit_bias": {}, "user": "u")") ==
+        "T=0.5 k=0 p=0.5 minp=0 seed=4 stop=['x'] ids=[] max=9 min=0 ignore_eos=false n=3");
+
+  CHECK(parse_batch(R"({"method": "POST", "url": "/v1/completions", "body": {"prompt": "p"}})") ==
+        "E 0 id=null missing_field: custom_id is missing: every line needs a string custom_id\n");
+  CHECK(parse_batch(R"({"custom_id": 5, "method": "POST", "url": "/v1/completions", "body": {"prompt": "p"}})") ==
+        "E 0 id=null invalid_type: custom_id must be a string or null, got a number\n");
+  CHECK(parse_batch(R"({"custom_id": "r", "method": "GET", "url": "/v1/completions", "body": {"prompt": "p"}})") ==
+        "E 0 id=\"r\" invalid_value: method must be \"POST\", got \"GET\"\n");
+  CHECK(parse_batch(batch_line("/v1/embeddings", R"("input": "p")")) ==
+        "E 0 id=\"r\" invalid_value: url must be \"/v1/chat/completions\" or \"/v1/completions\", got \"/v1/embeddings\"\n");
+  CHECK(parse_batch(R"({"custom_id": "r", "method": "POST", "url": "/v1/completions"})") ==
+        "E 0 id=\"r\" missing_field: body is missing: give the request's parameters\n");
+  CHECK(parse_batch(batch_line("/v1/chat/completions", R"("prompt": "p")")) ==
+        "E 0 id=\"r\" conflicting_fields: body.prompt is for /v1/completions; a /v1/chat/completions body gives messages\n");
+  CHECK(parse_batch(batch_line("/v1/completions", R"("messages": [{"role": "user", "content": "c"}])")) ==
+        "E 0 id=\"r\" conflicting_fields: body.messages is for /v1/chat/completions; a /v1/completions body gives prompt\n");
+  CHECK(parse_batch(batch_line("/v1/chat/completions", R"("model": "m")")) ==
+        "E 0 id=\"r\" missing_field: body.messages is missing: /v1/chat/completions needs a conversation\n");
+  CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": ["a", "b"])")) ==
+        "E 0 id=\"r\" invalid_type: body.prompt must be a string, got a list (one prompt per line: lists of prompts "
+        "or of token ids are not supported)\n");
+  CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": "p", "max_tokens": 5, "max_completion_tokens": 5)")) ==
+        "E 0 id=\"r\" conflicting_fields: the body gives both max_tokens and max_completion_tokens; give one\n");
+  CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": "p", "stream": true)")) ==
+        "E 0 id=\"r\" unsupported_field: body.stream is not supported by pagedgen; remove it or give its default\n");
+  CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": "p", "best_of": 2)")) ==
+        "E 0 id=\"r\" unsupported_field: body.best_of is not supported by pagedgen; remove it or give its default\n");
+  CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": "p", "temperature": -1)")) ==
+        "E 0 id=\"r\" invalid_value: temperature must be >= 0 and finite, got -1\n");
+  CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": "p", "model": 3)")) ==
+        "E 0 id=\"r\" invalid_type: body.model must be a string, got a number\n");
+  CHECK(parse_batch(R"({"custom_id": "r", "body": {"prompt": "p"}, "body": {}})") ==
+        "E 0 id=null duplicate_field: field \"body\" appears twice\n");
+}
+
+TEST_CASE("a line selection skips lines unparsed and is what count_selected_requests counts") {
+  const std::string input = "{\"prompt\": \"0\"}\n\n{\"prompt\": \"2\"}\nprompt: a\n{\"prompt\": \"4\"}\n \n";
+  const LineSelection odd_windows = [](uint64_t line) { return line / 2 % 2 == 1; };  // lines 2, 3, 6, 7, ...
+  std::istringstream stream(input);
+  RequestReader reader(stream, defaults(), RequestFormat::kPlain, LineReader::kDefaultMaxLineBytes, odd_windows);
+  std::vector<RequestItem> items;
+  while (std::optional<RequestItem> item = reader.next()) items.push_back(std::move(*item));
+  CHECK(describe_all(items) ==
+        "R 2 id=null key=#2 '2'\n"
+        "E 3 id=null invalid_json: the line is not valid JSON: misplaced or missing comma, colon, brace or bracket\n");
+  CHECK(reader.num_lines() == 2);
+  CHECK(reader.num_blank_lines() == 0);
+  std::istringstream counted(input);
+  CHECK(count_selected_requests(counted, odd_windows) == 2);
+  std::istringstream all(input);
+  CHECK(count_selected_requests(all, {}) == 4);
+}

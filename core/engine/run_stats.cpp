@@ -24,6 +24,7 @@ void RunStats::add_snapshot(const KvSnapshot& s) {
       std::erase_if(timeline, [&](const KvTimelinePoint& p) { return p.step % timeline_stride != 0; });
     }
   }
+  used_blocks = s.used_blocks;
   sum_used_blocks += s.used_blocks;
   sum_allocated_slots += s.allocated_slots;
   sum_filled_slots += s.filled_slots;
@@ -65,9 +66,10 @@ std::string RunStats::to_json() const {
       "\"generated\": {}, \"prefix_groups\": {}}}",
       num_prompt_tokens, num_distinct_prompt_tokens, num_computed_prompt_tokens, prefix_hit_tokens,
       num_generated_tokens, num_prefix_groups));
-  field("blocks", fmt::format("{{\"steps\": {}, \"peak_used\": {}, \"mean_used\": {}, \"peak_shared\": {}, "
-                              "\"peak_kv_bytes\": {}}}",
-                              num_steps, peak_used_blocks, real(ratio(static_cast<double>(sum_used_blocks), steps)),
+  field("blocks", fmt::format("{{\"steps\": {}, \"peak_used\": {}, \"used_sum\": {}, \"mean_used\": {}, "
+                              "\"peak_shared\": {}, \"peak_kv_bytes\": {}}}",
+                              num_steps, peak_used_blocks, sum_used_blocks,
+                              real(ratio(static_cast<double>(sum_used_blocks), steps)),
                               peak_shared_blocks, peak_kv_bytes));
   field("slots", fmt::format(
       "{{\"allocated_sum\": {}, \"filled_sum\": {}, \"logical_sum\": {}, \"sequence_allocated_sum\": {}, "

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pagedgen {
@@ -52,6 +53,7 @@ struct RunStats {
 
   // KV memory over the steps.
   int64_t num_steps = 0;
+  int64_t used_blocks = 0;           // at the last step (for progress; not in the JSON)
   int64_t peak_used_blocks = 0;
   int64_t sum_used_blocks = 0;       // over steps: mean = sum / num_steps
   int64_t sum_allocated_slots = 0;
@@ -91,7 +93,13 @@ struct RunStats {
 
   void add_snapshot(const KvSnapshot& snapshot);
 
+  // Folds in the figures of another run of the same model and settings (`pagedgen merge`
+  // of shards): counts, sums and times add up, peaks take the larger one.
+  void add_run(const RunStats& other);
+
   std::string to_json() const;
+  // Reads what to_json wrote back. Throws Error naming the file's problem.
+  static RunStats from_json(std::string_view json);
   // A few lines for stderr at the end of a run.
   std::string summary() const;
 };

@@ -31,6 +31,14 @@ struct RequestOutput {
 // longer than the model's context).
 using OutputRecord = std::variant<RequestOutput, RequestError>;
 
+// What an output line echoes of its request beyond the record, for a format that answers
+// in kind: the OpenAI batch format answers a messages line with a chat.completion object
+// and names the body's model. Error lines and the plain format use none of it.
+struct RecordContext {
+  bool chat = false;   // the request was a conversation (messages)
+  std::string model;   // the model name to report
+};
+
 inline uint64_t record_index(const OutputRecord& record) {
   return std::visit([](const auto& r) { return r.index; }, record);
 }

@@ -10,11 +10,11 @@ OutputWriter::OutputWriter(std::ostream& out, LineFormatter format) : out_(out),
   PG_CHECK(static_cast<bool>(format_), "OutputWriter needs a line formatter");
 }
 
-void OutputWriter::expect(uint64_t index) {
+void OutputWriter::expect(uint64_t index, RecordContext context) {
   PG_CHECK(!last_expected_ || index > *last_expected_, "expect({}) after expect({}): indices must increase",
            index, *last_expected_);
   last_expected_ = index;
-  waiting_.push_back({index, std::nullopt});
+  waiting_.push_back({index, std::move(context), std::nullopt});
 }
 
 void OutputWriter::complete(OutputRecord record) {
@@ -23,7 +23,7 @@ void OutputWriter::complete(OutputRecord record) {
                                      [](const Slot& s, uint64_t i) { return s.index < i; });
   PG_CHECK(slot != waiting_.end() && slot->index == index, "complete({}): line not expected or already written", index);
   PG_CHECK(!slot->line, "complete({}) twice", index);
-  slot->line = format_(record);
+  slot->line = format_(record, slot->context);
   if (slot != waiting_.begin()) return;
   while (!waiting_.empty() && waiting_.front().line) {
     std::string& line = *waiting_.front().line;

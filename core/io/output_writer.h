@@ -17,9 +17,8 @@
 
 namespace pagedgen {
 
-// Renders one record as one line, without the newline (plain_output.h's
-// format_plain_line; the OpenAI batch format will be another).
-using LineFormatter = std::function<std::string(const OutputRecord&)>;
+// Renders one record as one line, without the newline (output_format.h).
+using LineFormatter = std::function<std::string(const OutputRecord&, const RecordContext&)>;
 
 class OutputWriter {
  public:
@@ -27,8 +26,8 @@ class OutputWriter {
   explicit OutputWriter(std::ostream& out, LineFormatter format);
 
   // Announces the next input line that will get an output line; indices strictly increase
-  // (call it as lines are read, blank lines skipped).
-  void expect(uint64_t index);
+  // (call it as lines are read, blank lines skipped). `context` is handed to the formatter.
+  void expect(uint64_t index, RecordContext context = {});
 
   // Hands over the record of an expected, not yet completed line, in any order; writes
   // every record that is now next in input order. Throws Error when writing fails.
@@ -40,6 +39,7 @@ class OutputWriter {
  private:
   struct Slot {
     uint64_t index;
+    RecordContext context;
     std::optional<std::string> line;  // formatted, once completed
   };
 

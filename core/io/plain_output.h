@@ -14,7 +14,7 @@
 
 namespace pagedgen {
 
-// The line without its trailing newline.
-std::string format_plain_line(const OutputRecord& record);
+// The line without its trailing newline. The plain format echoes nothing of the context.
+std::string format_plain_line(const OutputRecord& record, const RecordContext& context = {});
 
 }  // namespace pagedgen

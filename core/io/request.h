@@ -25,6 +25,8 @@ inline constexpr std::string_view kMissingField = "missing_field";        // e.g
 inline constexpr std::string_view kConflictingFields = "conflicting_fields";  // prompt and messages
 inline constexpr std::string_view kInvalidType = "invalid_type";          // wrong JSON type
 inline constexpr std::string_view kInvalidValue = "invalid_value";        // right type, bad value
+inline constexpr std::string_view kWrongFormat = "wrong_format";          // a line of the other input format
+inline constexpr std::string_view kUnsupportedField = "unsupported_field";  // an OpenAI field pagedgen cannot honour
 }  // namespace request_error
 
 struct Request {
@@ -41,6 +43,8 @@ struct Request {
   std::variant<std::string, std::vector<ChatMessage>> input;
   // The command-line defaults with this line's sampling fields applied; validated.
   SamplingParams sampling;
+  // OpenAI batch lines: the body's "model", echoed in the response; it never picks weights.
+  std::optional<std::string> model;
 
   bool is_chat() const { return std::holds_alternative<std::vector<ChatMessage>>(input); }
   const std::string& prompt() const { return std::get<std::string>(input); }
@@ -55,5 +59,9 @@ struct RequestError {
 };
 
 using RequestItem = std::variant<Request, RequestError>;
+
+inline uint64_t item_index(const RequestItem& item) {
+  return std::visit([](const auto& i) { return i.index; }, item);
+}
 
 }  // namespace pagedgen

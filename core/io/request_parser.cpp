@@ -6,10 +6,28 @@
 #include <string>
 
 #include "io/json_fields.h"
+#include "io/openai_batch_format.h"
 #include "io/plain_format.h"
 #include "util/error.h"
 
 namespace pagedgen {
+
+std::string_view request_format_name(RequestFormat format) {
+  switch (format) {
+    case RequestFormat::kPlain: return "plain";
+    case RequestFormat::kOpenAiBatch: return "openai";
+  }
+  PG_CHECK(false, "unknown RequestFormat {}", static_cast<int>(format));
+  return "";
+}
+
+RequestFormat detect_request_format(std::string_view line) {
+  const simdjson::padded_string padded(line);
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document document;
+  if (parser.iterate(padded).get(document) != simdjson::SUCCESS) return RequestFormat::kPlain;
+  return looks_like_openai_batch_line(document) ? RequestFormat::kOpenAiBatch : RequestFormat::kPlain;
+}
 
 struct RequestParser::State {
   RequestFormat format;
@@ -59,6 +77,8 @@ RequestItem RequestParser::parse(std::string_view line, uint64_t index) {
   switch (state_->format) {
     case RequestFormat::kPlain:
       return parse_plain_request(document, buffer.data(), index, state_->defaults);
+    case RequestFormat::kOpenAiBatch:
+      return parse_openai_batch_request(document, buffer.data(), index, state_->defaults);
   }
   PG_CHECK(false, "unknown RequestFormat {}", static_cast<int>(state_->format));
   return RequestError{};

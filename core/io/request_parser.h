@@ -12,8 +12,17 @@
 namespace pagedgen {
 
 // Input line formats. Plain: {"id"?, "prompt" | "messages", sampling fields...}, see
-// plain_format.h. (The OpenAI batch format is the next one to add here.)
-enum class RequestFormat { kPlain };
+// plain_format.h. OpenAI batch: {"custom_id", "method", "url", "body"}, see
+// openai_batch_format.h. Each answers in its own output format (io/output_format.h).
+enum class RequestFormat { kPlain, kOpenAiBatch };
+
+// "plain" or "openai", as --format and the manifest spell them.
+std::string_view request_format_name(RequestFormat format);
+
+// The format of an input whose first non-blank line is `line`: the OpenAI batch format when
+// the line is a JSON object with a top-level custom_id, method, url or body; else plain
+// (also when the line is not valid JSON: it then becomes a plain error line).
+RequestFormat detect_request_format(std::string_view line);
 
 class RequestParser {
  public:

@@ -13,17 +13,32 @@ bool is_blank(std::string_view text) {
 
 constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
 
+// The line's text, without a byte-order mark at the start of the input.
+std::string_view content(const Line& line) {
+  std::string_view text = line.text;
+  if (line.number == 0 && text.starts_with(kUtf8ByteOrderMark)) text.remove_prefix(kUtf8ByteOrderMark.size());
+  return text;
+}
+
 }  // namespace
 
 RequestReader::RequestReader(std::istream& input, const SamplingParams& defaults,
-                             RequestFormat format, std::size_t max_line_bytes)
-    : lines_(input, max_line_bytes), parser_(format, defaults) {}
+                             std::optional<RequestFormat> format, std::size_t max_line_bytes,
+                             LineSelection selection)
+    : lines_(input, max_line_bytes), defaults_(defaults), selection_(std::move(selection)), format_(format) {
+  validate(defaults_);
+  if (format_) parser_.emplace(*format_, defaults_);
+}
 
 std::optional<RequestItem> RequestReader::next() {
   while (std::optional<Line> line = lines_.next()) {
+    const std::string_view text = content(*line);
+    if (!format_ && !is_blank(text)) {
+      format_ = detect_request_format(text);
+      parser_.emplace(*format_, defaults_);
+    }
+    if (selection_ && !selection_(line->number)) continue;
     ++num_lines_;
-    std::string_view text = line->text;
-    if (line->number == 0 && text.starts_with(kUtf8ByteOrderMark)) text.remove_prefix(kUtf8ByteOrderMark.size());
     if (line->too_long)
       return RequestError{line->number, std::nullopt, std::string(request_error::kLineTooLong),
                           fmt::format("the line is {} bytes, over the limit of {} bytes", line->num_bytes,
@@ -32,9 +47,18 @@ std::optional<RequestItem> RequestReader::next() {
       ++num_blank_lines_;
       continue;
     }
-    return parser_.parse(text, line->number);
+    return parser_->parse(text, line->number);
   }
   return std::nullopt;
+}
+
+uint64_t count_selected_requests(std::istream& input, const LineSelection& selection) {
+  LineReader lines(input);
+  uint64_t count = 0;
+  while (std::optional<Line> line = lines.next()) {
+    if ((!selection || selection(line->number)) && !is_blank(content(*line))) ++count;
+  }
+  return count;
 }
 
 }  // namespace pagedgen

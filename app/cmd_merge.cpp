@@ -1,0 +1,120 @@
+// `pagedgen merge`: joins the outputs of `generate --shard K/N` runs back into input order
+// and adds up their stats, after checking from the manifests that the shards are the N
+// finished shards of one job (same input, model and settings).
+#include <fmt/core.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "commands.h"
+#include "engine/run_stats.h"
+#include "exit_codes.h"
+#include "io/durable_output.h"
+#include "io/manifest.h"
+#include "io/output_merge.h"
+#include "util/error.h"
+#include "util/text_file.h"
+
+namespace pagedgen::app {
+
+namespace {
+
+struct MergeOptions {
+  std::vector<std::string> shard_outputs;
+  std::string output;
+  std::string stats_path;
+  std::vector<std::string> shard_stats;
+  bool quiet = false;
+};
+
+// Every shard output has a manifest of a finished run; they differ only in their shard,
+// and their shards are 0/N .. N-1/N, each once.
+void check_shards(const std::vector<std::string>& outputs) {
+  std::optional<Manifest> first;
+  std::set<std::string> shards;
+  std::string num_shards;
+  for (const std::string& output : outputs) {
+    const std::optional<Manifest> manifest = read_manifest(manifest_path(output));
+    if (!manifest)
+      fail("'{}' has no manifest '{}': merge only outputs written to files by `generate --shard`", output,
+           manifest_path(output).string());
+    if (!manifest->finished)
+      fail("'{}' is not finished (its run was interrupted); run that shard again with --resume first", output);
+    const std::string shard = manifest->setting("shard").value_or("");
+    if (!shards.insert(shard).second) fail("shard {} is given twice ('{}')", shard, output);
+    if (!first) {
+      first = manifest;
+      num_shards = shard.substr(shard.find('/') + 1);
+    } else if (const std::optional<std::string> difference = describe_difference(*first, *manifest, "shard")) {
+      fail("'{}' is not a shard of the same job as '{}' ({})", output, outputs.front(), *difference);
+    }
+  }
+  if (std::to_string(shards.size()) != num_shards)
+    fail("{} shard outputs given, but the job has {} shards: give every shard 0/{} .. {}/{} once", shards.size(),
+         num_shards, num_shards, std::stoull(num_shards) - 1, num_shards);
+}
+
+RunStats merged_stats(const std::vector<std::string>& paths) {
+  std::optional<RunStats> total;
+  for (const std::string& path : paths) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) fail("cannot open the stats file '{}'", path);
+    std::ostringstream text;
+    text << file.rdbuf();
+    try {
+      const RunStats stats = RunStats::from_json(text.str());
+      if (total) total->add_run(stats);
+      else total = stats;
+    } catch (const Error& error) {
+      fail("stats file '{}': {}", path, error.what());
+    }
+  }
+  return *total;
+}
+
+int run_merge(const MergeOptions& options) {
+  if (!options.stats_path.empty() && options.shard_stats.empty())
+    fail("--stats needs the shards' stats files (--shard-stats FILE...)");
+  check_shards(options.shard_outputs);
+  std::optional<DurableOutput> output_file;
+  if (options.output != "-") output_file.emplace(options.output, true, 1.0);
+  std::ostream& out = output_file ? output_file->stream() : std::cout;
+  const std::vector<std::filesystem::path> inputs(options.shard_outputs.begin(), options.shard_outputs.end());
+  const uint64_t num_lines = merge_outputs(inputs, out);
+  if (output_file) output_file->close();
+  if (!options.stats_path.empty()) {
+    const RunStats stats = merged_stats(options.shard_stats);
+    write_text_file(options.stats_path, stats.to_json());
+    if (!options.quiet) fmt::print(stderr, "{}", stats.summary());
+  }
+  if (!options.quiet)
+    fmt::print(stderr, "pagedgen: merged {} lines from {} shards\n", num_lines, options.shard_outputs.size());
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_merge_command(CLI::App& app, CommandRunner& selected) {
+  auto o = std::make_shared<MergeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "merge",
+      "Join the outputs of `generate --shard K/N` runs into one file in input order, the same bytes a single run "
+      "with the same --plan-window writes, and add up their stats. Checks from the manifests beside the outputs "
+      "that they are the N finished shards of one job.");
+  cmd->add_option("shard_outputs", o->shard_outputs, "The shards' output files, in any order")->required();
+  cmd->add_option("-o,--output", o->output, "Merged output file; - writes standard output")->required();
+  cmd->add_option("--stats", o->stats_path,
+                  "Write the shards' stats added up (counts and times summed, peaks the largest) to this JSON file");
+  cmd->add_option("--shard-stats", o->shard_stats,
+                  "The shards' --stats files, for --stats; give it after the shard outputs: it takes every argument "
+                  "that follows");
+  cmd->add_flag("-q,--quiet", o->quiet, "No summary on stderr");
+  cmd->footer(kExitCodesHelp);
+  cmd->parse_complete_callback([&selected, o] { selected = [o] { return run_merge(*o); }; });
+}
+
+}  // namespace pagedgen::app

@@ -1,0 +1,25 @@
+// SIGINT and SIGTERM while `generate` runs: the first one asks the run to stop at the end
+// of the current engine step (flush the output, exit with kExitInterrupted); the handler
+// then gives the signal back its default action, so a second one ends the process at once.
+#pragma once
+
+#include <signal.h>
+
+namespace pagedgen::app {
+
+class InterruptGuard {
+ public:
+  InterruptGuard();   // installs the handlers
+  ~InterruptGuard();  // restores the previous ones
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+  // The signal received since construction (SIGINT or SIGTERM), or 0.
+  int signal_received() const;
+
+ private:
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
+};
+
+}  // namespace pagedgen::app

@@ -1,0 +1,102 @@
+#include "io/line_identity.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "io/json_fields.h"
+#include "util/error.h"
+
+namespace pagedgen::json_fields {
+
+LineIdentity read_line_identity(od::document& document, const char* line_begin, uint64_t index, IdKey id_key,
+                                std::string_view shape) {
+  const auto check = [&](simdjson::error_code error) {
+    if (error) throw_json_error(error, document, line_begin);
+  };
+  od::json_type root_type{};
+  check(document.type().get(root_type));
+  if (root_type != od::json_type::object)
+    throw_line_error(request_error::kInvalidType,
+                     fmt::format("a request line must be a JSON object {}, got {}", shape, type_name(root_type)));
+  od::object object;
+  check(document.get_object().get(object));
+  LineIdentity identity{std::nullopt, fmt::format("#{}", index)};
+  std::optional<LineError> id_error;
+  std::vector<std::string> keys;
+  for (auto field : object) {
+    std::string_view key;
+    check(field.unescaped_key().get(key));
+    for (const std::string& seen : keys)
+      if (seen == key)
+        throw_line_error(request_error::kDuplicateField, fmt::format("field \"{}\" appears twice", key));
+    keys.emplace_back(key);
+    od::value value;
+    check(field.value().get(value));
+    if (key == id_key.name) {
+      const od::json_type type = type_of(value);
+      if (type == od::json_type::string || (id_key.allow_number && type == od::json_type::number)) {
+        identity.id_json = std::string(token_text(value));
+        if (type == od::json_type::string) {
+          std::string_view decoded;
+          check(value.get_string().get(decoded));
+          identity.seed_key = std::string(decoded);
+        } else {
+          double number = 0;
+          check(value.get_double().get(number));
+          identity.seed_key = *identity.id_json;
+        }
+        continue;
+      }
+      if (type != od::json_type::null)
+        id_error = LineError{request_error::kInvalidType,
+                             fmt::format("{} must be a string{}, got {}", id_key.name,
+                                         id_key.allow_number ? ", a number or null" : " or null", type_name(type))};
+    }
+    validate_value(value, std::string(key), document, line_begin);
+  }
+  const char* trailing = nullptr;
+  if (document.current_location().get(trailing) == simdjson::SUCCESS)
+    throw_line_error(request_error::kInvalidJson,
+                     fmt::format("the line is not valid JSON: content after the object (near byte {})",
+                                 trailing - line_begin));
+  if (id_error) throw *id_error;
+  return identity;
+}
+
+RequestItem parse_identified_line(od::document& document, const char* line_begin, uint64_t index, IdKey id_key,
+                                  std::string_view shape, const FieldReader& read_fields) {
+  LineIdentity identity;
+  try {
+    identity = read_line_identity(document, line_begin, index, id_key, shape);
+  } catch (const LineError& error) {
+    return RequestError{index, std::nullopt, std::string(error.code), error.message};
+  }
+  try {
+    // Pass 2: the line is valid JSON; the format reads the fields it gives, in line order.
+    document.rewind();
+    od::object object;
+    PG_CHECK(document.get_object().get(object) == simdjson::SUCCESS, "object of a validated line");
+    return read_fields(identity, object);
+  } catch (const LineError& error) {
+    return RequestError{index, identity.id_json, std::string(error.code), error.message};
+  }
+}
+
+Request make_request(uint64_t index, const LineIdentity& identity, std::variant<std::string, std::vector<ChatMessage>> input,
+                     SamplingParams sampling) {
+  try {
+    validate(sampling);
+  } catch (const Error& error) {
+    throw_line_error(request_error::kInvalidValue, error.what());
+  }
+  Request request;
+  request.index = index;
+  request.id_json = identity.id_json;
+  request.seed_key = identity.seed_key;
+  request.input = std::move(input);
+  request.sampling = std::move(sampling);
+  return request;
+}
+
+}  // namespace pagedgen::json_fields

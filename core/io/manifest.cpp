@@ -1,0 +1,93 @@
+#include "io/manifest.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <simdjson.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "util/error.h"
+#include "util/json_quote.h"
+#include "util/posix_file.h"
+
+namespace pagedgen {
+
+namespace {
+
+constexpr int kManifestVersion = 1;
+
+}  // namespace
+
+std::string Manifest::to_json() const {
+  std::string out = fmt::format("{{\"pagedgen_manifest\": {}, \"finished\": {}, \"settings\": {{", kManifestVersion,
+                                finished ? "true" : "false");
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    out += i == 0 ? "\n  " : ",\n  ";
+    append_json_string(out, settings[i].first);
+    out += ": ";
+    append_json_string(out, settings[i].second);
+  }
+  out += "\n}}\n";
+  return out;
+}
+
+std::optional<std::string> Manifest::setting(std::string_view name) const {
+  for (const auto& [key, value] : settings)
+    if (key == name) return value;
+  return std::nullopt;
+}
+
+std::filesystem::path manifest_path(const std::filesystem::path& output) {
+  return std::filesystem::path(output.string() + ".manifest.json");
+}
+
+std::optional<Manifest> read_manifest(const std::filesystem::path& path) {
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.load(path.string()).get(root) != simdjson::SUCCESS)
+    fail("the manifest '{}' is not valid JSON; delete it and the output to start over", path.string());
+  int64_t version = 0;
+  Manifest manifest;
+  simdjson::dom::object settings;
+  if (root["pagedgen_manifest"].get(version) != simdjson::SUCCESS || version != kManifestVersion ||
+      root["finished"].get(manifest.finished) != simdjson::SUCCESS ||
+      root["settings"].get(settings) != simdjson::SUCCESS)
+    fail("'{}' is not a pagedgen manifest of version {}; delete it and the output to start over", path.string(),
+         kManifestVersion);
+  for (auto [key, value] : settings) {
+    std::string_view text;
+    if (value.get(text) != simdjson::SUCCESS) fail("manifest '{}': setting \"{}\" is not a string", path.string(), key);
+    manifest.settings.emplace_back(std::string(key), std::string(text));
+  }
+  return manifest;
+}
+
+void write_manifest(const std::filesystem::path& path, const Manifest& manifest) {
+  const std::filesystem::path temporary(path.string() + ".tmp");
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("cannot create '{}': {}", temporary.string(), std::strerror(errno));
+  const bool ok = write_all(fd, manifest.to_json()) && ::fsync(fd) == 0;
+  const int saved_errno = errno;
+  ::close(fd);
+  if (!ok) fail("cannot write '{}': {}", temporary.string(), std::strerror(saved_errno));
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) fail("cannot rename '{}' to '{}': {}", temporary.string(), path.string(), error.message());
+}
+
+std::optional<std::string> describe_difference(const Manifest& saved, const Manifest& now, std::string_view ignored) {
+  for (const auto& [name, value] : now.settings) {
+    if (name == ignored) continue;
+    const std::optional<std::string> was = saved.setting(name);
+    if (!was) return fmt::format("{} was not recorded, now {}", name, value);
+    if (*was != value) return fmt::format("{} was {}, now {}", name, *was, value);
+  }
+  for (const auto& [name, value] : saved.settings)
+    if (name != ignored && !now.setting(name)) return fmt::format("{} was {}, now not given", name, value);
+  return std::nullopt;
+}
+
+}  // namespace pagedgen

@@ -1,0 +1,34 @@
+// The OpenAI batch request format, as the OpenAI Batch API and `vllm run-batch` read it:
+//   {"custom_id": "...", "method": "POST", "url": "/v1/chat/completions" | "/v1/completions",
+//    "body": {"model"?, "messages" (chat) | "prompt" (completions), sampling fields...}}
+// Internal to core/io: request_parser.cpp calls it on each parsed line.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstdint>
+#include <string_view>
+
+#include "io/request.h"
+
+namespace pagedgen {
+
+inline constexpr std::string_view kChatCompletionsUrl = "/v1/chat/completions";
+inline constexpr std::string_view kCompletionsUrl = "/v1/completions";
+
+// `document` holds the line, which starts at `line_begin`. The body's sampling fields are
+// the plain format's (json_fields.h) plus max_completion_tokens (an alias of max_tokens;
+// giving both is an error); "model" is recorded in Request::model. Fields pagedgen cannot
+// honour (stream, logprobs, top_logprobs, echo, suffix, best_of, presence_penalty,
+// frequency_penalty, logit_bias, tools, functions) are unsupported_field unless they hold
+// their neutral value (null, false, 0, "", [], {}, or 1 for best_of); other keys are
+// ignored. A line of the plain format is wrong_format. Nothing is thrown for one line's
+// problems.
+RequestItem parse_openai_batch_request(simdjson::ondemand::document& document, const char* line_begin,
+                                       uint64_t index, const SamplingParams& defaults);
+
+// Whether a parsed line looks like this format (a top-level custom_id, method, url or body):
+// how an input's format is detected from its first non-blank line.
+bool looks_like_openai_batch_line(simdjson::ondemand::document& document);
+
+}  // namespace pagedgen

@@ -1,0 +1,49 @@
+// merge_outputs: shard files joined in input order, and the ways shards can be wrong
+// (a torn or foreign line, lines out of order, the same input line twice).
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "gguf_writer.h"
+#include "io/output_merge.h"
+#include "util/error.h"
+
+using namespace pagedgen;
+using namespace pagedgen::test;
+
+namespace {
+
+std::string plain(uint64_t index) { return "{\"id\":null,\"index\":" + std::to_string(index) + "}\n"; }
+std::string batch(uint64_t index) { return "{\"id\":\"batch_req_" + std::to_string(index) + "\"}\n"; }
+
+}  // namespace
+
+TEST_CASE("shard outputs merge into input order") {
+  TempDir dir("pagedgen-merge");
+  std::ofstream(dir / "s0") << plain(0) << plain(1) << plain(6);
+  std::ofstream(dir / "s1") << plain(2) << plain(3) << plain(8);
+  std::ofstream(dir / "s2");  // a shard with no lines
+  std::ostringstream out;
+  CHECK(merge_outputs({dir / "s2", dir / "s1", dir / "s0"}, out) == 6);
+  CHECK(out.str() == plain(0) + plain(1) + plain(2) + plain(3) + plain(6) + plain(8));
+
+  std::ofstream(dir / "b0") << batch(1) << batch(4);
+  std::ofstream(dir / "b1") << batch(2);
+  std::ostringstream merged_batch;
+  merge_outputs({dir / "b0", dir / "b1"}, merged_batch);
+  CHECK(merged_batch.str() == batch(1) + batch(2) + batch(4));
+}
+
+TEST_CASE("bad shard outputs are refused with the file and line") {
+  TempDir dir("pagedgen-merge-bad");
+  std::ofstream(dir / "ok") << plain(0) << plain(5);
+  std::ofstream(dir / "torn") << plain(1) << "{\"id\":null,\"ind";
+  std::ofstream(dir / "order") << plain(3) << plain(2);
+  std::ostringstream out;
+  CHECK_THROWS_WITH_AS(merge_outputs({dir / "ok", dir / "torn"}, out),
+                       doctest::Contains("line 2 of '"), Error);
+  CHECK_THROWS_WITH_AS(merge_outputs({dir / "order"}, out), doctest::Contains("answers input line 2 after input line 3"),
+                       Error);
+  CHECK_THROWS_WITH_AS(merge_outputs({dir / "ok", dir / "ok"}, out), doctest::Contains("is answered in both"), Error);
+}
