@@ -4,12 +4,20 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 
 #include "engine/step_batch.h"
 
 namespace pagedgen {
+
+// Device memory a backend holds, in bytes; all zero for the CPU backend.
+struct DeviceMemoryReport {
+  int64_t weight_bytes = 0;
+  int64_t kv_pool_bytes = 0;
+  int64_t activation_bytes = 0;  // activations, attention and GEMM workspaces
+};
 
 class Backend {
  public:
@@ -31,6 +39,9 @@ class Backend {
 
   // Copy-on-write: copies whole blocks in every layer, in order.
   virtual void copy_blocks(std::span<const BlockCopy> copies) = 0;
+
+  // What the backend holds on a device (for the stats); the CPU backend holds nothing there.
+  virtual DeviceMemoryReport device_memory() const { return {}; }
 };
 
 }  // namespace pagedgen

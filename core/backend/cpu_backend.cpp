@@ -7,6 +7,7 @@
 #include "backend/cpu_gemm.h"
 #include "backend/cpu_ops.h"
 #include "backend/paged_attention.h"
+#include "backend/step_batch_check.h"
 #include "util/error.h"
 
 namespace pagedgen {
@@ -43,30 +44,6 @@ void CpuBackend::allocate_kv_pool(std::size_t num_blocks, std::size_t block_size
   v_pools_.assign(static_cast<std::size_t>(config_.num_layers), std::vector<float>(elements));
 }
 
-void CpuBackend::check_batch(const StepBatch& batch, std::span<const float> logits) const {
-  const auto num_tokens = static_cast<std::size_t>(batch.num_tokens);
-  const auto num_seqs = static_cast<std::size_t>(batch.num_seqs);
-  PG_CHECK(!k_pools_.empty(), "forward before allocate_kv_pool");
-  PG_CHECK(batch.block_size == layout_.block_size, "batch block size {} but the pool's is {}", batch.block_size,
-           layout_.block_size);
-  PG_CHECK(batch.token_ids.size() == num_tokens && batch.positions.size() == num_tokens &&
-               batch.slot_mapping.size() == num_tokens,
-           "token arrays disagree with num_tokens {}", num_tokens);
-  PG_CHECK(batch.query_start.size() == num_seqs + 1 && batch.context_lens.size() == num_seqs &&
-               batch.block_tables.size() == num_seqs * static_cast<std::size_t>(batch.max_blocks_per_seq),
-           "sequence arrays disagree with num_seqs {}", num_seqs);
-  PG_CHECK(batch.query_start.front() == 0 && batch.query_start.back() == batch.num_tokens,
-           "query_start must run from 0 to num_tokens");
-  PG_CHECK(logits.size() == batch.logits_rows.size() * static_cast<std::size_t>(config_.vocab_size),
-           "logits buffer of {} floats for {} rows of vocab {}", logits.size(), batch.logits_rows.size(),
-           config_.vocab_size);
-  for (int32_t row : batch.logits_rows)
-    PG_CHECK(row >= 0 && row < batch.num_tokens, "logits row {} outside the batch's {} tokens", row, batch.num_tokens);
-  for (int32_t id : batch.token_ids)
-    if (id < 0 || id >= config_.vocab_size)
-      fail("token id {} is outside the vocabulary (size {})", id, config_.vocab_size);
-}
-
 void CpuBackend::ensure_activations(std::size_t num_tokens, std::size_t num_logits) {
   const auto hidden = static_cast<std::size_t>(config_.hidden_size);
   const auto q_dim = static_cast<std::size_t>(config_.num_heads * config_.head_dim);
@@ -96,7 +73,8 @@ void CpuBackend::for_row_chunks(std::size_t num_rows, Fn&& fn) {
 }
 
 void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
-  check_batch(batch, logits);
+  PG_CHECK(!k_pools_.empty(), "forward before allocate_kv_pool");
+  check_step_batch(batch, layout_, config_.vocab_size, logits.size());
   const auto n = static_cast<std::size_t>(batch.num_tokens);
   if (n == 0) return;
   const auto hidden = static_cast<std::size_t>(config_.hidden_size);

@@ -37,7 +37,6 @@ class CpuBackend final : public Backend {
   std::span<const float> v_pool(std::size_t layer) const { return v_pools_.at(layer); }
 
  private:
-  void check_batch(const StepBatch& batch, std::span<const float> logits) const;
   void ensure_activations(std::size_t num_tokens, std::size_t num_logits);
   // fn(row_begin, row_end) over [0, num_rows) in parallel chunks; rows are independent.
   template <typename Fn>

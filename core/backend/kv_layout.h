@@ -5,11 +5,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define PG_HOST_DEVICE __host__ __device__
-#else
-#define PG_HOST_DEVICE
-#endif
+#include "util/host_device.h"
 
 namespace pagedgen {
 

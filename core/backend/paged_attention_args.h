@@ -1,7 +1,9 @@
 // The arguments of the paged-cache operations (KV write through the slot mapping, paged
 // attention), as by-value structs of pointers, sizes and the KV layout, shared by the CPU
 // reference (paged_attention.h) and the CUDA kernels, which read host or device pointers
-// respectively. No CUDA includes.
+// respectively. The element types of the KV pools (and of the attention output) are
+// template parameters so the CUDA backend can keep them in bf16 or fp16; the CPU backend
+// uses the float32 aliases KvWriteArgs and PagedAttentionArgs. No CUDA includes.
 #pragma once
 
 #include <cstdint>
@@ -12,15 +14,17 @@ namespace pagedgen {
 
 // k_pool[layout.offset(block, h, slot, d)] = k[t][h][d] (v alike), where
 // slot_mapping[t] = block * layout.block_size + slot.
-struct KvWriteArgs {
+template <typename Kv>
+struct KvWriteArgsOf {
   const float* k;               // (num_tokens, num_kv_heads, head_dim)
   const float* v;               // (num_tokens, num_kv_heads, head_dim)
   const int64_t* slot_mapping;  // [num_tokens]
   int32_t num_tokens;
-  float* k_pool;                // one layer: layout.elements_per_layer()
-  float* v_pool;                // one layer: layout.elements_per_layer()
+  Kv* k_pool;                   // one layer: layout.elements_per_layer()
+  Kv* v_pool;                   // one layer: layout.elements_per_layer()
   KvLayout layout;
 };
+using KvWriteArgs = KvWriteArgsOf<float>;
 
 // Causal attention of every new token over its sequence's cached K/V, read through the
 // block table. Token t of sequence s (query_start[s] <= t < query_start[s+1]) at position
@@ -29,11 +33,12 @@ struct KvWriteArgs {
 //   block_tables[s * max_blocks_per_seq + j / block_size], slot j % block_size
 //
 // Query head h reads KV head h / (num_heads / num_kv_heads) (GQA).
-struct PagedAttentionArgs {
+template <typename Kv, typename Out>
+struct PagedAttentionArgsOf {
   const float* q;               // (num_tokens, num_heads, head_dim)
-  const float* k_pool;          // one layer: layout.elements_per_layer()
-  const float* v_pool;          // one layer: layout.elements_per_layer()
-  float* out;                   // (num_tokens, num_heads, head_dim)
+  const Kv* k_pool;             // one layer: layout.elements_per_layer()
+  const Kv* v_pool;             // one layer: layout.elements_per_layer()
+  Out* out;                     // (num_tokens, num_heads, head_dim)
   const int32_t* positions;     // [num_tokens]
   const int32_t* query_start;   // [num_seqs + 1]
   const int32_t* context_lens;  // [num_seqs] positions < context_lens[s] are cached
@@ -45,5 +50,6 @@ struct PagedAttentionArgs {
   float scale;                  // softmax scale, 1 / sqrt(head_dim) for Llama
   KvLayout layout;
 };
+using PagedAttentionArgs = PagedAttentionArgsOf<float, float>;
 
 }  // namespace pagedgen

@@ -58,6 +58,10 @@ std::string RunStats::to_json() const {
   field("pool_bytes", num(num_pool_blocks * kv_bytes_per_block));
   field("max_model_len", num(max_model_len));
   field("prefix_sharing", prefix_sharing ? "true" : "false");
+  field("device_memory", fmt::format("{{\"device\": {}, \"weight_bytes\": {}, \"kv_pool_bytes\": {}, "
+                                     "\"activation_bytes\": {}}}",
+                                     json_quote(device), device_weight_bytes, device_kv_pool_bytes,
+                                     device_activation_bytes));
   field("requests", fmt::format(
       "{{\"lines\": {}, \"blank_lines\": {}, \"requests\": {}, \"failed\": {}, \"samples\": {}}}", num_lines,
       num_blank_lines, num_requests, num_failed_requests, num_samples));
@@ -129,6 +133,11 @@ std::string RunStats::summary() const {
                    format_bytes(static_cast<uint64_t>(peak_naive_max_len_slots * bytes_per_slot)),
                    format_bytes(static_cast<uint64_t>(peak_naive_request_slots * bytes_per_slot)), cow_copies,
                    preemptions, recomputed_tokens);
+  if (!device.empty())
+    s += fmt::format("pagedgen: {} memory: weights {}, KV pool {}, activations {}\n", device,
+                     format_bytes(static_cast<uint64_t>(device_weight_bytes)),
+                     format_bytes(static_cast<uint64_t>(device_kv_pool_bytes)),
+                     format_bytes(static_cast<uint64_t>(device_activation_bytes)));
   return s;
 }
 

@@ -38,6 +38,11 @@ struct RunStats {
   int64_t num_pool_blocks = 0;
   int64_t max_model_len = 0;
   bool prefix_sharing = true;
+  // Device bytes (GPU backends; all zero on the CPU): weights, KV pool, activations.
+  std::string device;                // the GPU's name, empty on the CPU
+  int64_t device_weight_bytes = 0;
+  int64_t device_kv_pool_bytes = 0;
+  int64_t device_activation_bytes = 0;
 
   // Requests and tokens.
   int64_t num_lines = 0;             // input lines, blank ones included

@@ -1,0 +1,418 @@
+#include "cuda_backend.h"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <unordered_set>
+
+#include "attention_plan.h"
+#include "backend/step_batch_check.h"
+#include "cuda_check.h"
+#include "cuda_gemm.h"
+#include "device_buffer.h"
+#include "device_weights.h"
+#include "dtype_dispatch.h"
+#include "kv_cache_kernels.h"
+#include "llama_kernels.h"
+#include "paged_attention_kernel.h"
+#include "util/byte_units.h"
+#include "util/error.h"
+
+namespace pagedgen::gpu {
+
+namespace {
+
+// Partial attention results of one launch (attention_plan.h): enough for decode at batch
+// 256 over 4k-token contexts with an 8B model; longer steps take several launches.
+constexpr std::size_t kPartialWorkspaceBytes = std::size_t{64} << 20;
+
+std::size_t align256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// Pinned host memory, grown on demand: each step's arrays go to the device in one copy.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer() {
+    if (data_ != nullptr) cudaFreeHost(data_);
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  std::byte* reserve(std::size_t bytes) {
+    if (bytes > bytes_) {
+      if (data_ != nullptr) CUDA_CHECK(cudaFreeHost(data_));
+      data_ = nullptr;
+      CUDA_CHECK(cudaMallocHost(&data_, bytes));
+      bytes_ = bytes;
+    }
+    return static_cast<std::byte*>(data_);
+  }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Host arrays laid out back to back (256-byte aligned) for one host-to-device copy.
+class ArrayPack {
+ public:
+  template <typename T>
+  std::size_t add(std::span<const T> values) {
+    const std::size_t offset = size_;
+    parts_.push_back({values.data(), values.size_bytes(), offset});
+    size_ = align256(offset + values.size_bytes());
+    return offset;
+  }
+  std::size_t size() const { return size_; }
+  void copy_to(std::byte* host) const {
+    for (const Part& p : parts_)
+      if (p.bytes > 0) std::memcpy(host + p.offset, p.data, p.bytes);
+  }
+
+ private:
+  struct Part {
+    const void* data;
+    std::size_t bytes;
+    std::size_t offset;
+  };
+  std::vector<Part> parts_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace
+
+struct CudaBackend::Impl {
+  const ModelConfig& config;
+  CudaBackendOptions options;
+  cudaStream_t stream = nullptr;
+  std::optional<DeviceWeights> weights;
+  std::optional<CudaGemm> gemm;
+  KvLayout layout{};
+  DeviceBuffer kv_pool;  // [2 * num_layers pools: K of layer 0, V of layer 0, ...][layout.elements_per_layer()]
+
+  // Activations, per token row (float32 unless the dtype is named):
+  std::size_t token_capacity = 0;
+  DeviceBuffer x;        // (tokens, hidden) residual stream
+  DeviceBuffer xn;       // (tokens, hidden) dtype: normed GEMM input
+  DeviceBuffer qkv;      // (tokens, q_dim + 2 * kv_dim) fused QKV GEMM output
+  DeviceBuffer q;        // (tokens, q_dim) after RoPE
+  DeviceBuffer k;        // (tokens, kv_dim) after RoPE
+  DeviceBuffer v;        // (tokens, kv_dim)
+  DeviceBuffer attn;     // (tokens, q_dim) dtype: attention output, the wo GEMM input
+  DeviceBuffer delta;    // (tokens, hidden) a sub-block's output, added to x by the next norm
+  DeviceBuffer gate_up;  // (tokens, 2 * ffn) fused gate/up GEMM output
+  DeviceBuffer act;      // (tokens, ffn) dtype: silu(gate) * up, the w_down GEMM input
+  // ... per logits row:
+  std::size_t logits_capacity = 0;
+  DeviceBuffer head_in;  // (rows, hidden) dtype: final-normed rows
+  DeviceBuffer logits;   // (rows, vocab)
+  // Attention partials (paged_attention_kernel.h), and the step's arrays.
+  int64_t max_partials = 0;
+  DeviceBuffer partial_out;  // [max_partials][num_heads][head_dim]
+  DeviceBuffer partial_max;  // [max_partials][num_heads]
+  DeviceBuffer partial_sum;  // [max_partials][num_heads]
+  DeviceBuffer step_arrays;
+  PinnedBuffer staging;
+
+  Impl(const ModelConfig& c, const CudaBackendOptions& o) : config(c), options(o) {
+    CudaBackend::check_supported(c);
+    CUDA_CHECK(cudaSetDevice(o.device));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    gemm.emplace(stream, o.dtype);
+  }
+
+  ~Impl() {
+    if (stream != nullptr) cudaStreamSynchronize(stream);
+    gemm.reset();
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+
+  std::size_t dtype_bytes() const { return device_dtype_bytes(options.dtype); }
+
+  void allocate_workspaces() {
+    ensure_activations(static_cast<std::size_t>(std::max(1, options.max_batch_tokens)),
+                       static_cast<std::size_t>(std::max(1, options.max_logits_rows)));
+    const auto heads = static_cast<std::size_t>(config.num_heads);
+    const auto head_dim = static_cast<std::size_t>(config.head_dim);
+    const std::size_t bytes_per_partial = heads * (head_dim + 2) * sizeof(float);
+    const int32_t group = static_cast<int32_t>(config.num_heads / config.num_kv_heads);
+    const int64_t one_tile = int64_t{attention_queries_per_item(group)} *
+                             attention_partitions(static_cast<int32_t>(config.context_length - 1));
+    max_partials = std::max<int64_t>(static_cast<int64_t>(kPartialWorkspaceBytes / bytes_per_partial), one_tile);
+    const auto n = static_cast<std::size_t>(max_partials);
+    partial_out = DeviceBuffer(n * heads * head_dim * sizeof(float));
+    partial_max = DeviceBuffer(n * heads * sizeof(float));
+    partial_sum = DeviceBuffer(n * heads * sizeof(float));
+  }
+
+  void ensure_activations(std::size_t num_tokens, std::size_t num_logits) {
+    const auto hidden = static_cast<std::size_t>(config.hidden_size);
+    const auto q_dim = static_cast<std::size_t>(config.num_heads * config.head_dim);
+    const auto kv_dim = static_cast<std::size_t>(config.num_kv_heads * config.head_dim);
+    const auto ffn = static_cast<std::size_t>(config.intermediate_size);
+    const std::size_t f = sizeof(float);
+    const std::size_t t = dtype_bytes();
+    if (num_tokens > token_capacity) {
+      const std::size_t n = num_tokens;
+      x = DeviceBuffer(n * hidden * f);
+      xn = DeviceBuffer(n * hidden * t);
+      qkv = DeviceBuffer(n * (q_dim + 2 * kv_dim) * f);
+      q = DeviceBuffer(n * q_dim * f);
+      k = DeviceBuffer(n * kv_dim * f);
+      v = DeviceBuffer(n * kv_dim * f);
+      attn = DeviceBuffer(n * q_dim * t);
+      delta = DeviceBuffer(n * hidden * f);
+      gate_up = DeviceBuffer(n * 2 * ffn * f);
+      act = DeviceBuffer(n * ffn * t);
+      token_capacity = n;
+    }
+    if (num_logits > logits_capacity) {
+      head_in = DeviceBuffer(num_logits * hidden * t);
+      logits = DeviceBuffer(num_logits * static_cast<std::size_t>(config.vocab_size) * f);
+      logits_capacity = num_logits;
+    }
+  }
+
+  std::size_t activation_bytes() const {
+    std::size_t bytes = gemm->workspace_bytes() + step_arrays.bytes();
+    for (const DeviceBuffer* b : {&x, &xn, &qkv, &q, &k, &v, &attn, &delta, &gate_up, &act, &head_in, &logits,
+                                  &partial_out, &partial_max, &partial_sum})
+      bytes += b->bytes();
+    return bytes;
+  }
+
+  // Copies the packed arrays to the device; returns the device address of offset 0.
+  std::byte* upload(const ArrayPack& pack) {
+    std::byte* host = staging.reserve(pack.size());
+    pack.copy_to(host);
+    if (pack.size() > step_arrays.bytes()) step_arrays = DeviceBuffer(std::max(pack.size(), step_arrays.bytes() * 2));
+    CUDA_CHECK(cudaMemcpyAsync(step_arrays.data(), host, pack.size(), cudaMemcpyHostToDevice, stream));
+    return step_arrays.as<std::byte>();
+  }
+
+  template <typename T>
+  T* pool(std::size_t index) const {
+    return kv_pool.as<T>() + index * static_cast<std::size_t>(layout.elements_per_layer());
+  }
+
+  template <typename T>
+  void forward(const StepBatch& batch, std::span<float> out_logits);
+};
+
+template <typename T>
+void CudaBackend::Impl::forward(const StepBatch& batch, std::span<float> out_logits) {
+  const int32_t n = batch.num_tokens;
+  const auto num_logits = static_cast<int32_t>(batch.logits_rows.size());
+  ensure_activations(static_cast<std::size_t>(n), static_cast<std::size_t>(num_logits));
+  const auto hidden = static_cast<int32_t>(config.hidden_size);
+  const auto heads = static_cast<int32_t>(config.num_heads);
+  const auto kv_heads = static_cast<int32_t>(config.num_kv_heads);
+  const auto head_dim = static_cast<int32_t>(config.head_dim);
+  const int32_t q_dim = heads * head_dim;
+  const int32_t kv_dim = kv_heads * head_dim;
+  const auto ffn = static_cast<int32_t>(config.intermediate_size);
+  const float eps = config.rms_norm_eps;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+
+  const AttentionPlan plan = plan_attention(batch, heads / kv_heads, max_partials);
+  ArrayPack pack;
+  const std::size_t at_token_ids = pack.add(std::span(batch.token_ids));
+  const std::size_t at_positions = pack.add(std::span(batch.positions));
+  const std::size_t at_slots = pack.add(std::span(batch.slot_mapping));
+  const std::size_t at_query_start = pack.add(std::span(batch.query_start));
+  const std::size_t at_context_lens = pack.add(std::span(batch.context_lens));
+  const std::size_t at_block_tables = pack.add(std::span(batch.block_tables));
+  const std::size_t at_logits_rows = pack.add(std::span(batch.logits_rows));
+  const std::size_t at_items = pack.add(std::span(plan.items));
+  const std::size_t at_partial_index = pack.add(std::span(plan.partial_index));
+  std::byte* device_arrays = upload(pack);
+  auto array = [&]<typename A>(std::size_t offset) { return reinterpret_cast<const A*>(device_arrays + offset); };
+  const int32_t* positions = array.template operator()<int32_t>(at_positions);
+
+  const DeviceWeights& w = *weights;
+  launch_embedding_gather<T>(
+      EmbeddingArgs<T>{static_cast<const T*>(w.token_embd), array.template operator()<int32_t>(at_token_ids),
+                       x.as<float>(), n, hidden},
+      stream);
+  for (std::size_t l = 0; l < w.layers.size(); ++l) {
+    const DeviceLayerWeights& lw = w.layers[l];
+    // x += (the previous layer's MLP output); xn = norm(x)
+    launch_add_rms_norm<T>(RmsNormArgs<T>{x.as<float>(), l == 0 ? nullptr : delta.as<float>(), lw.attn_norm,
+                                          xn.as<T>(), nullptr, n, hidden, eps},
+                           stream);
+    gemm->run(xn.data(), lw.wqkv, qkv.as<float>(), n, hidden, q_dim + 2 * kv_dim);
+    launch_qkv_rope(QkvRopeArgs{qkv.as<float>(), lw.bqkv, positions, w.rope_inv_freq, q.as<float>(), k.as<float>(),
+                                v.as<float>(), n, heads, kv_heads, head_dim, static_cast<int32_t>(config.rope_dim),
+                                config.rope_layout},
+                    stream);
+    // Every new token's K/V goes in before attention: later tokens of a chunk read earlier ones.
+    T* k_pool = pool<T>(2 * l);
+    T* v_pool = pool<T>(2 * l + 1);
+    launch_write_kv_cache<T>(KvWriteArgsOf<T>{k.as<float>(), v.as<float>(), array.template operator()<int64_t>(at_slots),
+                                              n, k_pool, v_pool, layout},
+                             stream);
+    const PagedAttentionArgsOf<T, T> attention{q.as<float>(),
+                                               k_pool,
+                                               v_pool,
+                                               attn.as<T>(),
+                                               positions,
+                                               array.template operator()<int32_t>(at_query_start),
+                                               array.template operator()<int32_t>(at_context_lens),
+                                               array.template operator()<int32_t>(at_block_tables),
+                                               n,
+                                               batch.num_seqs,
+                                               batch.max_blocks_per_seq,
+                                               heads,
+                                               scale,
+                                               layout};
+    for (const AttentionLaunch& launch : plan.launches)
+      launch_paged_attention(attention,
+                             AttentionWork{array.template operator()<AttentionWorkItem>(at_items) + launch.item_begin,
+                                           launch.item_end - launch.item_begin, launch.token_begin, launch.token_end,
+                                           array.template operator()<int32_t>(at_partial_index),
+                                           partial_out.as<float>(), partial_max.as<float>(), partial_sum.as<float>()},
+                             stream);
+    gemm->run(attn.data(), lw.wo, delta.as<float>(), n, q_dim, hidden);
+    // x += attention output; xn = norm(x)
+    launch_add_rms_norm<T>(
+        RmsNormArgs<T>{x.as<float>(), delta.as<float>(), lw.ffn_norm, xn.as<T>(), nullptr, n, hidden, eps}, stream);
+    gemm->run(xn.data(), lw.w_gate_up, gate_up.as<float>(), n, hidden, 2 * ffn);
+    launch_silu_mul<T>(SiluMulArgs<T>{gate_up.as<float>(), act.as<T>(), n, ffn}, stream);
+    gemm->run(act.data(), lw.w_down, delta.as<float>(), n, ffn, hidden);
+  }
+
+  if (num_logits > 0) {
+    // The last MLP output is added and the final norm taken only for the rows that need logits.
+    launch_add_rms_norm<T>(RmsNormArgs<T>{x.as<float>(), delta.as<float>(), w.output_norm, head_in.as<T>(),
+                                          array.template operator()<int32_t>(at_logits_rows), num_logits, hidden, eps},
+                           stream);
+    gemm->run(head_in.data(), w.output, logits.as<float>(), num_logits, hidden, config.vocab_size);
+    CUDA_CHECK(cudaMemcpyAsync(out_logits.data(), logits.data(), out_logits.size_bytes(), cudaMemcpyDeviceToHost,
+                               stream));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+CudaBackend::CudaBackend(const ModelConfig& config, const ModelWeights& weights, const CudaBackendOptions& options)
+    : impl_(std::make_unique<Impl>(config, options)) {
+  PG_CHECK(weights.layers.size() == static_cast<std::size_t>(config.num_layers), "weights have {} layers, config {}",
+           weights.layers.size(), config.num_layers);
+  impl_->weights.emplace(DeviceWeights::upload(config, weights, options.dtype, impl_->stream));
+  impl_->allocate_workspaces();
+}
+
+CudaBackend::CudaBackend(const ModelConfig& config, uint64_t dummy_seed, const CudaBackendOptions& options)
+    : impl_(std::make_unique<Impl>(config, options)) {
+  impl_->weights.emplace(DeviceWeights::dummy(config, dummy_seed, options.dtype, impl_->stream));
+  impl_->allocate_workspaces();
+}
+
+CudaBackend::~CudaBackend() = default;
+
+void CudaBackend::check_supported(const ModelConfig& config) {
+  if (!attention_supports_head_dim(config.head_dim))
+    fail("the CUDA backend runs head dimensions 64, 128 and 256; this model's is {}. Run it with --device cpu",
+         config.head_dim);
+  if (config.num_heads / config.num_kv_heads > kAttentionMaxRows)
+    fail("the CUDA backend runs up to {} query heads per KV head; this model has {}. Run it with --device cpu",
+         kAttentionMaxRows, config.num_heads / config.num_kv_heads);
+  if (config.rope_dim > 512) fail("the CUDA backend rotates at most 512 dimensions per head; this model rotates {}",
+                                  config.rope_dim);
+}
+
+std::size_t CudaBackend::kv_bytes_per_block(std::size_t block_size) const {
+  return impl_->config.kv_bytes_per_token(impl_->dtype_bytes()) * block_size;
+}
+
+void CudaBackend::allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) {
+  PG_CHECK(block_size >= 1, "block size must be at least 1");
+  Impl& m = *impl_;
+  m.kv_pool = DeviceBuffer();
+  m.layout = KvLayout{static_cast<int64_t>(num_blocks), m.config.num_kv_heads, static_cast<int64_t>(block_size),
+                      m.config.head_dim};
+  const std::size_t bytes = kv_bytes_per_block(block_size) * num_blocks;
+  void* probe = nullptr;
+  if (cudaMalloc(&probe, bytes) != cudaSuccess) {
+    cudaGetLastError();
+    std::size_t free_bytes = 0, total_bytes = 0;
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    fail("the KV pool of {} blocks ({}) does not fit in device memory ({} free); give fewer --num-blocks, a "
+         "smaller --kv-cache-memory or a lower --gpu-memory-utilization",
+         num_blocks, format_bytes(bytes), format_bytes(free_bytes));
+  }
+  CUDA_CHECK(cudaFree(probe));
+  m.kv_pool = DeviceBuffer(bytes);
+  CUDA_CHECK(cudaMemsetAsync(m.kv_pool.data(), 0, bytes, m.stream));
+  CUDA_CHECK(cudaStreamSynchronize(m.stream));
+}
+
+void CudaBackend::forward(const StepBatch& batch, std::span<float> logits) {
+  Impl& m = *impl_;
+  PG_CHECK(m.kv_pool.bytes() > 0, "forward before allocate_kv_pool");
+  check_step_batch(batch, m.layout, m.config.vocab_size, logits.size());
+  if (batch.num_tokens == 0) return;
+  dispatch_dtype(m.options.dtype, [&]<typename T>(TypeTag<T>) { m.forward<T>(batch, logits); });
+}
+
+void CudaBackend::copy_blocks(std::span<const BlockCopy> copies) {
+  Impl& m = *impl_;
+  std::vector<BlockCopy> list;
+  for (const BlockCopy& copy : copies) {
+    PG_CHECK(copy.src >= 0 && copy.src < m.layout.num_blocks && copy.dst >= 0 && copy.dst < m.layout.num_blocks,
+             "block copy {} -> {} outside a pool of {} blocks", copy.src, copy.dst, m.layout.num_blocks);
+    if (copy.src != copy.dst) list.push_back(copy);
+  }
+  if (list.empty()) return;
+  ArrayPack pack;
+  pack.add(std::span<const BlockCopy>(list));
+  const auto* device_copies = reinterpret_cast<const BlockCopy*>(m.upload(pack));
+  const std::size_t block_bytes = kv_bytes_per_block(static_cast<std::size_t>(m.layout.block_size)) /
+                                  static_cast<std::size_t>(2 * m.config.num_layers);
+  // Copies run in order: a launch takes copies until one touches a block an earlier copy
+  // of the launch reads or writes.
+  std::unordered_set<int32_t> read, written;
+  std::size_t begin = 0;
+  auto flush = [&](std::size_t end) {
+    launch_copy_blocks(BlockCopyArgs{device_copies + begin, static_cast<int32_t>(end - begin), m.kv_pool.as<std::byte>(),
+                                     static_cast<int64_t>(m.layout.elements_per_layer()) *
+                                         static_cast<int64_t>(m.dtype_bytes()),
+                                     static_cast<int32_t>(2 * m.config.num_layers), static_cast<int64_t>(block_bytes)},
+                       m.stream);
+    begin = end;
+    read.clear();
+    written.clear();
+  };
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const BlockCopy& copy = list[i];
+    if (written.contains(copy.src) || written.contains(copy.dst) || read.contains(copy.dst)) flush(i);
+    read.insert(copy.src);
+    written.insert(copy.dst);
+  }
+  flush(list.size());
+  // The staging buffer is reused by the next forward.
+  CUDA_CHECK(cudaStreamSynchronize(m.stream));
+}
+
+DeviceMemoryReport CudaBackend::device_memory() const {
+  return DeviceMemoryReport{static_cast<int64_t>(impl_->weights->bytes()), static_cast<int64_t>(impl_->kv_pool.bytes()),
+                            static_cast<int64_t>(impl_->activation_bytes())};
+}
+
+std::string CudaBackend::device_description() const {
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, impl_->options.device));
+  return fmt::format("{} (sm_{}{}, {})", prop.name, prop.major, prop.minor, format_bytes(prop.totalGlobalMem));
+}
+
+std::size_t CudaBackend::kv_budget_bytes(double utilization) const {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const double budget = utilization * static_cast<double>(total_bytes) - static_cast<double>(total_bytes - free_bytes);
+  return budget > 0 ? static_cast<std::size_t>(budget) : 0;
+}
+
+}  // namespace pagedgen::gpu

@@ -1,0 +1,60 @@
+// The CUDA backend: the Backend contract on one GPU. Weights, activations and the paged KV
+// pool (K and V per layer as [num_blocks][num_kv_heads][block_size][head_dim], in the
+// device dtype) live on the device; forward() runs the Llama block with cuBLAS GEMMs and
+// the kernels of llama_kernels.h, kv_cache_kernels.h and paged_attention_kernel.h, and
+// copies back only the logits rows the step asks for. No CUDA includes: the app uses it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "backend/backend.h"
+#include "device_dtype.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
+
+namespace pagedgen::gpu {
+
+struct CudaBackendOptions {
+  int device = 0;
+  DeviceDtype dtype = DeviceDtype::BF16;
+  // Activations are allocated up front for this many tokens and logits rows per step (and
+  // grown if a step needs more), so that the KV pool can be sized from what is left.
+  int32_t max_batch_tokens = 2048;
+  int32_t max_logits_rows = 256;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  // Uploads float32 host weights converted to options.dtype; `config` must outlive the backend.
+  CudaBackend(const ModelConfig& config, const ModelWeights& weights, const CudaBackendOptions& options);
+  // Dummy weights (model/dummy_weights.h) generated on the device from `seed`.
+  CudaBackend(const ModelConfig& config, uint64_t dummy_seed, const CudaBackendOptions& options);
+  ~CudaBackend() override;
+
+  std::string name() const override { return "cuda"; }
+  std::size_t kv_bytes_per_block(std::size_t block_size) const override;
+  void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) override;
+  void forward(const StepBatch& batch, std::span<float> logits) override;
+  void copy_blocks(std::span<const BlockCopy> copies) override;
+  DeviceMemoryReport device_memory() const override;
+
+  // "NVIDIA H200 (sm_90, 141 GiB)".
+  std::string device_description() const;
+  // Bytes a KV pool may take so that the device is `utilization` full: utilization * total
+  // memory minus what is in use now (this backend's weights and activations, and other
+  // processes); 0 when nothing is left.
+  std::size_t kv_budget_bytes(double utilization) const;
+
+  // Throws Error when the model cannot run on this backend (head_dim, GQA group size).
+  static void check_supported(const ModelConfig& config);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pagedgen::gpu

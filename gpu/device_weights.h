@@ -1,0 +1,50 @@
+// A model's weights in device memory, in the layout the CUDA backend's GEMMs want: Q, K and
+// V stacked into one matrix per layer, gate and up into another, matrices in the device
+// dtype, norm weights and biases in float32. Filled from float32 host weights or with
+// dummy values generated on the device.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "device_buffer.h"
+#include "device_dtype.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
+
+namespace pagedgen::gpu {
+
+struct DeviceLayerWeights {
+  const float* attn_norm;  // (hidden)
+  const void* wqkv;        // (q_dim + 2 * kv_dim, hidden): wq rows, then wk, then wv
+  const float* bqkv;       // (q_dim + 2 * kv_dim) or nullptr without QKV bias
+  const void* wo;          // (hidden, q_dim)
+  const float* ffn_norm;   // (hidden)
+  const void* w_gate_up;   // (2 * intermediate, hidden): w_gate rows, then w_up
+  const void* w_down;      // (hidden, intermediate)
+};
+
+class DeviceWeights {
+ public:
+  // Converts `weights` (float32, host) to `dtype` on the device.
+  static DeviceWeights upload(const ModelConfig& config, const ModelWeights& weights, DeviceDtype dtype,
+                              cudaStream_t stream);
+  // The dummy weights of model/dummy_weights.h, generated on the device.
+  static DeviceWeights dummy(const ModelConfig& config, uint64_t seed, DeviceDtype dtype, cudaStream_t stream);
+
+  const void* token_embd = nullptr;     // (vocab, hidden)
+  const float* output_norm = nullptr;   // (hidden)
+  const void* output = nullptr;         // (vocab, hidden); token_embd when tied
+  const float* rope_inv_freq = nullptr;  // (rope_dim / 2)
+  std::vector<DeviceLayerWeights> layers;
+
+  std::size_t bytes() const { return typed_.bytes() + float32_.bytes(); }
+
+ private:
+  DeviceBuffer typed_;    // every matrix, in the dtype
+  DeviceBuffer float32_;  // norms, biases, RoPE frequencies
+};
+
+}  // namespace pagedgen::gpu

@@ -1,0 +1,177 @@
+#include "llama_kernels.h"
+
+#include "cuda_check.h"
+#include "dtype_traits.cuh"
+
+namespace pagedgen::gpu {
+
+namespace {
+
+constexpr int kRowThreads = 256;
+
+template <typename T>
+__global__ void embedding_gather_kernel(EmbeddingArgs<T> args) {
+  const int64_t t = blockIdx.x;
+  const T* src = args.table + static_cast<int64_t>(args.ids[t]) * args.hidden;
+  float* dst = args.out + t * args.hidden;
+  for (int i = threadIdx.x; i < args.hidden; i += blockDim.x) dst[i] = to_float(src[i]);
+}
+
+// Sum over the block in a fixed tree: warps by shuffles (offsets 16..1), then warp 0 over
+// the warp sums in warp order. Every thread gets the total.
+__device__ double block_sum(double value) {
+  __shared__ double warp_sums[kRowThreads / 32];
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  const int warp = threadIdx.x / 32;
+  if (threadIdx.x % 32 == 0) warp_sums[warp] = value;
+  __syncthreads();
+  double total = 0.0;
+  for (int w = 0; w < kRowThreads / 32; ++w) total += warp_sums[w];
+  return total;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kRowThreads) add_rms_norm_kernel(RmsNormArgs<T> args) {
+  const int64_t r = blockIdx.x;
+  const int64_t i = args.rows != nullptr ? args.rows[r] : r;
+  float* x = args.x + i * args.dim;
+  double sum_sq = 0.0;
+  for (int d = threadIdx.x; d < args.dim; d += kRowThreads) {
+    float value = x[d];
+    if (args.residual != nullptr) {
+      value += args.residual[i * args.dim + d];
+      x[d] = value;
+    }
+    sum_sq += static_cast<double>(value) * value;
+  }
+  sum_sq = block_sum(sum_sq);
+  const auto scale = static_cast<float>(1.0 / sqrt(sum_sq / static_cast<double>(args.dim) + args.eps));
+  T* out = args.out + r * args.dim;
+  for (int d = threadIdx.x; d < args.dim; d += kRowThreads) out[d] = from_float<T>(x[d] * scale * args.weight[d]);
+}
+
+constexpr int kMaxRopePairs = 256;  // head_dim <= 512
+
+// Rotates (or copies) the heads [0, num_heads) of one token from `src` (+ bias) into `dst`.
+// Pair slot p < rope_dim/2 rotates its pair; slots past it copy two unrotated dimensions.
+__device__ void rope_heads(const float* src, const float* bias, float* dst, int num_heads, int head_dim,
+                           int rope_dim, RopeLayout layout, const float* cos_s, const float* sin_s) {
+  const int half_head = head_dim / 2;
+  const int num_pairs = rope_dim / 2;
+  for (int idx = threadIdx.x; idx < num_heads * half_head; idx += blockDim.x) {
+    const int h = idx / half_head;
+    const int p = idx % half_head;
+    int i0, i1;
+    if (p >= num_pairs) {
+      i0 = rope_dim + 2 * (p - num_pairs);
+      i1 = i0 + 1;
+    } else if (layout == RopeLayout::Interleaved) {
+      i0 = 2 * p;
+      i1 = 2 * p + 1;
+    } else {
+      i0 = p;
+      i1 = p + num_pairs;
+    }
+    const int base = h * head_dim;
+    float a = src[base + i0];
+    float b = src[base + i1];
+    if (bias != nullptr) {
+      a += bias[base + i0];
+      b += bias[base + i1];
+    }
+    if (p < num_pairs) {
+      const float c = cos_s[p];
+      const float s = sin_s[p];
+      // a * c - b * s and a * s + b * c, each product rounded, as on the CPU.
+      dst[base + i0] = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
+      dst[base + i1] = __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c));
+    } else {
+      dst[base + i0] = a;
+      dst[base + i1] = b;
+    }
+  }
+}
+
+__global__ void qkv_rope_kernel(QkvRopeArgs args) {
+  __shared__ float cos_s[kMaxRopePairs];
+  __shared__ float sin_s[kMaxRopePairs];
+  const int64_t t = blockIdx.x;
+  const int q_dim = args.num_heads * args.head_dim;
+  const int kv_dim = args.num_kv_heads * args.head_dim;
+  const float* row = args.qkv + t * (q_dim + 2 * kv_dim);
+  const double position = args.positions[t];
+  for (int p = threadIdx.x; p < args.rope_dim / 2; p += blockDim.x) {
+    double s, c;
+    sincos(position * static_cast<double>(args.inv_freq[p]), &s, &c);
+    cos_s[p] = static_cast<float>(c);
+    sin_s[p] = static_cast<float>(s);
+  }
+  __syncthreads();
+  const float* bias = args.bias;
+  rope_heads(row, bias, args.q + t * q_dim, args.num_heads, args.head_dim, args.rope_dim, args.layout, cos_s, sin_s);
+  rope_heads(row + q_dim, bias != nullptr ? bias + q_dim : nullptr, args.k + t * kv_dim, args.num_kv_heads,
+             args.head_dim, args.rope_dim, args.layout, cos_s, sin_s);
+  const float* v_src = row + q_dim + kv_dim;
+  float* v_dst = args.v + t * kv_dim;
+  for (int i = threadIdx.x; i < kv_dim; i += blockDim.x)
+    v_dst[i] = bias != nullptr ? v_src[i] + bias[q_dim + kv_dim + i] : v_src[i];
+}
+
+template <typename T>
+__global__ void silu_mul_kernel(SiluMulArgs<T> args) {
+  const int64_t n = static_cast<int64_t>(args.num_tokens) * args.ffn;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t t = i / args.ffn;
+    const int64_t j = i % args.ffn;
+    const float gate = args.gate_up[t * 2 * args.ffn + j];
+    const float up = args.gate_up[t * 2 * args.ffn + args.ffn + j];
+    args.out[i] = from_float<T>(gate / (1.0f + expf(-gate)) * up);
+  }
+}
+
+unsigned grid_for(int64_t n, int threads) {
+  const int64_t blocks = (n + threads - 1) / threads;
+  return static_cast<unsigned>(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
+}
+
+}  // namespace
+
+template <typename T>
+void launch_embedding_gather(const EmbeddingArgs<T>& args, cudaStream_t stream) {
+  if (args.num_tokens == 0) return;
+  embedding_gather_kernel<T><<<args.num_tokens, 256, 0, stream>>>(args);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+template <typename T>
+void launch_add_rms_norm(const RmsNormArgs<T>& args, cudaStream_t stream) {
+  if (args.num_rows == 0) return;
+  add_rms_norm_kernel<T><<<args.num_rows, kRowThreads, 0, stream>>>(args);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_qkv_rope(const QkvRopeArgs& args, cudaStream_t stream) {
+  if (args.num_tokens == 0) return;
+  qkv_rope_kernel<<<args.num_tokens, 128, 0, stream>>>(args);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+template <typename T>
+void launch_silu_mul(const SiluMulArgs<T>& args, cudaStream_t stream) {
+  const int64_t n = static_cast<int64_t>(args.num_tokens) * args.ffn;
+  if (n == 0) return;
+  silu_mul_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(args);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+#define PG_INSTANTIATE(T)                                                               \
+  template void launch_embedding_gather<T>(const EmbeddingArgs<T>&, cudaStream_t);      \
+  template void launch_add_rms_norm<T>(const RmsNormArgs<T>&, cudaStream_t);            \
+  template void launch_silu_mul<T>(const SiluMulArgs<T>&, cudaStream_t);
+PG_INSTANTIATE(float)
+PG_INSTANTIATE(__half)
+PG_INSTANTIATE(__nv_bfloat16)
+#undef PG_INSTANTIATE
+
+}  // namespace pagedgen::gpu

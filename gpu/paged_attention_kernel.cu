@@ -1,0 +1,255 @@
+#include "paged_attention_kernel.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "cuda_check.h"
+#include "dtype_traits.cuh"
+
+namespace pagedgen::gpu {
+
+namespace {
+
+constexpr int kThreads = 128;
+constexpr int kPartition = kAttentionPartitionTokens;
+constexpr int kRows = kAttentionMaxRows;
+
+// How a thread block reads a K or V row of kHeadDim elements: kLanes lanes take kElems
+// consecutive elements each (at least 16 bytes, one vector load); kGroups lane groups take
+// positions idx = group, group + kGroups, ... of the partition.
+template <typename Kv, int kHeadDim>
+struct RowSplit {
+  static constexpr int kElems = (16 / static_cast<int>(sizeof(Kv))) > kHeadDim / 32
+                                    ? 16 / static_cast<int>(sizeof(Kv))
+                                    : kHeadDim / 32;
+  static constexpr int kLanes = kHeadDim / kElems;
+  static constexpr int kGroups = kThreads / kLanes;
+  static_assert(kLanes <= 32 && 32 % kLanes == 0, "a row's lanes must sit in one warp");
+  static_assert(kElems * sizeof(Kv) % 16 == 0, "rows are read in 16-byte vectors");
+};
+
+template <typename Kv, int kElems>
+__device__ __forceinline__ void load_row_slice(const Kv* src, float (&dst)[kElems]) {
+  constexpr int kPerVector = 16 / static_cast<int>(sizeof(Kv));
+#pragma unroll
+  for (int v = 0; v < kElems / kPerVector; ++v) {
+    const uint4 raw = reinterpret_cast<const uint4*>(src)[v];
+    const Kv* elems = reinterpret_cast<const Kv*>(&raw);
+#pragma unroll
+    for (int i = 0; i < kPerVector; ++i) dst[v * kPerVector + i] = to_float(elems[i]);
+  }
+}
+
+template <typename Kv, typename Out, int kHeadDim>
+__global__ void __launch_bounds__(kThreads)
+    paged_attention_kernel(PagedAttentionArgsOf<Kv, Out> args, AttentionWork work) {
+  using Split = RowSplit<Kv, kHeadDim>;
+  constexpr int kElems = Split::kElems;
+  constexpr int kLanes = Split::kLanes;
+  constexpr int kGroups = Split::kGroups;
+  // Phase 1: queries (kRows, kHeadDim) and weights (kRows, kPartition); phase 2 reuses the
+  // space for each lane group's partial output sums (kGroups, kRows, kHeadDim).
+  constexpr int kPhase1 = kRows * kHeadDim + kRows * kPartition;
+  constexpr int kPhase2 = kGroups * kRows * kHeadDim;
+  __shared__ float smem[kPhase1 > kPhase2 ? kPhase1 : kPhase2];
+  __shared__ float row_max_s[kRows];
+  __shared__ float row_sum_s[kRows];
+  __shared__ int32_t row_pos_s[kRows];
+  float* q_s = smem;
+  float* w_s = smem + kRows * kHeadDim;
+  float* acc_s = smem;
+
+  const AttentionWorkItem item = work.items[blockIdx.x];
+  const int kv_head = blockIdx.y;
+  const KvLayout layout = args.layout;
+  const int group = args.num_heads / static_cast<int>(layout.num_kv_heads);
+  const int num_rows = item.num_queries * group;
+  const int p0 = item.partition * kPartition;
+  int32_t max_pos = 0;
+  for (int qi = 0; qi < item.num_queries; ++qi) max_pos = max(max_pos, args.positions[item.first_token + qi]);
+  const int num_pos = min(kPartition, max_pos + 1 - p0);
+
+  // Row r is query head kv_head * group + r % group of token first_token + r / group.
+  for (int i = threadIdx.x; i < num_rows * kHeadDim; i += kThreads) {
+    const int r = i / kHeadDim;
+    const int64_t token = item.first_token + r / group;
+    const int64_t head = kv_head * group + r % group;
+    q_s[i] = args.q[(token * args.num_heads + head) * kHeadDim + i % kHeadDim];
+  }
+  if (threadIdx.x < kRows)
+    row_pos_s[threadIdx.x] = threadIdx.x < num_rows ? args.positions[item.first_token + threadIdx.x / group] : -1;
+  __syncthreads();
+
+  const int lane_group = threadIdx.x / kLanes;
+  const int lane = threadIdx.x % kLanes;
+  const int32_t* table = args.block_tables + static_cast<int64_t>(item.seq) * args.max_blocks_per_seq;
+  auto row_address = [&](const Kv* pool, int32_t position) {
+    const KvSlot slot = position_slot(table, position, layout.block_size);
+    return pool + layout.offset(slot.block_id, kv_head, slot.slot_in_block, lane * kElems);
+  };
+
+  // Scores: lane group g takes positions p0 + g, p0 + g + kGroups, ...; each score is the
+  // lane slices' products chained by fma, then summed across the kLanes lanes by a fixed
+  // butterfly. Every lane runs every shuffle (the loop bound is the block's).
+  for (int base = 0; base < num_pos; base += kGroups) {
+    const int idx = base + lane_group;
+    const bool valid = idx < num_pos;
+    float k[kElems] = {};
+    if (valid) load_row_slice<Kv, kElems>(row_address(args.k_pool, p0 + idx), k);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      if (r >= num_rows) break;
+      const float* q = q_s + r * kHeadDim + lane * kElems;
+      float dot = __fmul_rn(q[0], k[0]);
+#pragma unroll
+      for (int e = 1; e < kElems; ++e) dot = fmaf(q[e], k[e], dot);
+#pragma unroll
+      for (int offset = kLanes / 2; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
+      if (valid && lane == 0) w_s[r * kPartition + idx] = p0 + idx <= row_pos_s[r] ? dot * args.scale : -INFINITY;
+    }
+  }
+  __syncthreads();
+
+  // Softmax over the partition, row by row (warp w takes rows w, w + 4, ...): the max, then
+  // weights exp(s - max) in place and their sum (lane l adds positions l, l + 32, ... in
+  // order; the lanes' sums by a butterfly).
+  const int warp = threadIdx.x / 32;
+  const int warp_lane = threadIdx.x % 32;
+  for (int r = warp; r < num_rows; r += kThreads / 32) {
+    float m = -INFINITY;
+    for (int idx = warp_lane; idx < num_pos; idx += 32) m = fmaxf(m, w_s[r * kPartition + idx]);
+    for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+    const float shift = m == -INFINITY ? 0.0f : m;  // a row whose query precedes the partition
+    float sum = 0.0f;
+    for (int idx = warp_lane; idx < num_pos; idx += 32) {
+      const float e = expf(w_s[r * kPartition + idx] - shift);
+      w_s[r * kPartition + idx] = e;
+      sum += e;
+    }
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (warp_lane == 0) {
+      row_max_s[r] = m;
+      row_sum_s[r] = sum;
+    }
+  }
+  __syncthreads();
+
+  // Weighted V sums: lane group g adds its positions in increasing order.
+  float acc[kRows][kElems] = {};
+  for (int idx = lane_group; idx < num_pos; idx += kGroups) {
+    float v[kElems];
+    load_row_slice<Kv, kElems>(row_address(args.v_pool, p0 + idx), v);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      if (r >= num_rows) break;
+      const float w = w_s[r * kPartition + idx];
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) acc[r][e] = fmaf(w, v[e], acc[r][e]);
+    }
+  }
+  __syncthreads();  // q_s and w_s are dead from here; acc_s takes their space
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    if (r >= num_rows) break;
+#pragma unroll
+    for (int e = 0; e < kElems; ++e) acc_s[(lane_group * kRows + r) * kHeadDim + lane * kElems + e] = acc[r][e];
+  }
+  __syncthreads();
+
+  // The lane groups' sums in group order; then the output (one partition) or a partial.
+  for (int i = threadIdx.x; i < num_rows * kHeadDim; i += kThreads) {
+    const int r = i / kHeadDim;
+    const int d = i % kHeadDim;
+    const int32_t pos = row_pos_s[r];
+    if (pos < p0) continue;
+    float total = acc_s[r * kHeadDim + d];
+    for (int g = 1; g < kGroups; ++g) total += acc_s[(g * kRows + r) * kHeadDim + d];
+    const int64_t token = item.first_token + r / group;
+    const int64_t head = kv_head * group + r % group;
+    if (attention_partitions(pos) == 1) {
+      args.out[(token * args.num_heads + head) * kHeadDim + d] = from_float<Out>(total * (1.0f / row_sum_s[r]));
+    } else {
+      const int64_t partial = (static_cast<int64_t>(work.partial_index[token]) + item.partition) * args.num_heads + head;
+      work.partial_out[partial * kHeadDim + d] = total;
+      if (d == 0) {
+        work.partial_max[partial] = row_max_s[r];
+        work.partial_sum[partial] = row_sum_s[r];
+      }
+    }
+  }
+}
+
+// Block (token, head): the partitions of a token that has more than one, in order.
+template <typename Out, int kHeadDim>
+__global__ void __launch_bounds__(kThreads) combine_partitions_kernel(PagedAttentionArgsOf<float, Out> args,
+                                                                      AttentionWork work) {
+  const int64_t token = work.token_begin + blockIdx.x;
+  const int64_t head = blockIdx.y;
+  const int32_t parts = attention_partitions(args.positions[token]);
+  if (parts == 1) return;
+  const int64_t first = static_cast<int64_t>(work.partial_index[token]) * args.num_heads + head;
+  float max_all = -INFINITY;
+  for (int32_t p = 0; p < parts; ++p) max_all = fmaxf(max_all, work.partial_max[first + p * args.num_heads]);
+  float sum = 0.0f;
+  for (int32_t p = 0; p < parts; ++p) {
+    const int64_t i = first + p * args.num_heads;
+    sum = fmaf(expf(work.partial_max[i] - max_all), work.partial_sum[i], sum);
+  }
+  const float inv_sum = 1.0f / sum;
+  for (int d = threadIdx.x; d < kHeadDim; d += kThreads) {
+    float o = 0.0f;
+    for (int32_t p = 0; p < parts; ++p) {
+      const int64_t i = first + p * args.num_heads;
+      o = fmaf(expf(work.partial_max[i] - max_all), work.partial_out[i * kHeadDim + d], o);
+    }
+    args.out[(token * args.num_heads + head) * kHeadDim + d] = from_float<Out>(o * inv_sum);
+  }
+}
+
+template <typename Kv, typename Out, int kHeadDim>
+void launch_for_head_dim(const PagedAttentionArgsOf<Kv, Out>& args, const AttentionWork& work, cudaStream_t stream) {
+  if (work.num_items > 0) {
+    const dim3 grid(static_cast<unsigned>(work.num_items), static_cast<unsigned>(args.layout.num_kv_heads));
+    paged_attention_kernel<Kv, Out, kHeadDim><<<grid, kThreads, 0, stream>>>(args, work);
+    CUDA_CHECK(cudaGetLastError());
+  }
+  if (work.token_end > work.token_begin) {
+    // The combine reads only positions, heads and partials: the pools are not passed.
+    const PagedAttentionArgsOf<float, Out> combine{nullptr, nullptr, nullptr, args.out, args.positions,
+                                                   args.query_start, args.context_lens, args.block_tables,
+                                                   args.num_tokens, args.num_seqs, args.max_blocks_per_seq,
+                                                   args.num_heads, args.scale, args.layout};
+    const dim3 grid(static_cast<unsigned>(work.token_end - work.token_begin), static_cast<unsigned>(args.num_heads));
+    combine_partitions_kernel<Out, kHeadDim><<<grid, kThreads, 0, stream>>>(combine, work);
+    CUDA_CHECK(cudaGetLastError());
+  }
+}
+
+}  // namespace
+
+template <typename Kv, typename Out>
+void launch_paged_attention(const PagedAttentionArgsOf<Kv, Out>& args, const AttentionWork& work,
+                            cudaStream_t stream) {
+  switch (args.layout.head_dim) {
+    case 64:
+      launch_for_head_dim<Kv, Out, 64>(args, work, stream);
+      break;
+    case 128:
+      launch_for_head_dim<Kv, Out, 128>(args, work, stream);
+      break;
+    case 256:
+      launch_for_head_dim<Kv, Out, 256>(args, work, stream);
+      break;
+    default:
+      throw_cuda_error(cudaErrorInvalidValue, "launch_paged_attention: unsupported head_dim", __FILE__, __LINE__);
+  }
+}
+
+template void launch_paged_attention<float, float>(const PagedAttentionArgsOf<float, float>&, const AttentionWork&,
+                                                   cudaStream_t);
+template void launch_paged_attention<__half, __half>(const PagedAttentionArgsOf<__half, __half>&,
+                                                     const AttentionWork&, cudaStream_t);
+template void launch_paged_attention<__nv_bfloat16, __nv_bfloat16>(
+    const PagedAttentionArgsOf<__nv_bfloat16, __nv_bfloat16>&, const AttentionWork&, cudaStream_t);
+
+}  // namespace pagedgen::gpu
