@@ -75,7 +75,7 @@ std::string plan_json(const PlanOptions& options, const ModelFiles& files, const
   out += fmt::format("  \"kv_dtype\": {}, \"kv_bytes_per_token\": {}, \"budget\": {},\n", json_quote(options.kv_dtype),
                      bytes_per_token,
                      options.engine.num_blocks > 0 ? fmt::format("{{\"blocks\": {}}}", options.engine.num_blocks)
-                                                   : fmt::format("{{\"bytes\": {}}}", parse_byte_size(options.engine.kv_cache_memory)));
+                                                   : fmt::format("{{\"bytes\": {}}}", parse_byte_size(kv_cache_memory_or_default(options.engine))));
   out += "  \"block_sizes\": [\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const PlanRow& r = rows[i];
@@ -118,7 +118,7 @@ void print_plan(const PlanOptions& options, const LoadedInput& input, std::size_
   fmt::print("KV: {} per token ({}); pool {}; every sample assumed to generate its max_tokens\n",
              format_bytes(bytes_per_token), options.kv_dtype,
              options.engine.num_blocks > 0 ? fmt::format("{} blocks", options.engine.num_blocks)
-                                           : options.engine.kv_cache_memory);
+                                           : kv_cache_memory_or_default(options.engine));
   fmt::print("{:>6} {:>11} {:>8} {:>8} {:>11} {:>6} {:>9} {:>8} {:>13} {:>13} {:>5}\n", "block", "bytes/block", "pool",
              "peak", "peak KV", "util", "computed", "preempt", "naive maxlen", "naive req", "fits");
   for (const PlanRow& r : rows) {

@@ -11,8 +11,9 @@ namespace pagedgen::app {
 void add_engine_options(CLI::App& cmd, EngineOptions& o) {
   cmd.add_option("--num-blocks", o.num_blocks, "KV pool size in blocks (overrides --kv-cache-memory)")
       ->check(CLI::Range(1, INT32_MAX));
-  cmd.add_option("--kv-cache-memory", o.kv_cache_memory, "KV pool size in bytes (e.g. 512MiB, 2GiB)")
-      ->capture_default_str();
+  cmd.add_option("--kv-cache-memory", o.kv_cache_memory,
+                 "KV pool size in bytes (e.g. 512MiB, 2GiB); default 1GiB, or on a GPU what "
+                 "--gpu-memory-utilization leaves");
   cmd.add_option("--max-num-seqs", o.max_num_seqs, "Sequences decoded at once, at most")
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));
   cmd.add_option("--max-batch-tokens", o.max_batch_tokens, "Tokens computed per step, at most (longer prefills are chunked)")
@@ -36,13 +37,18 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o) {
   cmd.add_option("-n", s.n, "Default samples per prompt")->capture_default_str();
 }
 
+std::string kv_cache_memory_or_default(const EngineOptions& options) {
+  return options.kv_cache_memory.empty() ? "1GiB" : options.kv_cache_memory;
+}
+
 int32_t pool_blocks(const EngineOptions& options, int32_t block_size, std::size_t bytes_per_block) {
   if (options.num_blocks > 0) return options.num_blocks;
-  const uint64_t budget = parse_byte_size(options.kv_cache_memory);
+  const std::string memory = kv_cache_memory_or_default(options);
+  const uint64_t budget = parse_byte_size(memory);
   const uint64_t blocks = budget / bytes_per_block;
   if (blocks == 0)
-    fail("--kv-cache-memory {} holds no block of {} ({} tokens); give more memory or a smaller block size",
-         options.kv_cache_memory, format_bytes(bytes_per_block), block_size);
+    fail("--kv-cache-memory {} holds no block of {} ({} tokens); give more memory or a smaller block size", memory,
+         format_bytes(bytes_per_block), block_size);
   return static_cast<int32_t>(std::min<uint64_t>(blocks, INT32_MAX));
 }
 

@@ -14,7 +14,7 @@ namespace pagedgen::app {
 
 struct EngineOptions {
   int32_t num_blocks = 0;
-  std::string kv_cache_memory = "1GiB";
+  std::string kv_cache_memory;  // empty: 1GiB, or on a GPU what --gpu-memory-utilization leaves
   int32_t max_num_seqs = 64;
   int32_t max_batch_tokens = 2048;
   int64_t max_model_len = 0;  // 0: the model's context
@@ -32,7 +32,12 @@ struct EngineOptions {
 // --no-prefix-sharing, --seed, --chat-template and the default sampling flags.
 void add_engine_options(CLI::App& command, EngineOptions& options);
 
-// The pool in blocks: --num-blocks, else --kv-cache-memory over the bytes of one block.
+// --kv-cache-memory as given, else the default "1GiB" (the CUDA backend sizes its pool
+// from --gpu-memory-utilization instead when none was given).
+std::string kv_cache_memory_or_default(const EngineOptions& options);
+
+// The pool in blocks: --num-blocks, else --kv-cache-memory (default 1GiB) over the bytes of
+// one block.
 int32_t pool_blocks(const EngineOptions& options, int32_t block_size, std::size_t bytes_per_block);
 
 // The model's context, or --max-model-len when it is smaller.

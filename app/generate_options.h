@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "backend_option.h"
 #include "engine_options.h"
 
 namespace pagedgen::app {
@@ -18,7 +19,7 @@ struct GenerateOptions {
   std::string format = "auto";  // auto, plain or openai
   int32_t block_size = 16;
   EngineOptions engine;  // the pool, batch limits, seed, chat template and default sampling
-  std::size_t threads = 0;
+  BackendOptions backend;  // device, dtype, GPU memory, load format, CPU threads
   bool quiet = false;
   double progress_seconds = 10.0;
   uint64_t plan_window = 10000;  // input lines per planning window

@@ -10,7 +10,7 @@
 #include <iostream>
 #include <optional>
 
-#include "backend/cpu_backend.h"
+#include "backend_option.h"
 #include "chat_template_option.h"
 #include "engine/engine.h"
 #include "engine/prompt_builder.h"
@@ -27,8 +27,6 @@
 #include "io/output_resume.h"
 #include "io/output_writer.h"
 #include "io/request_reader.h"
-#include "model/model_files.h"
-#include "model/model_weights.h"
 #include "model_option.h"
 #include "util/error.h"
 #include "util/file_fingerprint.h"
@@ -98,6 +96,10 @@ Manifest make_manifest(const GenerateOptions& o, const std::filesystem::path& mo
       {"max_batch_tokens", fmt::format("{}", e.max_batch_tokens)},
       {"prefix_sharing", e.no_prefix_sharing ? "false" : "true"},
       {"plan_window", fmt::format("{}", o.plan_window)},
+      // The backend: GPU sums round differently from the CPU's, and dtypes differ more.
+      {"device", o.backend.device},
+      {"dtype", o.backend.dtype},
+      {"load_format", o.backend.load_format},
       {"shard", o.shard},
   };
   return manifest;
@@ -178,21 +180,19 @@ int run_generate(const GenerateOptions& options) {
   const auto is_new = [&](uint64_t index) { return !resume.last_written || index > *resume.last_written; };
 
   const auto load_start = Clock::now();
-  const ModelFiles files(model_path);
-  const ModelWeights weights = load_model_weights(files);
-  const ModelConfig& config = files.config();
+  const ModelSource source = open_model_source(options.backend, options.model);
+  const ModelFiles& files = *source.files;
+  const ModelConfig& config = source.config;
+  ChosenBackend chosen = make_backend(options.backend, options.engine, source, options.block_size, options.quiet);
+  Backend& backend = *chosen.backend;
   const double load_seconds = seconds_since(load_start);
   const int64_t max_model_len = effective_max_model_len(options.engine, config.context_length);
   const ResolvedChatTemplate chat = resolve_chat_template(files, options.engine.chat_template);
   const PromptBuilder builder(files.tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len);
   const std::string default_model_name = model_name(model_path);
 
-  CpuBackend backend(config, weights, options.threads > 0 ? options.threads : default_num_threads());
-  const EngineConfig engine_config = make_engine_config(
-      options.engine, options.block_size,
-      pool_blocks(options.engine, options.block_size,
-                  backend.kv_bytes_per_block(static_cast<std::size_t>(options.block_size))),
-      max_model_len);
+  const EngineConfig engine_config =
+      make_engine_config(options.engine, options.block_size, chosen.num_blocks, max_model_len);
   Engine engine(engine_config, backend, files.tokenizer(), config.vocab_size);
 
   const LineSelection selection = [windows](uint64_t line) { return windows.owns(line); };
@@ -274,7 +274,12 @@ int run_generate(const GenerateOptions& options) {
   }
 
   RunStats& stats = engine.stats();
-  stats.model = files.path().string();
+  stats.model = source.name;
+  const DeviceMemoryReport device_memory = backend.device_memory();
+  stats.device = chosen.device;
+  stats.device_weight_bytes = device_memory.weight_bytes;
+  stats.device_kv_pool_bytes = device_memory.kv_pool_bytes;
+  stats.device_activation_bytes = device_memory.activation_bytes;
   stats.num_lines = static_cast<int64_t>(reader.num_lines());
   stats.num_blank_lines = static_cast<int64_t>(reader.num_blank_lines());
   stats.num_requests = num_requests;
