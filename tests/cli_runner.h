@@ -13,8 +13,10 @@ struct CliResult {
 };
 
 // Runs `pagedgen <args>` with stderr written to `stderr_file` and stdout to `stdout_file`
-// (discarded by default).
+// (discarded by default). The CLI contract tests pin the CPU backend's bits, so GPUs are
+// hidden from the child (CUDA_VISIBLE_DEVICES empty: --device auto picks the CPU) unless
+// `allow_gpu`.
 CliResult run_pagedgen(const std::string& args, const std::filesystem::path& stderr_file,
-                       const std::filesystem::path& stdout_file = "/dev/null");
+                       const std::filesystem::path& stdout_file = "/dev/null", bool allow_gpu = false);
 
 }  // namespace pagedgen::test

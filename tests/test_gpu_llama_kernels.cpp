@@ -1,0 +1,207 @@
+// The CUDA token-wise kernels (gpu/llama_kernels.h) and the weight fills against their CPU
+// references (core/backend/cpu_ops.h, model/dummy_weights.h), in float32, with sentinel
+// rows past every output to catch stray writes.
+#include <doctest/doctest.h>
+
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "backend/cpu_ops.h"
+#include "gpu_test_device.h"
+#include "llama_kernels.h"
+#include "model/dummy_weights.h"
+#include "model/model_weights.h"
+#include "weight_kernels.h"
+
+using namespace pagedgen;
+
+namespace {
+
+constexpr uint32_t kSentinelBits = 0x7fc0dead;
+
+std::vector<float> random_values(std::size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// An output buffer of `n` floats plus `extra` sentinel floats.
+gpu::DeviceBuffer poisoned(std::size_t n, std::size_t extra) {
+  return test::to_device(std::vector<uint32_t>(n + extra, kSentinelBits));
+}
+
+// Checks the first n values against `expected` within a relative tolerance and the rest
+// against the sentinel.
+void check_output(const gpu::DeviceBuffer& buffer, const std::vector<float>& expected, float relative_tolerance) {
+  const std::vector<float> got = test::to_host<float>(buffer);
+  REQUIRE(got.size() >= expected.size());
+  float worst = 0.0f;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const float diff = std::abs(got[i] - expected[i]) / std::max(1.0f, std::abs(expected[i]));
+    worst = std::isnan(diff) ? INFINITY : std::max(worst, diff);
+  }
+  CHECK(worst <= relative_tolerance);
+  for (std::size_t i = expected.size(); i < got.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &got[i], 4);
+    REQUIRE(bits == kSentinelBits);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("embedding gather: the table rows, exactly") {
+  REQUIRE_GPU();
+  const int32_t vocab = 50, hidden = 72;
+  const std::vector<float> table = random_values(vocab * hidden, 1);
+  const std::vector<int32_t> ids = {3, 49, 0, 3, 17};
+  std::vector<float> expected(ids.size() * hidden);
+  cpu::embedding_gather(table.data(), ids, expected.data(), hidden);
+  const gpu::DeviceBuffer table_d = test::to_device(table), ids_d = test::to_device(ids);
+  const gpu::DeviceBuffer out = poisoned(expected.size(), 2 * hidden);
+  gpu::launch_embedding_gather(gpu::EmbeddingArgs<float>{table_d.as<float>(), ids_d.as<int32_t>(), out.as<float>(),
+                                                         static_cast<int32_t>(ids.size()), hidden},
+                               nullptr);
+  check_output(out, expected, 0.0f);
+}
+
+TEST_CASE("add + RMSNorm: the residual add and cpu::rms_norm, on all rows and on a row subset") {
+  REQUIRE_GPU();
+  // Sum of squares in double on both sides: float32 results agree to the last bits.
+  constexpr float kTolerance = 1e-6f;
+  for (int32_t dim : {64, 576, 4096}) {
+    CAPTURE(dim);
+    const int32_t rows = 5;
+    const std::vector<float> x = random_values(rows * dim, 2, 3.0f);
+    const std::vector<float> residual = random_values(rows * dim, 3);
+    const std::vector<float> weight = random_values(dim, 4);
+    std::vector<float> summed = x;
+    for (std::size_t i = 0; i < summed.size(); ++i) summed[i] += residual[i];
+    std::vector<float> expected(summed.size());
+    cpu::rms_norm(summed.data(), weight.data(), expected.data(), rows, dim, 1e-5f);
+
+    const gpu::DeviceBuffer x_d = test::to_device(x), residual_d = test::to_device(residual);
+    const gpu::DeviceBuffer weight_d = test::to_device(weight);
+    const gpu::DeviceBuffer out = poisoned(expected.size(), dim);
+    gpu::launch_add_rms_norm(gpu::RmsNormArgs<float>{x_d.as<float>(), residual_d.as<float>(), weight_d.as<float>(),
+                                                     out.as<float>(), nullptr, rows, dim, 1e-5f},
+                             nullptr);
+    check_output(out, expected, kTolerance);
+    check_output(x_d, summed, 0.0f);  // the residual stream moved on
+
+    // Rows 4 and 1 only (the logits rows), on the summed stream, no residual.
+    const std::vector<int32_t> pick = {4, 1};
+    const gpu::DeviceBuffer pick_d = test::to_device(pick);
+    const gpu::DeviceBuffer picked = poisoned(2 * static_cast<std::size_t>(dim), dim);
+    gpu::launch_add_rms_norm(gpu::RmsNormArgs<float>{x_d.as<float>(), nullptr, weight_d.as<float>(), picked.as<float>(),
+                                                     pick_d.as<int32_t>(), 2, dim, 1e-5f},
+                             nullptr);
+    std::vector<float> expected_picked(expected.begin() + 4 * dim, expected.begin() + 5 * dim);
+    expected_picked.insert(expected_picked.end(), expected.begin() + dim, expected.begin() + 2 * dim);
+    check_output(picked, expected_picked, kTolerance);
+  }
+}
+
+TEST_CASE("QKV bias + RoPE: cpu::add_bias then cpu::rope, both pair layouts, partial rotation") {
+  REQUIRE_GPU();
+  // Angles in double and unfused products on both sides; sin/cos may round differently in
+  // the last bit of a double, hence a tolerance of a few float ulps.
+  constexpr float kTolerance = 1e-6f;
+  struct Case {
+    int32_t heads, kv_heads, head_dim, rope_dim;
+    RopeLayout layout;
+    bool bias;
+  };
+  for (const Case c : {Case{9, 3, 64, 64, RopeLayout::Interleaved, false}, Case{4, 2, 128, 128, RopeLayout::HalfSplit, true},
+                       Case{2, 1, 64, 32, RopeLayout::HalfSplit, false}, Case{2, 2, 64, 48, RopeLayout::Interleaved, true}}) {
+    CAPTURE(c.head_dim);
+    CAPTURE(c.rope_dim);
+    const int32_t tokens = 6, q_dim = c.heads * c.head_dim, kv_dim = c.kv_heads * c.head_dim;
+    const int32_t width = q_dim + 2 * kv_dim;
+    const std::vector<float> qkv = random_values(static_cast<std::size_t>(tokens * width), 5);
+    const std::vector<float> bias = random_values(static_cast<std::size_t>(width), 6, 0.1f);
+    const std::vector<int32_t> positions = {0, 1, 7, 300, 4095, 8191};
+    ModelConfig config;
+    config.rope_theta = 500000.0f;
+    config.rope_dim = c.rope_dim;
+    const std::vector<float> inv_freq = rope_inverse_frequencies(config, nullptr);
+
+    std::vector<float> q(static_cast<std::size_t>(tokens * q_dim)), k(static_cast<std::size_t>(tokens * kv_dim)),
+        v(static_cast<std::size_t>(tokens * kv_dim));
+    for (int32_t t = 0; t < tokens; ++t)
+      for (int32_t i = 0; i < width; ++i) {
+        const float value = qkv[static_cast<std::size_t>(t * width + i)];
+        if (i < q_dim) q[static_cast<std::size_t>(t * q_dim + i)] = value;
+        else if (i < q_dim + kv_dim) k[static_cast<std::size_t>(t * kv_dim + i - q_dim)] = value;
+        else v[static_cast<std::size_t>(t * kv_dim + i - q_dim - kv_dim)] = value;
+      }
+    if (c.bias) {
+      cpu::add_bias(q.data(), bias.data(), tokens, q_dim);
+      cpu::add_bias(k.data(), bias.data() + q_dim, tokens, kv_dim);
+      cpu::add_bias(v.data(), bias.data() + q_dim + kv_dim, tokens, kv_dim);
+    }
+    cpu::rope(q.data(), positions, c.heads, c.head_dim, c.rope_dim, c.layout, inv_freq);
+    cpu::rope(k.data(), positions, c.kv_heads, c.head_dim, c.rope_dim, c.layout, inv_freq);
+
+    const gpu::DeviceBuffer qkv_d = test::to_device(qkv), bias_d = test::to_device(bias);
+    const gpu::DeviceBuffer positions_d = test::to_device(positions), inv_freq_d = test::to_device(inv_freq);
+    const gpu::DeviceBuffer q_d = poisoned(q.size(), 64), k_d = poisoned(k.size(), 64), v_d = poisoned(v.size(), 64);
+    gpu::launch_qkv_rope(gpu::QkvRopeArgs{qkv_d.as<float>(), c.bias ? bias_d.as<float>() : nullptr,
+                                          positions_d.as<int32_t>(), inv_freq_d.as<float>(), q_d.as<float>(),
+                                          k_d.as<float>(), v_d.as<float>(), tokens, c.heads, c.kv_heads, c.head_dim,
+                                          c.rope_dim, c.layout},
+                         nullptr);
+    check_output(q_d, q, kTolerance);
+    check_output(k_d, k, kTolerance);
+    check_output(v_d, v, 0.0f);
+  }
+}
+
+TEST_CASE("SwiGLU: cpu::silu_mul on the fused gate/up rows") {
+  REQUIRE_GPU();
+  constexpr float kTolerance = 1e-6f;  // expf within 2 ulp of std::exp
+  const int32_t tokens = 3, ffn = 1536;
+  const std::vector<float> gate_up = random_values(static_cast<std::size_t>(tokens * 2 * ffn), 7, 8.0f);
+  std::vector<float> expected(static_cast<std::size_t>(tokens * ffn));
+  for (int32_t t = 0; t < tokens; ++t)
+    cpu::silu_mul(gate_up.data() + t * 2 * ffn, gate_up.data() + t * 2 * ffn + ffn, expected.data() + t * ffn, ffn);
+  const gpu::DeviceBuffer in = test::to_device(gate_up);
+  const gpu::DeviceBuffer out = poisoned(expected.size(), 100);
+  gpu::launch_silu_mul(gpu::SiluMulArgs<float>{in.as<float>(), out.as<float>(), tokens, ffn}, nullptr);
+  check_output(out, expected, kTolerance);
+}
+
+TEST_CASE("dummy weights: the device fill equals make_dummy_weights; conversion rounds to bfloat16") {
+  REQUIRE_GPU();
+  ModelConfig config;
+  config.num_layers = 1;
+  config.hidden_size = 64;
+  config.intermediate_size = 96;
+  config.num_heads = 2;
+  config.num_kv_heads = 1;
+  config.head_dim = 32;
+  config.rope_dim = 32;
+  config.vocab_size = 40;
+  const ModelWeights host = make_dummy_weights(config, 11);
+  const std::vector<DummyTensor> tensors = dummy_tensors(config);
+  for (std::size_t id = 0; id < tensors.size(); ++id) {
+    if (tensors[id].name != "blk.0.ffn_up.weight") continue;
+    const auto n = static_cast<std::size_t>(tensors[id].num_elements());
+    const gpu::DeviceBuffer out = poisoned(n, 8);
+    gpu::launch_fill_dummy(out.as<float>(), static_cast<int64_t>(n), 11, static_cast<uint32_t>(id), tensors[id].scale,
+                           false, nullptr);
+    check_output(out, std::vector<float>(host.layers[0].w_up, host.layers[0].w_up + n), 0.0f);
+
+    const gpu::DeviceBuffer source = test::to_device(std::vector<float>(host.layers[0].w_up, host.layers[0].w_up + n));
+    const gpu::DeviceBuffer bf16(n * 2);
+    gpu::launch_convert_from_float(source.as<float>(), bf16.as<__nv_bfloat16>(), static_cast<int64_t>(n), nullptr);
+    const std::vector<__nv_bfloat16> rounded = test::to_host<__nv_bfloat16>(bf16);
+    for (std::size_t i = 0; i < n; ++i)
+      REQUIRE(__bfloat162float(rounded[i]) == __bfloat162float(__float2bfloat16(host.layers[0].w_up[i])));
+  }
+}
