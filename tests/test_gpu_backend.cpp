@@ -173,7 +173,7 @@ TEST_CASE("generate --device cuda: output files byte-identical at block sizes 1,
         fmt::format("generate -q --device cuda --kv-cache-memory 1GiB --no-prefix-sharing -i '{}' -o '{}' --max-tokens 24 --seed 3 "
                     "--block-size {}",
                     input.string(), out.string(), block_size),
-        dir / "stderr.txt", true);
+        dir / "stderr.txt", "/dev/null", true);
     INFO(r.stderr_text);
     REQUIRE(r.exit_code == 0);
     return test::read_file(out);
