@@ -15,6 +15,7 @@
 #include "model/model_files.h"
 #include "model/model_weights.h"
 #include "paged_batch_builder.h"
+#include "loaded_model.h"
 #include "test_paths.h"
 
 using namespace pagedgen;
@@ -31,22 +32,9 @@ const std::vector<int32_t> kPrompt = {504,   1463,  282,   260,   7510,  1757,  
 // "Paris is the capital of"
 const std::vector<int32_t> kShortPrompt = {38634, 314, 260, 3575, 282};
 
-struct LoadedModel {
-  ModelFiles files;
-  ModelWeights weights;
-};
+using test::LoadedModel;
 
-// Loaded once per test binary: dequantizing takes seconds.
-const LoadedModel* model() {
-  static const std::unique_ptr<LoadedModel> loaded = []() -> std::unique_ptr<LoadedModel> {
-    const std::optional<std::filesystem::path> path = test::default_model();
-    if (!path) return nullptr;
-    ModelFiles files(*path);
-    ModelWeights weights = load_model_weights(files);
-    return std::make_unique<LoadedModel>(LoadedModel{std::move(files), std::move(weights)});
-  }();
-  return loaded.get();
-}
+const LoadedModel* model() { return test::loaded_default_model(); }
 
 #define REQUIRE_MODEL()                                                                    \
   const LoadedModel* loaded = model();                                                     \

@@ -20,6 +20,7 @@
 #include "model/model_weights.h"
 #include "paged_batch_builder.h"
 #include "reference_data.h"
+#include "loaded_model.h"
 #include "test_paths.h"
 
 using namespace pagedgen;
@@ -32,21 +33,9 @@ constexpr float kLogitTolerance = 2e-3f;
 // A greedy step may pick the other token only where the CPU's best two logits are this close.
 constexpr float kNearTie = 2e-3f;
 
-struct LoadedModel {
-  ModelFiles files;
-  ModelWeights weights;
-};
+using test::LoadedModel;
 
-const LoadedModel* model() {
-  static const std::unique_ptr<LoadedModel> loaded = []() -> std::unique_ptr<LoadedModel> {
-    const std::optional<std::filesystem::path> path = test::default_model();
-    if (!path) return nullptr;
-    ModelFiles files(*path);
-    ModelWeights weights = load_model_weights(files);
-    return std::make_unique<LoadedModel>(LoadedModel{std::move(files), std::move(weights)});
-  }();
-  return loaded.get();
-}
+const LoadedModel* model() { return test::loaded_default_model(); }
 
 #define REQUIRE_GPU_AND_MODEL()                                                            \
   REQUIRE_GPU();                                                                           \

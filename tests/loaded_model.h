@@ -1,0 +1,18 @@
+// The default model's files and float32 weights, loaded once per test binary (dequantizing
+// takes seconds), for the tests that run a backend on the real model.
+#pragma once
+
+#include "model/model_files.h"
+#include "model/model_weights.h"
+
+namespace pagedgen::test {
+
+struct LoadedModel {
+  ModelFiles files;
+  ModelWeights weights;
+};
+
+// nullptr when the default model is not installed (the caller skips with a message).
+const LoadedModel* loaded_default_model();
+
+}  // namespace pagedgen::test
