@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <optional>
+#include <regex>
 
 #include "backend/cpu_backend.h"
 #include "model/dummy_weights.h"
@@ -38,8 +40,9 @@ ChosenBackend make_cpu_backend(const BackendOptions& options, const EngineOption
 
 #if PAGEDGEN_HAVE_CUDA
 ChosenBackend make_cuda_backend(const BackendOptions& options, const EngineOptions& engine, const ModelSource& source,
-                                int32_t block_size) {
+                                int32_t block_size, int device_index) {
   gpu::CudaBackendOptions cuda;
+  cuda.device = device_index;
   const std::optional<gpu::DeviceDtype> dtype = gpu::parse_device_dtype(options.dtype);
   if (!dtype) fail("--dtype '{}' is not one of bfloat16, float16, float32", options.dtype);
   cuda.dtype = *dtype;
@@ -72,12 +75,23 @@ ChosenBackend make_cuda_backend(const BackendOptions& options, const EngineOptio
 }
 #endif
 
+// The GPU index --device names: 0 for auto and cuda, N for cuda:N; nullopt for cpu.
+std::optional<int> cuda_device_index(const std::string& device) {
+  if (device == "cpu") return std::nullopt;
+  if (device == "auto" || device == "cuda") return 0;
+  return std::stoi(device.substr(5));  // "cuda:N", as the option's check allows
+}
+
 }  // namespace
 
 void add_backend_options(CLI::App& command, BackendOptions& o) {
-  command.add_option("--device", o.device, "Where to run: auto (a GPU when there is one, else the CPU), cuda, cpu")
+  command.add_option("--device", o.device,
+                     "Where to run: auto (GPU 0 when there is one, else the CPU), cuda (GPU 0), cuda:N (GPU N), cpu")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+      ->check([](const std::string& value) -> std::string {
+        static const std::regex valid("auto|cpu|cuda|cuda:[0-9]{1,3}");
+        return std::regex_match(value, valid) ? "" : "must be auto, cpu, cuda or cuda:N (N a GPU index)";
+      });
   command.add_option("--dtype", o.dtype, "GPU weights, activations and KV cache: bfloat16, float16, float32")
       ->capture_default_str()
       ->check(CLI::IsMember({"bfloat16", "float16", "float32"}));
@@ -119,20 +133,26 @@ ModelSource open_model_source(const BackendOptions& options, const std::string& 
 
 ChosenBackend make_backend(const BackendOptions& options, const EngineOptions& engine, const ModelSource& source,
                            int32_t block_size, bool quiet) {
-  if (options.device == "cpu") return make_cpu_backend(options, engine, source, block_size);
+  const std::optional<int> index = cuda_device_index(options.device);
+  if (!index) return make_cpu_backend(options, engine, source, block_size);
+  const bool required = options.device != "auto";
 #if PAGEDGEN_HAVE_CUDA
   std::string why_none;
   const std::vector<gpu::DeviceInfo> devices = gpu::list_devices(&why_none);
-  if (!devices.empty()) {
-    ChosenBackend chosen = make_cuda_backend(options, engine, source, block_size);
-    if (!quiet) fmt::print(stderr, "pagedgen: running on cuda:0, {}\n", chosen.device);
+  if (*index < std::ssize(devices)) {
+    ChosenBackend chosen = make_cuda_backend(options, engine, source, block_size, *index);
+    if (!quiet) fmt::print(stderr, "pagedgen: running on cuda:{}, {}\n", *index, chosen.device);
     return chosen;
   }
-  if (options.device == "cuda") fail("--device cuda, but no GPU is usable: {}; use --device cpu or auto", why_none);
+  if (required && !devices.empty())
+    fail("--device {}, but only {} GPU(s) are visible (cuda:0 to cuda:{})", options.device, devices.size(),
+         devices.size() - 1);
+  if (required) fail("--device {}, but no GPU is usable: {}; use --device cpu or auto", options.device, why_none);
   if (!quiet) fmt::print(stderr, "pagedgen: no GPU ({}); running on the CPU\n", why_none);
 #else
-  if (options.device == "cuda")
-    fail("--device cuda, but this pagedgen was built without CUDA (the CUDA toolkit was not found at build time)");
+  if (required)
+    fail("--device {}, but this pagedgen was built without CUDA (the CUDA toolkit was not found at build time)",
+         options.device);
 #endif
   return make_cpu_backend(options, engine, source, block_size);
 }

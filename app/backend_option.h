@@ -19,7 +19,7 @@
 namespace pagedgen::app {
 
 struct BackendOptions {
-  std::string device = "auto";        // auto | cuda | cpu
+  std::string device = "auto";        // auto | cuda | cuda:N | cpu
   std::string dtype = "bfloat16";     // CUDA weights, activations and KV cache
   double gpu_memory_utilization = 0.9;
   std::size_t threads = 0;            // CPU threads, 0 = all (generate's --threads)

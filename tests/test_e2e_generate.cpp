@@ -120,3 +120,25 @@ TEST_CASE("bad lines become error lines; every non-blank line gets exactly one o
       {7, "prompt_too_long"}, {8, ""}};
   CHECK(lines == expected);
 }
+
+TEST_CASE("--device names a GPU by index; one that is not there is a clear fatal error") {
+  if (!default_model()) {
+    MESSAGE("skipped: the default model is not installed (scripts/fetch-model.sh)");
+    return;
+  }
+  TempDir dir("pagedgen-device");
+  const auto input = dir / "in.jsonl";
+  std::ofstream(input) << "{\"prompt\": \"Hi\", \"max_tokens\": 2}\n";
+  const auto args = [&](const std::string& device) {
+    return fmt::format("generate -q -i '{}' -o '{}' --device {}", input.string(), (dir / "out.jsonl").string(), device);
+  };
+  const CliResult missing = run_pagedgen(args("cuda:7"), dir / "stderr.txt");  // the tests hide every GPU
+  CHECK(missing.exit_code == 3);
+  CHECK(missing.stderr_text.starts_with("pagedgen: error: --device cuda:7, but "));
+  const CliResult malformed = run_pagedgen(args("gpu1"), dir / "stderr.txt");
+  CHECK(malformed.exit_code == 2);
+  CHECK(malformed.stderr_text.find("must be auto, cpu, cuda or cuda:N") != std::string::npos);
+  const CliResult cpu = run_pagedgen(args("cpu"), dir / "stderr.txt");
+  CHECK(cpu.exit_code == 0);
+  CHECK(read_file(dir / "out.jsonl").find("\"finish_reason\":\"length\"") != std::string::npos);
+}
