@@ -38,10 +38,17 @@ TEST_CASE("blocks are handed out 0, 1, 2, ... and freed ones queue at the tail")
 TEST_CASE("reference counts: a shared block returns to the queue only at count 0") {
   BlockPool pool(3);
   const BlockId block = *pool.allocate();
+  CHECK(pool.num_shared_blocks() == 0);
   pool.add_ref(block);
   CHECK(pool.ref_count(block) == 2);
+  CHECK(pool.num_shared_blocks() == 1);
+  pool.add_ref(block);
+  CHECK(pool.num_shared_blocks() == 1);  // a block is shared once, however many hold it
+  pool.release(block);
+  CHECK(pool.num_shared_blocks() == 1);
   pool.release(block);
   CHECK(pool.ref_count(block) == 1);
+  CHECK(pool.num_shared_blocks() == 0);
   CHECK(pool.free_queue() == std::vector<BlockId>{1, 2});
   pool.release(block);
   CHECK(pool.ref_count(block) == 0);

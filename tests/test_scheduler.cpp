@@ -67,9 +67,11 @@ void check_invariants(const Scheduler& s) {
     REQUIRE_FALSE(kv.has_sequence(id));
   }
   int32_t used = 0;
+  int32_t shared = 0;
   int64_t filled = 0;
   for (BlockId b = 0; b < kv.num_blocks(); ++b) {
     REQUIRE(kv.pool().ref_count(b) == occurrences[static_cast<std::size_t>(b)]);
+    if (occurrences[static_cast<std::size_t>(b)] > 1) ++shared;
     if (occurrences[static_cast<std::size_t>(b)] > 0) {
       ++used;
       filled += kv.filled_slots(b);
@@ -77,6 +79,7 @@ void check_invariants(const Scheduler& s) {
   }
   const KvCacheStats stats = kv.stats();
   REQUIRE(stats.num_used_blocks == used);
+  REQUIRE(kv.pool().num_shared_blocks() == shared);
   REQUIRE(kv.num_free_blocks() + used == kv.num_blocks());
   REQUIRE(std::ssize(kv.pool().free_queue()) == kv.num_free_blocks());
   REQUIRE(stats.num_filled_slots == filled);

@@ -12,8 +12,7 @@ KvSnapshot take_kv_snapshot(const Scheduler& scheduler, int64_t max_model_len) {
   snap.allocated_slots = stats.num_allocated_slots;
   snap.filled_slots = stats.num_filled_slots;
   snap.logical_slots = stats.num_logical_slots;
-  for (BlockId b = 0; b < kv.num_blocks(); ++b)
-    if (kv.pool().ref_count(b) > 1) ++snap.shared_blocks;
+  snap.shared_blocks = kv.pool().num_shared_blocks();
   for (uint64_t id : kv.sequence_ids()) {
     snap.sequence_slots += static_cast<int64_t>(kv.block_table(id).size()) * kv.block_size();
     const Sequence& seq = scheduler.sequence(id);

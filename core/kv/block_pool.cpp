@@ -83,12 +83,13 @@ void BlockPool::add_ref(BlockId block) {
     unlink(block);
     peak_used_blocks_ = std::max(peak_used_blocks_, ++num_used_blocks_);
   }
-  ++b.ref_count;
+  if (++b.ref_count == 2) ++num_shared_blocks_;
 }
 
 void BlockPool::release(BlockId block) {
   Block& b = at(block);
   PG_CHECK(b.ref_count > 0, "release of free block {}", block);
+  if (b.ref_count == 2) --num_shared_blocks_;
   if (--b.ref_count == 0) {
     push_tail(block);
     --num_used_blocks_;
