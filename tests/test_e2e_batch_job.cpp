@@ -71,10 +71,7 @@ struct Job {
 }  // namespace
 
 TEST_CASE("batch job: streams, shards + merge, resume, windows") {
-  if (!default_model()) {
-    MESSAGE("skipped: the default model is not installed (scripts/fetch-model.sh)");
-    return;
-  }
+  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   Job job;
   REQUIRE(job.generate("single") == 1);  // one bad line
   const std::string single = job.output("single");

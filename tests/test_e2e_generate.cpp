@@ -40,10 +40,7 @@ int64_t stats_field(const std::filesystem::path& stats, const char* object, cons
 }  // namespace
 
 TEST_CASE("output files are identical across block sizes, sharing off and preemption") {
-  if (!default_model()) {
-    MESSAGE("skipped: the default model is not installed (scripts/fetch-model.sh)");
-    return;
-  }
+  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   TempDir dir("pagedgen-determinism");
   const auto input = dir / "in.jsonl";
   std::ofstream(input) << kInput;
@@ -81,10 +78,7 @@ TEST_CASE("output files are identical across block sizes, sharing off and preemp
 }
 
 TEST_CASE("bad lines become error lines; every non-blank line gets exactly one output line") {
-  if (!default_model()) {
-    MESSAGE("skipped: the default model is not installed (scripts/fetch-model.sh)");
-    return;
-  }
+  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   TempDir dir("pagedgen-bad-lines");
   const auto input = dir / "in.jsonl";
   std::string too_long = "{\"id\": \"long\", \"prompt\": \"";
@@ -122,10 +116,7 @@ TEST_CASE("bad lines become error lines; every non-blank line gets exactly one o
 }
 
 TEST_CASE("--device names a GPU by index; one that is not there is a clear fatal error") {
-  if (!default_model()) {
-    MESSAGE("skipped: the default model is not installed (scripts/fetch-model.sh)");
-    return;
-  }
+  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   TempDir dir("pagedgen-device");
   const auto input = dir / "in.jsonl";
   std::ofstream(input) << "{\"prompt\": \"Hi\", \"max_tokens\": 2}\n";

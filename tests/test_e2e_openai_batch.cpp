@@ -132,10 +132,7 @@ void check_line(simdjson::dom::object line, const Expected& e) {
 }  // namespace
 
 TEST_CASE("OpenAI batch documentation examples: every output line checked field by field") {
-  if (!default_model()) {
-    MESSAGE("skipped: the default model is not installed (scripts/fetch-model.sh)");
-    return;
-  }
+  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   TempDir dir("pagedgen-openai-batch");
   const auto input = dir / "in.jsonl";
   std::ofstream(input) << kInput;

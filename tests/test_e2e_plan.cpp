@@ -12,10 +12,7 @@
 using namespace pagedgen::test;
 
 TEST_CASE("plan lists invalid lines and the requests that cannot fit, and exits with 1") {
-  if (!default_model()) {
-    MESSAGE("skipped: the default model is not installed (scripts/fetch-model.sh)");
-    return;
-  }
+  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   TempDir dir("pagedgen-plan");
   const auto input = dir / "in.jsonl";
   std::string long_prompt;

@@ -14,10 +14,7 @@
 using namespace pagedgen::test;
 
 TEST_CASE("sweep runs every block size with one model load and finds the outputs identical") {
-  if (!default_model()) {
-    MESSAGE("skipped: the default model is not installed (scripts/fetch-model.sh)");
-    return;
-  }
+  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   TempDir dir("pagedgen-sweep");
   const auto input = dir / "in.jsonl";
   std::ofstream(input)

@@ -144,10 +144,7 @@ TEST_CASE("bfloat16: 'The capital of France is' continues with ' Paris'") {
 
 TEST_CASE("generate --device cuda: output files byte-identical at block sizes 1, 8, 16, 32, 64") {
   REQUIRE_GPU();
-  if (!test::default_model()) {
-    MESSAGE("skipped: the default model is not installed (scripts/fetch-model.sh)");
-    return;
-  }
+  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "pagedgen-gpu-block-sizes";
   std::filesystem::create_directories(dir);
   const std::filesystem::path input = dir / "in.jsonl";

@@ -16,6 +16,13 @@ std::filesystem::path pagedgen_binary();     // the built app
 // The default model, when scripts/fetch-model.sh has placed it.
 std::optional<std::filesystem::path> default_model();
 
+// Ends the current test case, with a message, when the default model is not installed.
+#define PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL()                                          \
+  if (!::pagedgen::test::default_model()) {                                            \
+    MESSAGE("skipped: the default model is not installed (scripts/fetch-model.sh)"); \
+    return;                                                                            \
+  }
+
 // The whole file as bytes; fails the current test when it cannot be opened.
 std::string read_file(const std::filesystem::path& path);
 

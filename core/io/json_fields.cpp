@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "io/request.h"
 
 namespace pagedgen::json_fields {
@@ -38,6 +40,13 @@ void throw_line_error(std::string_view code, std::string message) {
   throw LineError{code, std::move(message)};
 }
 
+void add_unique_key(std::vector<std::string>& keys, std::string_view key, std::string_view path) {
+  if (std::ranges::find(keys, key) != keys.end())
+    throw_line_error(request_error::kDuplicateField, fmt::format("field \"{}\" appears twice{}", key,
+                                                                 path.empty() ? "" : fmt::format(" in {}", path)));
+  keys.emplace_back(key);
+}
+
 void throw_json_error(simdjson::error_code error, od::document& document, const char* line_begin) {
   const char* location = nullptr;
   // Offset 0 is also what simdjson reports when it has no better position: leave it out.
@@ -64,12 +73,7 @@ void validate_value(od::value value, const std::string& path, od::document& docu
       for (auto field : object) {
         std::string_view key;
         check(field.unescaped_key().get(key));
-        for (const std::string& seen : keys)
-          if (seen == key)
-            throw_line_error(request_error::kDuplicateField,
-                             fmt::format("field \"{}\" appears twice{}", key,
-                                         path.empty() ? "" : fmt::format(" in {}", path)));
-        keys.emplace_back(key);
+        add_unique_key(keys, key, path);
         od::value child;
         check(field.value().get(child));
         validate_value(child, path.empty() ? std::string(key) : fmt::format("{}.{}", path, key),

@@ -25,6 +25,10 @@ struct LineError {
 
 [[noreturn]] void throw_line_error(std::string_view code, std::string message);
 
+// Adds `key` to the keys seen so far in one object; throws LineError(duplicate_field) when
+// it is there already. `path` names the object in the message ("" for the line itself).
+void add_unique_key(std::vector<std::string>& keys, std::string_view key, std::string_view path);
+
 // A few words on what is wrong for a simdjson parse error ("unbalanced braces or ...").
 std::string_view short_json_message(simdjson::error_code error);
 

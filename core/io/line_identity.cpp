@@ -27,10 +27,7 @@ LineIdentity read_line_identity(od::document& document, const char* line_begin, 
   for (auto field : object) {
     std::string_view key;
     check(field.unescaped_key().get(key));
-    for (const std::string& seen : keys)
-      if (seen == key)
-        throw_line_error(request_error::kDuplicateField, fmt::format("field \"{}\" appears twice", key));
-    keys.emplace_back(key);
+    add_unique_key(keys, key, "");
     od::value value;
     check(field.value().get(value));
     if (key == id_key.name) {
