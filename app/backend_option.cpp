@@ -7,10 +7,10 @@
 #include <regex>
 
 #include "backend/cpu_backend.h"
+#include "backend/dry_run_backend.h"
 #include "model/dummy_weights.h"
 #include "model_option.h"
 #include "tokenizer/tokenizer.h"
-#include "util/byte_units.h"
 #include "util/error.h"
 #include "util/parallel_for.h"
 
@@ -26,52 +26,28 @@ namespace {
 // Dummy weights are the same for every run: throughput runs compare like with like.
 constexpr uint64_t kDummySeed = 0;
 
-ChosenBackend make_cpu_backend(const BackendOptions& options, const EngineOptions& engine, const ModelSource& source,
-                               int32_t block_size) {
-  ChosenBackend chosen;
-  chosen.host_weights = std::make_unique<ModelWeights>(source.dummy ? make_dummy_weights(source.config, kDummySeed)
-                                                                    : load_model_weights(*source.files));
-  chosen.backend = std::make_unique<CpuBackend>(source.config, *chosen.host_weights,
-                                                options.threads > 0 ? options.threads : default_num_threads());
-  chosen.num_blocks =
-      pool_blocks(engine, block_size, chosen.backend->kv_bytes_per_block(static_cast<std::size_t>(block_size)));
-  return chosen;
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, const ModelSource& source,
+                                          std::unique_ptr<ModelWeights>& host_weights) {
+  host_weights = std::make_unique<ModelWeights>(source.dummy ? make_dummy_weights(source.config, kDummySeed)
+                                                             : source.files->load_weights());
+  return std::make_unique<CpuBackend>(source.config, *host_weights,
+                                      options.threads > 0 ? options.threads : default_num_threads());
 }
 
 #if PAGEDGEN_HAVE_CUDA
-ChosenBackend make_cuda_backend(const BackendOptions& options, const EngineOptions& engine, const ModelSource& source,
-                                int32_t block_size, int device_index) {
+// `files` null: dummy weights of `config`'s shape.
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options, const EngineOptions& engine,
+                                           const ModelConfig& config, const ModelFiles* files, int device_index) {
   gpu::CudaBackendOptions cuda;
   cuda.device = device_index;
-  const std::optional<gpu::DeviceDtype> dtype = gpu::parse_device_dtype(options.dtype);
-  if (!dtype) fail("--dtype '{}' is not one of bfloat16, float16, float32", options.dtype);
-  cuda.dtype = *dtype;
+  cuda.dtype = *gpu::parse_device_dtype(options.dtype);  // the option's check allows only known names
   cuda.max_batch_tokens = engine.max_batch_tokens;
   cuda.max_logits_rows = engine.max_num_seqs;
-  gpu::CudaBackend::check_supported(source.config);
-  ChosenBackend chosen;
-  std::unique_ptr<gpu::CudaBackend> backend;
-  if (source.dummy) {
-    backend = std::make_unique<gpu::CudaBackend>(source.config, kDummySeed, cuda);
-  } else {
-    // The float32 host copy is only a staging step: it is freed once on the device.
-    const ModelWeights host = load_model_weights(*source.files);
-    backend = std::make_unique<gpu::CudaBackend>(source.config, host, cuda);
-  }
-  const std::size_t per_block = backend->kv_bytes_per_block(static_cast<std::size_t>(block_size));
-  if (engine.num_blocks > 0 || !engine.kv_cache_memory.empty()) {
-    chosen.num_blocks = pool_blocks(engine, block_size, per_block);
-  } else {
-    const std::size_t budget = backend->kv_budget_bytes(options.gpu_memory_utilization);
-    if (budget < per_block)
-      fail("--gpu-memory-utilization {} leaves {} after weights and activations, less than one KV block of {}; "
-           "raise it or lower --max-batch-tokens",
-           options.gpu_memory_utilization, format_bytes(budget), format_bytes(per_block));
-    chosen.num_blocks = static_cast<int32_t>(std::min<std::size_t>(budget / per_block, INT32_MAX));
-  }
-  chosen.device = backend->device_description();
-  chosen.backend = std::move(backend);
-  return chosen;
+  gpu::CudaBackend::check_supported(config);
+  if (files == nullptr) return std::make_unique<gpu::CudaBackend>(config, kDummySeed, cuda);
+  // The float32 host copy is only a staging step: it is freed once on the device.
+  const ModelWeights host = files->load_weights();
+  return std::make_unique<gpu::CudaBackend>(config, host, cuda);
 }
 #endif
 
@@ -82,9 +58,32 @@ std::optional<int> cuda_device_index(const std::string& device) {
   return std::stoi(device.substr(5));  // "cuda:N", as the option's check allows
 }
 
+// The GPU to run on, or nullopt for the CPU: --device cpu, or auto with no GPU (said on
+// stderr unless quiet). Throws SettingError (device) when the GPU asked for is not there.
+std::optional<int> resolve_device(const BackendOptions& options, bool quiet) {
+  const std::optional<int> index = cuda_device_index(options.device);
+  if (!index) return std::nullopt;
+  const bool required = options.device != "auto";
+#if PAGEDGEN_HAVE_CUDA
+  std::string why_none;
+  const std::vector<gpu::DeviceInfo> devices = gpu::list_devices(&why_none);
+  if (*index < std::ssize(devices)) return index;
+  if (required && !devices.empty())
+    fail_setting("device", "{}, but only {} GPU(s) are visible (cuda:0 to cuda:{})", options.device,
+                 devices.size(), devices.size() - 1);
+  if (required) fail_setting("device", "{}, but no GPU is usable: {}; use --device cpu or auto", options.device, why_none);
+  if (!quiet) fmt::print(stderr, "pagedgen: no GPU ({}); running on the CPU\n", why_none);
+#else
+  if (required)
+    fail_setting("device", "{}, but this pagedgen was built without CUDA (the CUDA toolkit was not found at build "
+                 "time)", options.device);
+#endif
+  return std::nullopt;
+}
+
 }  // namespace
 
-void add_backend_options(CLI::App& command, BackendOptions& o) {
+void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
   command.add_option("--device", o.device,
                      "Where to run: auto (GPU 0 when there is one, else the CPU), cuda (GPU 0), cuda:N (GPU N), cpu")
       ->capture_default_str()
@@ -99,6 +98,8 @@ void add_backend_options(CLI::App& command, BackendOptions& o) {
                      "Fraction of GPU memory to fill; the KV pool takes what weights and activations leave")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));
+  command.add_option("--threads", o.threads, "CPU threads (default: all)");
+  if (!weights) return;
   command.add_option("--load-format", o.load_format,
                      "auto: weights from the model files; dummy: -m names an HF config.json (or its directory) "
                      "and the weights are random, for throughput runs (needs --tokenizer)")
@@ -133,28 +134,32 @@ ModelSource open_model_source(const BackendOptions& options, const std::string& 
 
 ChosenBackend make_backend(const BackendOptions& options, const EngineOptions& engine, const ModelSource& source,
                            int32_t block_size, bool quiet) {
-  const std::optional<int> index = cuda_device_index(options.device);
-  if (!index) return make_cpu_backend(options, engine, source, block_size);
-  const bool required = options.device != "auto";
+  ChosenBackend chosen;
+  const std::optional<int> gpu = resolve_device(options, quiet);
+  if (!gpu) {
+    chosen.backend = make_cpu_backend(options, source, chosen.host_weights);
+  } else {
 #if PAGEDGEN_HAVE_CUDA
-  std::string why_none;
-  const std::vector<gpu::DeviceInfo> devices = gpu::list_devices(&why_none);
-  if (*index < std::ssize(devices)) {
-    ChosenBackend chosen = make_cuda_backend(options, engine, source, block_size, *index);
-    if (!quiet) fmt::print(stderr, "pagedgen: running on cuda:{}, {}\n", *index, chosen.device);
-    return chosen;
-  }
-  if (required && !devices.empty())
-    fail("--device {}, but only {} GPU(s) are visible (cuda:0 to cuda:{})", options.device, devices.size(),
-         devices.size() - 1);
-  if (required) fail("--device {}, but no GPU is usable: {}; use --device cpu or auto", options.device, why_none);
-  if (!quiet) fmt::print(stderr, "pagedgen: no GPU ({}); running on the CPU\n", why_none);
-#else
-  if (required)
-    fail("--device {}, but this pagedgen was built without CUDA (the CUDA toolkit was not found at build time)",
-         options.device);
+    chosen.backend = make_cuda_backend(options, engine, source.config, source.dummy ? nullptr : source.files.get(), *gpu);
+    if (!quiet) fmt::print(stderr, "pagedgen: running on cuda:{}, {}\n", *gpu, chosen.backend->device());
 #endif
-  return make_cpu_backend(options, engine, source, block_size);
+  }
+  chosen.device = chosen.backend->device();
+  chosen.num_blocks = chosen.backend->kv_pool_blocks(kv_pool_budget(engine, options.gpu_memory_utilization),
+                                                     static_cast<std::size_t>(block_size));
+  return chosen;
+}
+
+std::unique_ptr<Backend> make_sizing_backend(const BackendOptions& options, const EngineOptions& engine,
+                                             const ModelConfig& config, bool quiet) {
+  const std::optional<int> gpu = resolve_device(options, quiet);
+#if PAGEDGEN_HAVE_CUDA
+  if (gpu) return make_cuda_backend(options, engine, config, nullptr, *gpu);
+#else
+  (void)engine;
+  (void)gpu;
+#endif
+  return std::make_unique<DryRunBackend>(config.kv_bytes_per_token(sizeof(float)));
 }
 
 }  // namespace pagedgen::app

@@ -1,7 +1,7 @@
-// The options that choose where `generate` runs (--device, --dtype,
-// --gpu-memory-utilization, --load-format, --tokenizer), and the one function that opens
-// the model's weights on the chosen backend and sizes its KV pool (with the pool flags of
-// engine_options.h).
+// The options that choose where a command runs (--device, --dtype,
+// --gpu-memory-utilization, --load-format, --tokenizer, --threads), and the functions that
+// build the chosen backend: with the model's weights (generate, sweep, complete), or only to
+// answer how big its KV pool is (plan).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -13,7 +13,7 @@
 #include "backend/backend.h"
 #include "engine_options.h"
 #include "model/model_config.h"
-#include "model/model_files.h"
+#include "loader/model_files.h"
 #include "model/model_weights.h"
 
 namespace pagedgen::app {
@@ -22,12 +22,14 @@ struct BackendOptions {
   std::string device = "auto";        // auto | cuda | cuda:N | cpu
   std::string dtype = "bfloat16";     // CUDA weights, activations and KV cache
   double gpu_memory_utilization = 0.9;
-  std::size_t threads = 0;            // CPU threads, 0 = all (generate's --threads)
+  std::size_t threads = 0;            // CPU threads, 0 = all
   std::string load_format = "auto";   // auto | dummy
   std::string tokenizer;              // dummy: the model whose tokenizer to use
 };
 
-void add_backend_options(CLI::App& command, BackendOptions& options);
+// --device, --dtype, --gpu-memory-utilization and --threads; with `weights`, also
+// --load-format and --tokenizer (commands that load weights).
+void add_backend_options(CLI::App& command, BackendOptions& options, bool weights = true);
 
 // The model named by -m and --load-format: real files, or (dummy) an HF config.json whose
 // weights are random, with the tokenizer and chat template of --tokenizer's model.
@@ -43,16 +45,23 @@ ModelSource open_model_source(const BackendOptions& options, const std::string& 
 struct ChosenBackend {
   std::unique_ptr<ModelWeights> host_weights;  // CPU: the weights the backend reads
   std::unique_ptr<Backend> backend;
-  int32_t num_blocks = 0;
+  int32_t num_blocks = 0;                      // the KV pool at the block size asked for
   std::string device;                          // the GPU, or empty on the CPU
 };
 
 // Loads the weights onto the device --device selects (saying which on stderr unless
-// `quiet`, and falling back to the CPU with one line when `auto` finds no GPU) and sizes
-// the KV pool: --num-blocks, else --kv-cache-memory, else on a GPU what
+// `quiet`, and falling back to the CPU with one line when `auto` finds no GPU) and asks the
+// backend for the KV pool the flags allow at `block_size` (kv_pool_budget): on a GPU what
 // --gpu-memory-utilization leaves after weights and activations (allocated for
-// --max-batch-tokens tokens and --max-num-seqs logits rows), on the CPU 1GiB.
+// --max-batch-tokens tokens and --max-num-seqs logits rows), on the CPU 1GiB by default.
 ChosenBackend make_backend(const BackendOptions& options, const EngineOptions& engine, const ModelSource& source,
                            int32_t block_size, bool quiet);
+
+// The backend --device selects, built only to size a KV pool (`plan`): on the CPU a
+// DryRunBackend with the CPU's float32 KV bytes; on a GPU the CUDA backend with dummy
+// weights of the model's shape (nothing read from disk), so the pool is what a real run
+// would get.
+std::unique_ptr<Backend> make_sizing_backend(const BackendOptions& options, const EngineOptions& engine,
+                                             const ModelConfig& config, bool quiet);
 
 }  // namespace pagedgen::app

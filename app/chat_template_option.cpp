@@ -2,7 +2,7 @@
 
 #include <fmt/ranges.h>
 
-#include "model/model_files.h"
+#include "loader/model_files.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 

@@ -1,18 +1,19 @@
-// `pagedgen complete`: one prompt, greedy, on the dense reference forward pass. A quick
-// check that a model loads and computes sensibly; batch work belongs to `generate`.
-#include <fmt/ranges.h>
+// `pagedgen complete`: one prompt, greedy, through the same engine as `generate` (one
+// request, a KV pool just large enough for it). A quick check that a model loads and
+// computes sensibly; batch work belongs to `generate`.
 #include <fmt/core.h>
 
 #include <chrono>
 #include <cstdio>
 #include <memory>
 
-#include "backend/dense_forward.h"
+#include "backend_option.h"
 #include "chat_template_option.h"
 #include "commands.h"
+#include "engine/engine.h"
+#include "engine_options.h"
 #include "exit_codes.h"
-#include "model/model_files.h"
-#include "model/model_weights.h"
+#include "loader/model_files.h"
 #include "model_option.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -25,11 +26,14 @@ namespace {
 struct CompleteOptions {
   std::string model;
   std::string prompt;
-  std::size_t max_tokens = 32;
+  int32_t max_tokens = SamplingParams{}.max_tokens;
   bool chat = false;
   std::string chat_template;
   bool ignore_eos = false;
+  BackendOptions backend;
 };
+
+constexpr int32_t kBlockSize = 16;
 
 std::vector<TokenId> prompt_ids(const ModelFiles& files, const CompleteOptions& options) {
   const Tokenizer& tokenizer = files.tokenizer();
@@ -49,40 +53,38 @@ std::vector<TokenId> prompt_ids(const ModelFiles& files, const CompleteOptions& 
 int run_complete(const CompleteOptions& options) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
-  const ModelFiles files(resolve_model_path(options.model));
-  const ModelWeights weights = load_model_weights(files);
+  const ModelSource source = open_model_source(options.backend, options.model);
+  const ModelFiles& files = *source.files;
+  PreparedRequest request;
+  request.prompt_ids = prompt_ids(files, options);
+  if (request.prompt_ids.empty()) fail("the prompt is empty");
+  const int64_t num_tokens = std::ssize(request.prompt_ids) + options.max_tokens;
+  if (num_tokens > source.config.context_length)
+    fail("prompt ({} tokens) + --max-tokens {} exceeds the model's context of {} tokens", request.prompt_ids.size(),
+         options.max_tokens, source.config.context_length);
+  request.sampling.temperature = 0;
+  request.sampling.max_tokens = options.max_tokens;
+  request.sampling.ignore_eos = options.ignore_eos;
+
+  EngineOptions engine_options;
+  engine_options.num_blocks = static_cast<int32_t>((num_tokens + kBlockSize) / kBlockSize);  // + the next token's slot
+  const ChosenBackend chosen = make_backend(options.backend, engine_options, source, kBlockSize, true);
   const auto t1 = Clock::now();
-  const ModelConfig& config = files.config();
-  const Tokenizer& tokenizer = files.tokenizer();
-
-  const std::vector<TokenId> prompt = prompt_ids(files, options);
-  if (prompt.empty()) fail("the prompt is empty");
-  const std::size_t capacity = prompt.size() + options.max_tokens;
-  if (capacity > static_cast<std::size_t>(config.context_length))
-    fail("prompt ({} tokens) + --max-tokens {} exceeds the model's context of {} tokens", prompt.size(),
-         options.max_tokens, config.context_length);
-  DenseForward model(config, weights, capacity);
-
-  IncrementalDecoder decoder(tokenizer, false, false);
-  std::vector<float> logits = model.forward(prompt);
-  const auto t2 = Clock::now();
-  std::size_t generated = 0;
-  while (generated < options.max_tokens) {
-    const auto next = static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    if (!options.ignore_eos && tokenizer.is_end_of_generation(next)) break;
-    ++generated;
-    fmt::print("{}", decoder.push(next));
-    std::fflush(stdout);
-    if (generated == options.max_tokens) break;
-    const TokenId step[] = {next};
-    logits = model.forward(step);
-  }
-  fmt::print("{}\n", decoder.finish());
-  const auto t3 = Clock::now();
+  Engine engine(make_engine_config(engine_options, kBlockSize, chosen.num_blocks, source.config.context_length),
+                *chosen.backend, &files.tokenizer());
+  engine.add_requests({std::move(request)});
+  std::vector<OutputRecord> records;
+  while (engine.has_unfinished())
+    for (OutputRecord& record : engine.step()) records.push_back(std::move(record));
+  PG_CHECK(records.size() == 1, "{} records for one request", records.size());
+  if (const auto* error = std::get_if<RequestError>(&records.front())) fail("{}: {}", error->code, error->message);
+  const Completion& completion = std::get<RequestOutput>(records.front()).choices.at(0);
+  fmt::print("{}\n", completion.text);
+  const EngineStats& stats = engine.stats();
   const auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
-  fmt::print(stderr, "pagedgen: load {:.2f} s; prompt {} tokens in {:.2f} s; {} tokens generated in {:.2f} s ({:.1f} tokens/s)\n",
-             seconds(t1 - t0), prompt.size(), seconds(t2 - t1), generated, seconds(t3 - t2),
-             generated / std::max(1e-9, seconds(t3 - t2)));
+  fmt::print(stderr, "pagedgen: load {:.2f} s; prompt {} tokens in {:.2f} s; {} tokens generated in {:.2f} s ({:.1f} "
+             "tokens/s)\n", seconds(t1 - t0), stats.num_prompt_tokens, stats.prefill_seconds, completion.num_tokens,
+             stats.decode_seconds, static_cast<double>(completion.num_tokens) / std::max(1e-9, stats.decode_seconds));
   return kExitOk;
 }
 
@@ -91,14 +93,16 @@ int run_complete(const CompleteOptions& options) {
 void add_complete_command(CLI::App& app, CommandRunner& selected) {
   auto options = std::make_shared<CompleteOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "complete", "Greedily continue one PROMPT on the CPU reference path (dense KV cache) and print the text.");
+      "complete", "Greedily continue one PROMPT through the engine (as generate would, one request) and print the "
+      "text.");
   add_model_option(*cmd, options->model);
   cmd->add_option("prompt", options->prompt, "The prompt text")->required();
-  cmd->add_option("-n,--max-tokens", options->max_tokens, "Tokens to generate")->capture_default_str()
+  cmd->add_option("--max-tokens", options->max_tokens, "Tokens to generate, at most")->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--chat", options->chat, "Send PROMPT as a user message through the model's chat template");
   cmd->add_option("--chat-template", options->chat_template, chat_template_option_help());
   cmd->add_flag("--ignore-eos", options->ignore_eos, "Keep generating past end-of-generation tokens");
+  add_backend_options(*cmd, options->backend);
   cmd->parse_complete_callback([&selected, options] { selected = [options] { return run_complete(*options); }; });
 }
 

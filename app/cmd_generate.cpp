@@ -52,10 +52,9 @@ void add_generate_command(CLI::App& app, CommandRunner& selected) {
       ->capture_default_str();
   cmd->add_option("--stats", o->stats_path, "Write the run's KV memory and time figures to this JSON file");
   cmd->add_option("--report", o->report_path, "Write a self-contained HTML page charting the KV blocks over the run");
-  cmd->add_option("--block-size", o->block_size, "Tokens per KV block")->capture_default_str()->check(CLI::Range(1, 256));
+  add_block_size_option(*cmd, o->block_size);
   add_engine_options(*cmd, o->engine);
   add_backend_options(*cmd, o->backend);
-  cmd->add_option("--threads", o->backend.threads, "CPU threads (default: all)");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress bar, progress lines or summary on stderr");
   cmd->add_option("--progress-interval", o->progress_seconds,
                   "Seconds between progress log lines when stderr is not a terminal (on a terminal: a progress bar)")

@@ -8,7 +8,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "model/gguf.h"
-#include "model/model_files.h"
+#include "loader/model_files.h"
 #include "model_option.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "commands.h"
-#include "engine/run_stats.h"
+#include "job/run_stats.h"
 #include "exit_codes.h"
 #include "io/durable_output.h"
 #include "io/manifest.h"

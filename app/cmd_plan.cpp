@@ -1,7 +1,7 @@
-// `pagedgen plan`: a dry run from the tokenizer alone (no weights are loaded). It reads and
-// prepares the input as `generate` would, then runs the real scheduler and KV cache manager
-// at each block size with every sample generating its max_tokens, and reports what the run
-// would hold: prefix groups, distinct prompt tokens, peak KV blocks and bytes against naive
+// `pagedgen plan`: a dry run from the tokenizer alone (no weights are read). It reads and
+// prepares the input as `generate` would, then runs the engine's step loop at each block
+// size on a backend that computes nothing (every sample generating its max_tokens; the pool
+// sized by the backend --device selects), and reports what the run would hold: prefix groups, distinct prompt tokens, peak KV blocks and bytes against naive
 // reservation, whether the pool suffices without preemption, and the requests that can
 // never fit.
 #include <fmt/core.h>
@@ -15,12 +15,14 @@
 
 #include "chat_template_option.h"
 #include "commands.h"
-#include "engine/dry_run.h"
-#include "engine/input_loader.h"
+#include "backend/dry_run_backend.h"
+#include "backend_option.h"
+#include "engine/engine.h"
+#include "job/input_loader.h"
 #include "engine_options.h"
 #include "exit_codes.h"
 #include "input_file.h"
-#include "model/model_files.h"
+#include "loader/model_files.h"
 #include "model_option.h"
 #include "util/byte_units.h"
 #include "util/error.h"
@@ -36,21 +38,21 @@ struct PlanOptions {
   std::string input;
   std::string json_path;
   std::vector<int32_t> block_sizes = {8, 16, 32, 64};
-  std::string kv_dtype = "fp32";
   EngineOptions engine;
+  BackendOptions backend;
 };
 
 struct PlanRow {
   int32_t block_size = 0;
   std::size_t bytes_per_block = 0;
-  DryRunResult result;
-  bool fits() const { return result.stats.preemptions == 0 && result.rejected.empty(); }
+  EngineStats stats;                   // times stay 0
+  std::vector<RequestError> rejected;  // requests that cannot fit even alone
+  bool fits() const { return stats.preemptions == 0 && rejected.empty(); }
 };
 
-std::size_t kv_element_bytes(const std::string& dtype) {
-  if (dtype == "fp32") return 4;
-  if (dtype == "fp16" || dtype == "bf16") return 2;
-  fail("--kv-dtype '{}' is unknown: use fp32 (the CPU backend) or fp16/bf16 (the CUDA backend)", dtype);
+// The KV element type of the backend that sized the pool, as --dtype spells it.
+std::string kv_dtype_name(const Backend& backend, const BackendOptions& options) {
+  return backend.device().empty() ? "float32" : options.dtype;
 }
 
 double ratio(int64_t num, int64_t den) { return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0.0; }
@@ -58,7 +60,8 @@ double ratio(int64_t num, int64_t den) { return den > 0 ? static_cast<double>(nu
 std::string optional_id(const std::optional<std::string>& id_json) { return id_json ? *id_json : "null"; }
 
 std::string plan_json(const PlanOptions& options, const ModelFiles& files, const LoadedInput& input,
-                      std::size_t bytes_per_token, const std::vector<PlanRow>& rows) {
+                      std::size_t bytes_per_token, const std::string& kv_dtype, const std::string& budget,
+                      const std::vector<PlanRow>& rows) {
   std::string out = "{\n";
   out += fmt::format("  \"input\": {},\n  \"model\": {},\n", json_quote(options.input), json_quote(files.path().string()));
   out += fmt::format("  \"lines\": {}, \"blank_lines\": {}, \"requests\": {}, \"invalid_requests\": {},\n",
@@ -69,17 +72,15 @@ std::string plan_json(const PlanOptions& options, const ModelFiles& files, const
     out += fmt::format("{}{{\"index\": {}, \"id\": {}, \"code\": {}, \"message\": {}}}", i ? ", " : "", e.index,
                        optional_id(e.id_json), json_quote(e.code), json_quote(e.message));
   }
-  const RunStats& first = rows.front().result.stats;
+  const EngineStats& first = rows.front().stats;
   out += fmt::format("],\n  \"prompt_tokens\": {}, \"distinct_prompt_tokens\": {}, \"prefix_groups\": {},\n",
                      first.num_prompt_tokens, first.num_distinct_prompt_tokens, first.num_prefix_groups);
-  out += fmt::format("  \"kv_dtype\": {}, \"kv_bytes_per_token\": {}, \"budget\": {},\n", json_quote(options.kv_dtype),
-                     bytes_per_token,
-                     options.engine.num_blocks > 0 ? fmt::format("{{\"blocks\": {}}}", options.engine.num_blocks)
-                                                   : fmt::format("{{\"bytes\": {}}}", parse_byte_size(kv_cache_memory_or_default(options.engine))));
+  out += fmt::format("  \"kv_dtype\": {}, \"kv_bytes_per_token\": {}, \"budget\": {},\n", json_quote(kv_dtype),
+                     bytes_per_token, json_quote(budget));
   out += "  \"block_sizes\": [\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const PlanRow& r = rows[i];
-    const RunStats& s = r.result.stats;
+    const EngineStats& s = r.stats;
     const int64_t slot_bytes = static_cast<int64_t>(bytes_per_token);
     out += fmt::format(
         "    {{\"block_size\": {}, \"kv_bytes_per_block\": {}, \"pool_blocks\": {}, \"peak_blocks\": {}, "
@@ -91,10 +92,10 @@ std::string plan_json(const PlanOptions& options, const ModelFiles& files, const
         ratio(s.sum_filled_slots, s.sum_allocated_slots), s.num_computed_prompt_tokens, s.num_generated_tokens,
         s.num_steps, s.preemptions, s.peak_naive_max_len_slots * slot_bytes, s.peak_naive_request_slots * slot_bytes,
         r.fits() ? "true" : "false");
-    for (std::size_t j = 0; j < r.result.rejected.size(); ++j) {
-      const DryRunRejection& x = r.result.rejected[j];
+    for (std::size_t j = 0; j < r.rejected.size(); ++j) {
+      const RequestError& x = r.rejected[j];
       out += fmt::format("{}{{\"index\": {}, \"id\": {}, \"reason\": {}}}", j ? ", " : "", x.index, optional_id(x.id_json),
-                         json_quote(x.reason));
+                         json_quote(x.message));
     }
     out += fmt::format("]}}{}\n", i + 1 < rows.size() ? "," : "");
   }
@@ -102,9 +103,9 @@ std::string plan_json(const PlanOptions& options, const ModelFiles& files, const
   return out;
 }
 
-void print_plan(const PlanOptions& options, const LoadedInput& input, std::size_t bytes_per_token,
-                const std::vector<PlanRow>& rows, double seconds) {
-  const RunStats& first = rows.front().result.stats;
+void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std::string& kv_dtype,
+                const std::string& budget, const std::vector<PlanRow>& rows, double seconds) {
+  const EngineStats& first = rows.front().stats;
   fmt::print("input: {} lines ({} blank), {} requests, {} of them invalid\n", input.num_lines, input.num_blank_lines,
              input.indices.size(), input.errors.size());
   for (std::size_t i = 0; i < std::min<std::size_t>(input.errors.size(), 10); ++i)
@@ -116,13 +117,11 @@ void print_plan(const PlanOptions& options, const LoadedInput& input, std::size_
              ratio(first.num_prompt_tokens, first.num_distinct_prompt_tokens), first.num_prefix_groups,
              rows.front().block_size);
   fmt::print("KV: {} per token ({}); pool {}; every sample assumed to generate its max_tokens\n",
-             format_bytes(bytes_per_token), options.kv_dtype,
-             options.engine.num_blocks > 0 ? fmt::format("{} blocks", options.engine.num_blocks)
-                                           : kv_cache_memory_or_default(options.engine));
+             format_bytes(bytes_per_token), kv_dtype, budget);
   fmt::print("{:>6} {:>11} {:>8} {:>8} {:>11} {:>6} {:>9} {:>8} {:>13} {:>13} {:>5}\n", "block", "bytes/block", "pool",
              "peak", "peak KV", "util", "computed", "preempt", "naive maxlen", "naive req", "fits");
   for (const PlanRow& r : rows) {
-    const RunStats& s = r.result.stats;
+    const EngineStats& s = r.stats;
     const auto slot_bytes = static_cast<int64_t>(bytes_per_token);
     fmt::print("{:>6} {:>11} {:>8} {:>8} {:>11} {:>6.3f} {:>9} {:>8} {:>13} {:>13} {:>5}\n", r.block_size,
                format_bytes(r.bytes_per_block), s.num_pool_blocks, s.peak_used_blocks,
@@ -132,49 +131,63 @@ void print_plan(const PlanOptions& options, const LoadedInput& input, std::size_
                format_bytes(static_cast<uint64_t>(s.peak_naive_request_slots * slot_bytes)), r.fits() ? "yes" : "no");
   }
   for (const PlanRow& r : rows) {
-    if (r.result.rejected.empty()) continue;
-    fmt::print("cannot fit at block size {} ({} requests):\n", r.block_size, r.result.rejected.size());
-    for (std::size_t i = 0; i < std::min<std::size_t>(r.result.rejected.size(), 10); ++i)
-      fmt::print("  line {} (id {}): {}\n", r.result.rejected[i].index, optional_id(r.result.rejected[i].id_json),
-                 r.result.rejected[i].reason);
+    if (r.rejected.empty()) continue;
+    fmt::print("cannot fit at block size {} ({} requests):\n", r.block_size, r.rejected.size());
+    for (std::size_t i = 0; i < std::min<std::size_t>(r.rejected.size(), 10); ++i)
+      fmt::print("  line {} (id {}): {}\n", r.rejected[i].index, optional_id(r.rejected[i].id_json),
+                 r.rejected[i].message);
   }
   fmt::print(stderr, "pagedgen: planned in {:.2f} s, no weights loaded\n", seconds);
+}
+
+// One block size: the engine's loop on a backend that computes nothing, every sample
+// generating its max_tokens.
+PlanRow plan_block_size(const PlanOptions& options, const LoadedInput& loaded, const Backend& sizing,
+                        int32_t block_size, int64_t max_model_len) {
+  PlanRow row;
+  row.block_size = block_size;
+  row.bytes_per_block = sizing.kv_bytes_per_block(static_cast<std::size_t>(block_size));
+  const int32_t num_blocks = sizing.kv_pool_blocks(kv_pool_budget(options.engine, options.backend.gpu_memory_utilization),
+                                                   static_cast<std::size_t>(block_size));
+  DryRunBackend backend(sizing.kv_bytes_per_block(1));
+  Engine engine(make_engine_config(options.engine, block_size, num_blocks, max_model_len), backend, nullptr);
+  engine.add_requests(loaded.requests);
+  while (engine.has_unfinished())
+    for (OutputRecord& record : engine.step())
+      if (auto* error = std::get_if<RequestError>(&record)) row.rejected.push_back(std::move(*error));
+  std::ranges::sort(row.rejected, {}, &RequestError::index);
+  row.stats = engine.stats();
+  return row;
 }
 
 int run_plan(const PlanOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   InputFile input_file(options.input);
-  std::istream& input = input_file.stream();
-  const std::size_t element_bytes = kv_element_bytes(options.kv_dtype);
-
   const ModelFiles files(resolve_model_path(options.model));  // metadata and tokenizer; weights stay on disk
   const int64_t max_model_len = effective_max_model_len(options.engine, files.config().context_length);
   const ResolvedChatTemplate chat = resolve_chat_template(files, options.engine.chat_template);
   const PromptBuilder builder(files.tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len);
-  const LoadedInput loaded = load_input(input, options.engine.sampling, builder);
+  const LoadedInput loaded = load_input(input_file.stream(), options.engine.sampling, builder);
 
-  const std::size_t bytes_per_token = files.config().kv_bytes_per_token(element_bytes);
+  const std::unique_ptr<Backend> sizing = make_sizing_backend(options.backend, options.engine, files.config(), false);
+  const std::size_t bytes_per_token = sizing->kv_bytes_per_block(1);
+  const std::string kv_dtype = kv_dtype_name(*sizing, options.backend);
+  const std::string budget = describe_kv_pool_budget(options.engine, options.backend.gpu_memory_utilization,
+                                                     !sizing->device().empty());
   std::vector<PlanRow> rows;
-  for (int32_t block_size : options.block_sizes) {
-    PlanRow row;
-    row.block_size = block_size;
-    row.bytes_per_block = bytes_per_token * static_cast<std::size_t>(block_size);
-    const EngineConfig config = make_engine_config(
-        options.engine, block_size, pool_blocks(options.engine, block_size, row.bytes_per_block), max_model_len);
-    row.result = dry_run(config, loaded.requests);
-    rows.push_back(std::move(row));
-  }
+  for (int32_t block_size : options.block_sizes)
+    rows.push_back(plan_block_size(options, loaded, *sizing, block_size, max_model_len));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  print_plan(options, loaded, bytes_per_token, rows, seconds);
+  print_plan(loaded, bytes_per_token, kv_dtype, budget, rows, seconds);
   if (!options.json_path.empty()) {
-    const std::string json = plan_json(options, files, loaded, bytes_per_token, rows);
+    const std::string json = plan_json(options, files, loaded, bytes_per_token, kv_dtype, budget, rows);
     if (options.json_path == "-") {
       fmt::print("{}", json);
     } else {
       write_text_file(options.json_path, json);
     }
   }
-  const bool all_fit = std::ranges::all_of(rows, [](const PlanRow& r) { return r.result.rejected.empty(); });
+  const bool all_fit = std::ranges::all_of(rows, [](const PlanRow& r) { return r.rejected.empty(); });
   return loaded.errors.empty() && all_fit ? kExitOk : kExitLinesFailed;
 }
 
@@ -184,19 +197,18 @@ void add_plan_command(CLI::App& app, CommandRunner& selected) {
   auto o = std::make_shared<PlanOptions>();
   CLI::App* cmd = app.add_subcommand(
       "plan",
-      "Dry run from the tokenizer alone (no weights loaded): read and tokenize the input as generate would, run "
-      "the scheduler and KV cache at each block size with every sample generating its max_tokens, and print "
+      "Dry run from the tokenizer alone (no weights read): read and tokenize the input as generate would, run "
+      "the engine's step loop at each block size on a backend that computes nothing, every sample generating its "
+      "max_tokens, with the KV pool the --device backend would allocate, and print "
       "prefix groups, distinct vs total prompt tokens, peak KV blocks and bytes beside naive reservation, "
       "whether the pool suffices without preemption, and the requests that can never fit. Exit code 1 when "
       "some line is invalid or some request cannot fit.");
   add_model_option(*cmd, o->model);
   cmd->add_option("-i,--input", o->input, "Input JSONL file; - reads standard input")->required();
-  cmd->add_option("--block-sizes", o->block_sizes, "Block sizes to plan for, comma-separated")
-      ->delimiter(',')->capture_default_str()->check(CLI::Range(1, 256));
-  cmd->add_option("--kv-dtype", o->kv_dtype, "KV element type for the byte figures: fp32 (CPU backend), fp16 or bf16 (CUDA)")
-      ->capture_default_str();
+  add_block_sizes_option(*cmd, o->block_sizes);
   cmd->add_option("--json", o->json_path, "Also write the plan as JSON to this file (- for standard output)");
   add_engine_options(*cmd, o->engine);
+  add_backend_options(*cmd, o->backend, false);
   cmd->footer(kExitCodesHelp);
   cmd->parse_complete_callback([&selected, o] { selected = [o] { return run_plan(*o); }; });
 }

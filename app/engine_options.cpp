@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include <fmt/core.h>
+
 #include "chat_template_option.h"
+#include "kv/kv_cache_manager.h"
 #include "util/byte_units.h"
 #include "util/error.h"
 
@@ -12,8 +15,15 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o) {
   cmd.add_option("--num-blocks", o.num_blocks, "KV pool size in blocks (overrides --kv-cache-memory)")
       ->check(CLI::Range(1, INT32_MAX));
   cmd.add_option("--kv-cache-memory", o.kv_cache_memory,
-                 "KV pool size in bytes (e.g. 512MiB, 2GiB); default 1GiB, or on a GPU what "
-                 "--gpu-memory-utilization leaves");
+                 "KV pool size in bytes (e.g. 512MiB, 2GiB); default 1GiB on the CPU, on a GPU what "
+                 "--gpu-memory-utilization leaves")
+      ->check([](const std::string& value) -> std::string {
+        try {
+          return parse_byte_size(value) > 0 ? "" : "must be more than 0 bytes";
+        } catch (const Error& e) {
+          return e.what();
+        }
+      });
   cmd.add_option("--max-num-seqs", o.max_num_seqs, "Sequences decoded at once, at most")
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));
   cmd.add_option("--max-batch-tokens", o.max_batch_tokens, "Tokens computed per step, at most (longer prefills are chunked)")
@@ -37,19 +47,29 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o) {
   cmd.add_option("-n", s.n, "Default samples per prompt")->capture_default_str();
 }
 
-std::string kv_cache_memory_or_default(const EngineOptions& options) {
-  return options.kv_cache_memory.empty() ? "1GiB" : options.kv_cache_memory;
+KvPoolBudget kv_pool_budget(const EngineOptions& options, double gpu_memory_utilization) {
+  KvPoolBudget budget;
+  if (options.num_blocks > 0) budget.num_blocks = options.num_blocks;
+  if (!options.kv_cache_memory.empty()) budget.bytes = parse_byte_size(options.kv_cache_memory);
+  budget.device_memory_fraction = gpu_memory_utilization;
+  return budget;
 }
 
-int32_t pool_blocks(const EngineOptions& options, int32_t block_size, std::size_t bytes_per_block) {
-  if (options.num_blocks > 0) return options.num_blocks;
-  const std::string memory = kv_cache_memory_or_default(options);
-  const uint64_t budget = parse_byte_size(memory);
-  const uint64_t blocks = budget / bytes_per_block;
-  if (blocks == 0)
-    fail("--kv-cache-memory {} holds no block of {} ({} tokens); give more memory or a smaller block size", memory,
-         format_bytes(bytes_per_block), block_size);
-  return static_cast<int32_t>(std::min<uint64_t>(blocks, INT32_MAX));
+std::string describe_kv_pool_budget(const EngineOptions& options, double gpu_memory_utilization, bool on_gpu) {
+  if (options.num_blocks > 0) return fmt::format("{} blocks", options.num_blocks);
+  if (!options.kv_cache_memory.empty()) return options.kv_cache_memory;
+  if (on_gpu) return fmt::format("what {} of the GPU's memory leaves", gpu_memory_utilization);
+  return format_bytes(KvPoolBudget::kDefaultHostBytes) + " (default)";
+}
+
+void add_block_size_option(CLI::App& command, int32_t& block_size) {
+  command.add_option("--block-size", block_size, "Tokens per KV block")
+      ->capture_default_str()->check(CLI::Range(1, kMaxBlockSize));
+}
+
+void add_block_sizes_option(CLI::App& command, std::vector<int32_t>& block_sizes) {
+  command.add_option("--block-sizes", block_sizes, "Block sizes, comma-separated")
+      ->delimiter(',')->capture_default_str()->check(CLI::Range(1, kMaxBlockSize));
 }
 
 int64_t effective_max_model_len(const EngineOptions& options, int64_t context_length) {

@@ -1,5 +1,5 @@
-// The engine and sampling flags shared by `generate`, `sweep` and `plan`, and what they
-// turn into: the KV pool size in blocks and an EngineConfig.
+// The engine and sampling flags shared by `generate`, `sweep`, `plan` and `complete`, and
+// what they turn into: a KV pool budget and an EngineConfig.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "backend/kv_pool_budget.h"
 #include "engine/engine.h"
 #include "sample/sampling_params.h"
 
@@ -14,31 +15,31 @@ namespace pagedgen::app {
 
 struct EngineOptions {
   int32_t num_blocks = 0;
-  std::string kv_cache_memory;  // empty: 1GiB, or on a GPU what --gpu-memory-utilization leaves
+  std::string kv_cache_memory;  // empty: the backend's default (kv_pool_budget.h)
   int32_t max_num_seqs = 64;
   int32_t max_batch_tokens = 2048;
   int64_t max_model_len = 0;  // 0: the model's context
   bool no_prefix_sharing = false;
   uint64_t seed = 0;
   std::string chat_template;
-  SamplingParams sampling = [] {
-    SamplingParams p;
-    p.max_tokens = 128;
-    return p;
-  }();
+  SamplingParams sampling;  // the defaults of lines that do not set a field
 };
 
 // --num-blocks, --kv-cache-memory, --max-num-seqs, --max-batch-tokens, --max-model-len,
 // --no-prefix-sharing, --seed, --chat-template and the default sampling flags.
 void add_engine_options(CLI::App& command, EngineOptions& options);
 
-// --kv-cache-memory as given, else the default "1GiB" (the CUDA backend sizes its pool
-// from --gpu-memory-utilization instead when none was given).
-std::string kv_cache_memory_or_default(const EngineOptions& options);
+// The pool the flags ask for: --num-blocks, else --kv-cache-memory, else the backend's
+// default (on a GPU, --gpu-memory-utilization of its memory).
+KvPoolBudget kv_pool_budget(const EngineOptions& options, double gpu_memory_utilization);
 
-// The pool in blocks: --num-blocks, else --kv-cache-memory (default 1GiB) over the bytes of
-// one block.
-int32_t pool_blocks(const EngineOptions& options, int32_t block_size, std::size_t bytes_per_block);
+// The budget in words, for tables: "12 blocks", "512MiB", "1GiB (default)", or on a GPU
+// "0.9 of the GPU's memory".
+std::string describe_kv_pool_budget(const EngineOptions& options, double gpu_memory_utilization, bool on_gpu);
+
+// --block-size (one size) or --block-sizes (a list), checked against the KV cache's range.
+void add_block_size_option(CLI::App& command, int32_t& block_size);
+void add_block_sizes_option(CLI::App& command, std::vector<int32_t>& block_sizes);
 
 // The model's context, or --max-model-len when it is smaller.
 int64_t effective_max_model_len(const EngineOptions& options, int64_t context_length);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <map>
 #include <string>
 
 #include "commands.h"
@@ -15,6 +16,21 @@ namespace {
 void print_error(std::string message) {
   std::replace(message.begin(), message.end(), '\n', ' ');
   fmt::print(stderr, "pagedgen: error: {}\n", message);
+}
+
+// The flags that set a core setting (util/error.h SettingError), as the user typed them.
+// (generate_run.cpp names --resume itself: its messages read better after a colon.)
+std::string flags_of(const std::string& setting) {
+  static const std::map<std::string, std::string> flags = {
+      {"block_size", "--block-size"},
+      {"device", "--device"},
+      {"gpu_memory_utilization", "--gpu-memory-utilization"},
+      {"kv_cache_memory", "--kv-cache-memory"},
+      {"kv_pool", "--num-blocks / --kv-cache-memory / --gpu-memory-utilization"},
+      {"num_blocks", "--num-blocks"},
+  };
+  const auto it = flags.find(setting);
+  return it != flags.end() ? it->second : setting;
 }
 
 }  // namespace
@@ -43,6 +59,9 @@ int main(int argc, char** argv) {
   }
   try {
     return selected();
+  } catch (const pagedgen::SettingError& e) {
+    print_error(flags_of(e.setting()) + " " + e.what());  // messages read on from the flag
+    return kExitFatal;
   } catch (const pagedgen::Error& e) {
     print_error(e.what());
     return kExitFatal;

@@ -1,6 +1,6 @@
 #include "model_option.h"
 
-#include "model/default_model.h"
+#include "loader/default_model.h"
 #include "util/error.h"
 
 namespace pagedgen::app {

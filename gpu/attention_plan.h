@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/step_batch.h"
+#include "step/step_batch.h"
 #include "paged_attention_kernel.h"
 
 namespace pagedgen::gpu {

@@ -315,13 +315,14 @@ CudaBackend::~CudaBackend() = default;
 
 void CudaBackend::check_supported(const ModelConfig& config) {
   if (!attention_supports_head_dim(config.head_dim))
-    fail("the CUDA backend runs head dimensions 64, 128 and 256; this model's is {}. Run it with --device cpu",
-         config.head_dim);
+    fail_setting("device", "cannot run this model: the CUDA backend runs head dimensions 64, 128 and 256 and "
+                 "this model's is {}; run it on the CPU", config.head_dim);
   if (config.num_heads / config.num_kv_heads > kAttentionMaxRows)
-    fail("the CUDA backend runs up to {} query heads per KV head; this model has {}. Run it with --device cpu",
-         kAttentionMaxRows, config.num_heads / config.num_kv_heads);
-  if (config.rope_dim > 512) fail("the CUDA backend rotates at most 512 dimensions per head; this model rotates {}",
-                                  config.rope_dim);
+    fail_setting("device", "cannot run this model: the CUDA backend runs up to {} query heads per KV head and "
+                 "this model has {}; run it on the CPU", kAttentionMaxRows, config.num_heads / config.num_kv_heads);
+  if (config.rope_dim > 512)
+    fail_setting("device", "cannot run this model: the CUDA backend rotates at most 512 dimensions per head and this "
+                 "model rotates {}; run it on the CPU", config.rope_dim);
 }
 
 std::size_t CudaBackend::kv_bytes_per_block(std::size_t block_size) const {
@@ -340,9 +341,8 @@ void CudaBackend::allocate_kv_pool(std::size_t num_blocks, std::size_t block_siz
     cudaGetLastError();
     std::size_t free_bytes = 0, total_bytes = 0;
     cudaMemGetInfo(&free_bytes, &total_bytes);
-    fail("the KV pool of {} blocks ({}) does not fit in device memory ({} free); give fewer --num-blocks, a "
-         "smaller --kv-cache-memory or a lower --gpu-memory-utilization",
-         num_blocks, format_bytes(bytes), format_bytes(free_bytes));
+    fail_setting("kv_pool", "asks too much: the KV pool of {} blocks ({}) does not fit in device memory ({} free)",
+                 num_blocks, format_bytes(bytes), format_bytes(free_bytes));
   }
   CUDA_CHECK(cudaFree(probe));
   m.kv_pool = DeviceBuffer(bytes);
@@ -402,7 +402,21 @@ DeviceMemoryReport CudaBackend::device_memory() const {
                             static_cast<int64_t>(impl_->activation_bytes())};
 }
 
-std::string CudaBackend::device_description() const {
+int64_t CudaBackend::vocab_size() const { return impl_->config.vocab_size; }
+
+int32_t CudaBackend::kv_pool_blocks(const KvPoolBudget& budget, std::size_t block_size) const {
+  const std::size_t per_block = kv_bytes_per_block(block_size);
+  if (budget.num_blocks) return *budget.num_blocks;
+  if (budget.bytes) return num_blocks_in(*budget.bytes, per_block, block_size);
+  const std::size_t bytes = kv_budget_bytes(budget.device_memory_fraction);
+  if (bytes < per_block)
+    fail_setting("gpu_memory_utilization", "{} leaves {} after weights and activations, less than one KV block of "
+                 "{}; raise it or lower the tokens per step (max_batch_tokens)",
+                 budget.device_memory_fraction, format_bytes(bytes), format_bytes(per_block));
+  return static_cast<int32_t>(std::min<std::size_t>(bytes / per_block, INT32_MAX));
+}
+
+std::string CudaBackend::device() const {
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, impl_->options.device));
   return fmt::format("{} (sm_{}{}, {})", prop.name, prop.major, prop.minor, format_bytes(prop.totalGlobalMem));

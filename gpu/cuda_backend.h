@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "backend/backend.h"
+#include "backend/logits_backend.h"
 #include "device_dtype.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
@@ -27,7 +27,7 @@ struct CudaBackendOptions {
   int32_t max_logits_rows = 256;
 };
 
-class CudaBackend final : public Backend {
+class CudaBackend final : public LogitsBackend {
  public:
   // Uploads float32 host weights converted to options.dtype; `config` must outlive the backend.
   CudaBackend(const ModelConfig& config, const ModelWeights& weights, const CudaBackendOptions& options);
@@ -36,20 +36,24 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override;
 
   std::string name() const override { return "cuda"; }
+  std::string device() const override;  // "NVIDIA H200 (sm_90, 141 GiB)"
   std::size_t kv_bytes_per_block(std::size_t block_size) const override;
+  // num_blocks, else bytes, else what `device_memory_fraction` of the device leaves after
+  // weights and activations.
+  int32_t kv_pool_blocks(const KvPoolBudget& budget, std::size_t block_size) const override;
   void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) override;
   void forward(const StepBatch& batch, std::span<float> logits) override;
+  int64_t vocab_size() const override;
   void copy_blocks(std::span<const BlockCopy> copies) override;
   DeviceMemoryReport device_memory() const override;
 
-  // "NVIDIA H200 (sm_90, 141 GiB)".
-  std::string device_description() const;
   // Bytes a KV pool may take so that the device is `utilization` full: utilization * total
   // memory minus what is in use now (this backend's weights and activations, and other
   // processes); 0 when nothing is left.
   std::size_t kv_budget_bytes(double utilization) const;
 
-  // Throws Error when the model cannot run on this backend (head_dim, GQA group size).
+  // Throws SettingError (device) when the model cannot run on this backend (head_dim, GQA
+  // group size).
   static void check_supported(const ModelConfig& config);
 
  private:

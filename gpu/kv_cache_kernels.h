@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "backend/paged_attention_args.h"
-#include "engine/step_batch.h"
+#include "step/step_batch.h"
 
 namespace pagedgen::gpu {
 

@@ -17,7 +17,7 @@
 #include "cuda_backend.h"
 #include "device_buffer.h"
 #include "model/dummy_weights.h"
-#include "model/model_files.h"
+#include "loader/model_files.h"
 #include "model/model_weights.h"
 
 using namespace pagedgen;
@@ -150,14 +150,14 @@ int main(int argc, char** argv) {
     if (!model.empty()) {
       files = std::make_unique<ModelFiles>(model);
       config = files->config();
-      const ModelWeights host = load_model_weights(*files);
+      const ModelWeights host = files->load_weights();
       backend = std::make_unique<gpu::CudaBackend>(config, host, options);
     } else {
       config = dummy_model_config(dummy);
       backend = std::make_unique<gpu::CudaBackend>(config, 0, options);
     }
     if (name.empty()) name = model.empty() ? dummy : model;
-    fmt::print(stderr, "bench_gpu: {} on {} ({}), loaded in {:.1f} s\n", name, backend->device_description(),
+    fmt::print(stderr, "bench_gpu: {} on {} ({}), loaded in {:.1f} s\n", name, backend->device(),
                dtype_name, seconds_since(load_start));
     Bench bench{name, config, *backend, static_cast<std::size_t>(backend->device_memory().weight_bytes),
                 copy_bandwidth(), ""};

@@ -12,7 +12,7 @@ const LoadedModel* loaded_default_model() {
     const std::optional<std::filesystem::path> path = default_model();
     if (!path) return nullptr;
     ModelFiles files(*path);
-    ModelWeights weights = load_model_weights(files);
+    ModelWeights weights = files.load_weights();
     return std::make_unique<LoadedModel>(LoadedModel{std::move(files), std::move(weights)});
   }();
   return loaded.get();

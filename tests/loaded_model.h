@@ -2,7 +2,7 @@
 // takes seconds), for the tests that run a backend on the real model.
 #pragma once
 
-#include "model/model_files.h"
+#include "loader/model_files.h"
 #include "model/model_weights.h"
 
 namespace pagedgen::test {

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/step_batch.h"
+#include "step/step_batch.h"
 
 namespace pagedgen::test {
 

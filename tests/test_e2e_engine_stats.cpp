@@ -22,8 +22,7 @@
 
 #include "backend/cpu_backend.h"
 #include "engine/engine.h"
-#include "model/model_files.h"
-#include "model/model_weights.h"
+#include "loader/model_files.h"
 #include "test_paths.h"
 
 using namespace pagedgen;
@@ -50,7 +49,7 @@ TEST_CASE("stats of a hand-worked two-group workload") {
     return;
   }
   const ModelFiles files(*model);
-  const ModelWeights weights = load_model_weights(files);
+  const ModelWeights weights = files.load_weights();
   CpuBackend backend(files.config(), weights);
 
   const auto pa = range(100, 10);
@@ -75,16 +74,19 @@ TEST_CASE("stats of a hand-worked two-group workload") {
   config.num_blocks = 64;
   config.max_num_seqs = 1;
   config.max_model_len = 8192;
-  Engine engine(config, backend, files.tokenizer(), files.config().vocab_size);
+  Engine engine(config, backend, &files.tokenizer());
   int num_done = 0;
-  engine.run(requests, [&](OutputRecord record) {
-    REQUIRE(std::holds_alternative<RequestOutput>(record));
-    CHECK(std::get<RequestOutput>(record).choices.at(0).num_tokens == 2);
-    ++num_done;
-  });
+  engine.add_requests(requests);
+  while (engine.has_unfinished()) {
+    for (const OutputRecord& record : engine.step()) {
+      REQUIRE(std::holds_alternative<RequestOutput>(record));
+      CHECK(std::get<RequestOutput>(record).choices.at(0).num_tokens == 2);
+      ++num_done;
+    }
+  }
   CHECK(num_done == 6);
 
-  const RunStats& s = engine.stats();
+  const EngineStats& s = engine.stats();
   CHECK(s.num_prompt_tokens == 62);
   CHECK(s.num_distinct_prompt_tokens == 34);
   CHECK(s.num_computed_prompt_tokens == 34);

@@ -8,7 +8,7 @@
 #include "backend/cpu_backend.h"
 #include "backend/dense_forward.h"
 #include "engine/engine.h"
-#include "model/model_files.h"
+#include "loader/model_files.h"
 #include "model/model_weights.h"
 #include "reference_data.h"
 #include "test_paths.h"
@@ -33,7 +33,7 @@ TEST_CASE("dense forward pass matches llama.cpp on the reference prompts") {
   const std::vector<test::ReferencePrompt> prompts = test::load_reference_prompts();
   REQUIRE(prompts.size() >= 10);
   const ModelFiles files(*model);
-  const ModelWeights weights = load_model_weights(files);
+  const ModelWeights weights = files.load_weights();
   const Tokenizer& tokenizer = files.tokenizer();
 
   float worst_diff = 0.0f;
@@ -70,7 +70,7 @@ TEST_CASE("the paged engine's greedy output equals the reference's token for tok
   }
   const std::vector<test::ReferencePrompt> prompts = test::load_reference_prompts();
   const ModelFiles files(*model);
-  const ModelWeights weights = load_model_weights(files);
+  const ModelWeights weights = files.load_weights();
   const Tokenizer& tokenizer = files.tokenizer();
   CpuBackend backend(files.config(), weights);
 
@@ -90,15 +90,18 @@ TEST_CASE("the paged engine's greedy output equals the reference's token for tok
   EngineConfig config;
   config.num_blocks = 512;
   config.max_model_len = files.config().context_length;
-  Engine engine(config, backend, tokenizer, files.config().vocab_size);
+  Engine engine(config, backend, &tokenizer);
   std::vector<std::optional<std::string>> texts(prompts.size());
-  engine.run(requests, [&](OutputRecord record) {
-    REQUIRE(std::holds_alternative<RequestOutput>(record));
-    const auto& output = std::get<RequestOutput>(record);
-    REQUIRE(output.choices.size() == 1);
-    CHECK(output.choices[0].num_tokens == 32);
-    texts[output.index] = output.choices[0].text;
-  });
+  engine.add_requests(requests);
+  while (engine.has_unfinished()) {
+    for (const OutputRecord& record : engine.step()) {
+      REQUIRE(std::holds_alternative<RequestOutput>(record));
+      const auto& output = std::get<RequestOutput>(record);
+      REQUIRE(output.choices.size() == 1);
+      CHECK(output.choices[0].num_tokens == 32);
+      texts[output.index] = output.choices[0].text;
+    }
+  }
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     CAPTURE(prompts[i].name);
     REQUIRE(texts[i].has_value());

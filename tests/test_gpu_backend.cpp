@@ -16,7 +16,7 @@
 #include "cli_runner.h"
 #include "cuda_backend.h"
 #include "gpu_test_device.h"
-#include "model/model_files.h"
+#include "loader/model_files.h"
 #include "model/model_weights.h"
 #include "paged_batch_builder.h"
 #include "reference_data.h"
@@ -54,14 +54,14 @@ std::unique_ptr<gpu::CudaBackend> cuda_backend(const LoadedModel& m, gpu::Device
   return std::make_unique<gpu::CudaBackend>(m.files.config(), m.weights, options);
 }
 
-std::vector<float> run_step(Backend& backend, const StepBatch& batch, std::size_t vocab) {
+std::vector<float> run_step(LogitsBackend& backend, const StepBatch& batch, std::size_t vocab) {
   std::vector<float> logits(batch.logits_rows.size() * vocab);
   backend.forward(batch, logits);
   return logits;
 }
 
 // Greedy decoding of `steps` tokens after `prompt`; margins[i] = best - second best logit.
-std::vector<int32_t> greedy(Backend& backend, const std::vector<int32_t>& prompt, std::size_t steps,
+std::vector<int32_t> greedy(LogitsBackend& backend, const std::vector<int32_t>& prompt, std::size_t steps,
                             int32_t block_size, std::size_t vocab, std::vector<float>* margins = nullptr) {
   const int32_t num_blocks = 512 / block_size + 8;
   backend.allocate_kv_pool(static_cast<std::size_t>(num_blocks), static_cast<std::size_t>(block_size));

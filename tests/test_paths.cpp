@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "model/default_model.h"
+#include "loader/default_model.h"
 
 namespace pagedgen::test {
 

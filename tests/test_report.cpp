@@ -5,7 +5,7 @@
 
 #include <regex>
 
-#include "engine/run_stats.h"
+#include "job/run_stats.h"
 #include "report/html_report.h"
 
 using namespace pagedgen;
@@ -14,16 +14,16 @@ namespace {
 
 RunStats stats_with_steps(int64_t num_steps) {
   RunStats stats;
-  stats.block_size = 4;
-  stats.kv_bytes_per_block = 4096;
-  stats.model = "m<1>.gguf";
+  stats.engine.block_size = 4;
+  stats.engine.kv_bytes_per_block = 4096;
+  stats.job.model = "m<1>.gguf";
   for (int64_t i = 0; i < num_steps; ++i) {
     KvSnapshot s;
     s.used_blocks = i % 7;
     s.allocated_slots = 4 * s.used_blocks;
     s.filled_slots = s.allocated_slots - (i % 3);
     s.naive_request_slots = 40;
-    stats.add_snapshot(s);
+    stats.engine.add_snapshot(s);
   }
   return stats;
 }
@@ -38,19 +38,19 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 TEST_CASE("the timeline keeps every step until its cap, then every second, fourth, ... step") {
   const RunStats few = stats_with_steps(10);
-  CHECK(few.timeline.size() == 10);
-  CHECK(few.timeline_stride == 1);
-  CHECK(few.timeline[9].step == 9);
-  CHECK(few.timeline[9].kv.used_blocks == 2);
+  CHECK(few.engine.timeline.size() == 10);
+  CHECK(few.engine.timeline_stride == 1);
+  CHECK(few.engine.timeline[9].step == 9);
+  CHECK(few.engine.timeline[9].kv.used_blocks == 2);
 
   const RunStats many = stats_with_steps(5000);  // > 2 * 2048: stride 4
-  CHECK(many.timeline_stride == 4);
-  CHECK(many.timeline.size() == 1250);
-  for (std::size_t i = 0; i < many.timeline.size(); ++i) {
-    CHECK(many.timeline[i].step == static_cast<int64_t>(4 * i));
-    CHECK(many.timeline[i].kv.used_blocks == (4 * static_cast<int64_t>(i)) % 7);
+  CHECK(many.engine.timeline_stride == 4);
+  CHECK(many.engine.timeline.size() == 1250);
+  for (std::size_t i = 0; i < many.engine.timeline.size(); ++i) {
+    CHECK(many.engine.timeline[i].step == static_cast<int64_t>(4 * i));
+    CHECK(many.engine.timeline[i].kv.used_blocks == (4 * static_cast<int64_t>(i)) % 7);
   }
-  CHECK(many.num_steps == 5000);  // the sums still count every step
+  CHECK(many.engine.num_steps == 5000);  // the sums still count every step
 }
 
 TEST_CASE("run and sweep reports are self-contained pages with one chart point per timeline point") {

@@ -2,7 +2,7 @@
 // (counts and times summed, peaks the largest), as `pagedgen merge --stats` writes them.
 #include <doctest/doctest.h>
 
-#include "engine/run_stats.h"
+#include "job/run_stats.h"
 #include "util/error.h"
 
 using namespace pagedgen;
@@ -11,20 +11,20 @@ namespace {
 
 RunStats shard_stats(int64_t scale) {
   RunStats s;
-  s.model = "m.gguf";
-  s.backend = "cpu";
-  s.block_size = 16;
-  s.kv_bytes_per_block = 1024;
-  s.num_pool_blocks = 100;
-  s.max_model_len = 2048;
-  s.num_lines = 10 * scale;
-  s.num_requests = 9 * scale;
-  s.num_failed_requests = scale;
-  s.num_generated_tokens = 50 * scale;
-  s.prefix_hit_tokens = 7 * scale;
-  s.generate_seconds = 0.5 * static_cast<double>(scale);
-  s.add_snapshot(KvSnapshot{3 * scale, 48 * scale, 40 * scale, 40 * scale, 48 * scale, scale, 0, 0});
-  s.add_snapshot(KvSnapshot{5 * scale, 80 * scale, 70 * scale, 75 * scale, 80 * scale, 0, 0, 0});
+  s.job.model = "m.gguf";
+  s.engine.backend = "cpu";
+  s.engine.block_size = 16;
+  s.engine.kv_bytes_per_block = 1024;
+  s.engine.num_pool_blocks = 100;
+  s.engine.max_model_len = 2048;
+  s.job.num_lines = 10 * scale;
+  s.job.num_requests = 9 * scale;
+  s.job.num_failed_lines = scale;
+  s.engine.num_generated_tokens = 50 * scale;
+  s.engine.prefix_hit_tokens = 7 * scale;
+  s.engine.generate_seconds = 0.5 * static_cast<double>(scale);
+  s.engine.add_snapshot(KvSnapshot{3 * scale, 48 * scale, 40 * scale, 40 * scale, 48 * scale, scale, 0, 0});
+  s.engine.add_snapshot(KvSnapshot{5 * scale, 80 * scale, 70 * scale, 75 * scale, 80 * scale, 0, 0, 0});
   return s;
 }
 
@@ -39,17 +39,17 @@ TEST_CASE("stats JSON reads back exactly") {
 TEST_CASE("shard stats add up") {
   RunStats total = shard_stats(1);
   total.add_run(shard_stats(2));
-  CHECK(total.num_lines == 30);
-  CHECK(total.num_requests == 27);
-  CHECK(total.num_failed_requests == 3);
-  CHECK(total.num_generated_tokens == 150);
-  CHECK(total.prefix_hit_tokens == 21);
-  CHECK(total.num_steps == 4);
-  CHECK(total.sum_used_blocks == 3 * (3 + 5));
-  CHECK(total.peak_used_blocks == 10);
-  CHECK(total.peak_shared_blocks == 2);
-  CHECK(total.generate_seconds == doctest::Approx(1.5));
+  CHECK(total.job.num_lines == 30);
+  CHECK(total.job.num_requests == 27);
+  CHECK(total.num_failed_requests() == 3);
+  CHECK(total.engine.num_generated_tokens == 150);
+  CHECK(total.engine.prefix_hit_tokens == 21);
+  CHECK(total.engine.num_steps == 4);
+  CHECK(total.engine.sum_used_blocks == 3 * (3 + 5));
+  CHECK(total.engine.peak_used_blocks == 10);
+  CHECK(total.engine.peak_shared_blocks == 2);
+  CHECK(total.engine.generate_seconds == doctest::Approx(1.5));
   RunStats other_model = shard_stats(1);
-  other_model.model = "other.gguf";
+  other_model.job.model = "other.gguf";
   CHECK_THROWS_AS(total.add_run(other_model), Error);
 }

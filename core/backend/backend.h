@@ -1,14 +1,19 @@
-// The Backend contract: the only thing that differs between CPU and CUDA. It owns the KV
-// pool (K and V per layer as [num_blocks][num_kv_heads][block_size][head_dim], see
-// kv_layout.h) and runs forward steps described by a StepBatch.
+// The Backend contract: the only thing that differs between CPU and CUDA. It sizes and owns
+// the KV pool (K and V per layer as [num_blocks][num_kv_heads][block_size][head_dim], see
+// kv_layout.h) and runs steps: a StepBatch forward, then the sampling of a SamplingBatch,
+// giving token ids. The engine never sees logits.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
-#include "engine/step_batch.h"
+#include "backend/kv_pool_budget.h"
+#include "sample/sampling_batch.h"
+#include "step/ids.h"
+#include "step/step_batch.h"
 
 namespace pagedgen {
 
@@ -24,21 +29,30 @@ class Backend {
   virtual ~Backend() = default;
 
   virtual std::string name() const = 0;
+  // Where it runs, for the stats: the GPU's name, empty on the CPU.
+  virtual std::string device() const { return {}; }
 
   // Bytes one KV block takes across all layers (K and V), at this backend's KV dtype.
   virtual std::size_t kv_bytes_per_block(std::size_t block_size) const = 0;
 
+  // The pool a budget allows, in blocks of block_size tokens. Throws SettingError when it
+  // allows none.
+  virtual int32_t kv_pool_blocks(const KvPoolBudget& budget, std::size_t block_size) const {
+    return host_pool_blocks(budget, kv_bytes_per_block(block_size), block_size);
+  }
+
   // (Re)allocates the KV pool: num_blocks blocks of block_size token slots each.
   virtual void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) = 0;
 
-  // Runs the step: writes the new tokens' K/V at their slots, attends over each
-  // sequence's blocks, and writes logits for batch.logits_rows into `logits`
-  // (logits_rows.size(), vocab). Results for a token never depend on the other sequences
-  // in the batch, the block size or the block ids (determinism contract).
-  virtual void forward(const StepBatch& batch, std::span<float> logits) = 0;
-
-  // Copy-on-write: copies whole blocks in every layer, in order.
+  // Copy-on-write and partial prefix matches: copies whole blocks in every layer, in order.
   virtual void copy_blocks(std::span<const BlockCopy> copies) = 0;
+
+  // One engine step: writes the new tokens' K/V at their slots, attends over each
+  // sequence's blocks, and samples every row of `sampling` from the logits of its
+  // batch.logits_rows entry. Returns one token id per sampling row, in order. A row's
+  // token never depends on the other sequences in the batch, the block size or the block
+  // ids (determinism contract).
+  virtual std::vector<TokenId> step(const StepBatch& batch, const SamplingBatch& sampling) = 0;
 
   // What the backend holds on a device (for the stats); the CPU backend holds nothing there.
   virtual DeviceMemoryReport device_memory() const { return {}; }

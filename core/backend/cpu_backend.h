@@ -8,16 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "backend/backend.h"
 #include "backend/cpu_thread_pool.h"
 #include "backend/kv_layout.h"
+#include "backend/logits_backend.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
 #include "util/parallel_for.h"
 
 namespace pagedgen {
 
-class CpuBackend final : public Backend {
+class CpuBackend final : public LogitsBackend {
  public:
   // `config` and `weights` must outlive the backend. `num_threads` counts the caller.
   CpuBackend(const ModelConfig& config, const ModelWeights& weights, std::size_t num_threads = default_num_threads());
@@ -26,6 +26,7 @@ class CpuBackend final : public Backend {
   std::size_t kv_bytes_per_block(std::size_t block_size) const override;
   void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) override;
   void forward(const StepBatch& batch, std::span<float> logits) override;
+  int64_t vocab_size() const override { return config_.vocab_size; }
   void copy_blocks(std::span<const BlockCopy> copies) override;
 
   std::size_t num_threads() const { return pool_.num_threads(); }

@@ -8,7 +8,7 @@
 
 #include "model/model_config.h"
 #include "model/model_weights.h"
-#include "tokenizer/tokenizer.h"
+#include "step/ids.h"
 
 namespace pagedgen {
 

@@ -6,7 +6,7 @@
 
 #include "backend/cpu_thread_pool.h"
 #include "backend/paged_attention_args.h"
-#include "engine/step_batch.h"
+#include "step/step_batch.h"
 
 namespace pagedgen::cpu {
 

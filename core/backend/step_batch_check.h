@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "backend/kv_layout.h"
-#include "engine/step_batch.h"
+#include "step/step_batch.h"
 
 namespace pagedgen {
 

@@ -1,18 +1,23 @@
-// Engine: the decode loop. Plans the prompts (prefix planner), then steps the scheduler:
-// build a StepBatch, run the backend, sample, check stops, fork n > 1 samples, finish.
-// Each finished request (or request that cannot run) is handed out as an OutputRecord.
+// Engine: the one step loop. add_requests() plans a batch of prompts (prefix trie, depth
+// first) and queues them; each step() schedules, runs the backend (forward + sample: token
+// ids come back, never logits) and hands the ids to the output processor, which applies
+// stops, forks n > 1 samples and finishes requests. `generate`, `sweep`, `plan` (on a
+// backend that computes nothing) and `complete` all drive it the same way:
+//
+//   engine.add_requests(batch);
+//   while (engine.has_unfinished()) for (OutputRecord& r : engine.step()) ...;
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <optional>
-#include <string>
+#include <memory>
 #include <vector>
 
 #include "backend/backend.h"
-#include "engine/run_stats.h"
+#include "engine/engine_stats.h"
+#include "engine/output_processor.h"
+#include "engine/prepared_request.h"
 #include "io/output_record.h"
-#include "sample/sampling_params.h"
+#include "sched/scheduler.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pagedgen {
@@ -27,35 +32,34 @@ struct EngineConfig {
   uint64_t run_seed = 0;
 };
 
-// A request ready to decode: its prompt as token ids.
-struct PreparedRequest {
-  uint64_t index = 0;                   // input line (Request::index)
-  std::optional<std::string> id_json;   // echoed in the output
-  std::string seed_key;                 // Request::seed_key
-  std::vector<TokenId> prompt_ids;
-  SamplingParams sampling;
-};
-
 class Engine {
  public:
-  // backend, tokenizer must outlive the engine. The backend's KV pool is allocated here.
-  Engine(const EngineConfig& config, Backend& backend, const Tokenizer& tokenizer, int64_t vocab_size);
+  // `backend` must outlive the engine; its KV pool is allocated here. `tokenizer` decodes
+  // the text and gives the end-of-generation ids; without one (a dry run) outputs carry
+  // token ids only and samples end by length alone.
+  Engine(const EngineConfig& config, Backend& backend, const Tokenizer* tokenizer);
 
-  // Decodes every request; `on_done` gets each one's record as it finishes (any order).
-  // `on_step` (optional) is called after every step, e.g. for progress.
-  void run(std::vector<PreparedRequest> requests, const std::function<void(OutputRecord)>& on_done,
-           const std::function<void(const RunStats&)>& on_step = {});
+  // Plans `requests` and queues them. Each batch starts from an empty prefix cache, so its
+  // figures never depend on an earlier batch (a resumed job runs its window again whole).
+  // The previous batch must be finished.
+  void add_requests(std::vector<PreparedRequest> requests);
+  bool has_unfinished() const { return scheduler_ && scheduler_->has_unfinished(); }
 
-  // Figures of the runs so far (the KV, token and time fields; the caller fills the rest).
-  const RunStats& stats() const { return stats_; }
-  RunStats& stats() { return stats_; }
+  // Runs one step; returns the records of the requests that finished in it (any order).
+  std::vector<OutputRecord> step();
+
+  const EngineStats& stats() const { return stats_; }
+  // The batch's scheduler, for tests that check its invariants between steps.
+  const Scheduler& scheduler() const { return *scheduler_; }
 
  private:
+  void end_batch();
+
   EngineConfig config_;
   Backend& backend_;
-  const Tokenizer& tokenizer_;
-  int64_t vocab_size_;
-  RunStats stats_;
+  OutputProcessor output_;
+  std::unique_ptr<Scheduler> scheduler_;  // of the current batch
+  EngineStats stats_;
 };
 
 }  // namespace pagedgen

@@ -22,7 +22,7 @@ KvSnapshot take_kv_snapshot(const Scheduler& scheduler, int64_t max_model_len) {
   return snap;
 }
 
-void add_scheduler_counters(const Scheduler& scheduler, RunStats& stats) {
+void add_scheduler_counters(const Scheduler& scheduler, EngineStats& stats) {
   const KvCacheStats kv = scheduler.kv().stats();
   const SchedulerCounters& counters = scheduler.counters();
   stats.num_computed_prompt_tokens += counters.num_computed_prompt_tokens;

@@ -1,10 +1,10 @@
-// The scheduler's figures as RunStats keeps them: what the KV cache holds after a step, and
+// The scheduler's figures as EngineStats keeps them: what the KV cache holds after a step, and
 // the counters of a finished run. Shared by the engine and the dry run of `plan`.
 #pragma once
 
 #include <cstdint>
 
-#include "engine/run_stats.h"
+#include "engine/engine_stats.h"
 #include "sched/scheduler.h"
 
 namespace pagedgen {
@@ -15,6 +15,6 @@ namespace pagedgen {
 KvSnapshot take_kv_snapshot(const Scheduler& scheduler, int64_t max_model_len);
 
 // Adds the run's prefix-cache, copy, preemption and computed-prompt counters to `stats`.
-void add_scheduler_counters(const Scheduler& scheduler, RunStats& stats);
+void add_scheduler_counters(const Scheduler& scheduler, EngineStats& stats);
 
 }  // namespace pagedgen

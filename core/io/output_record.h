@@ -10,6 +10,7 @@
 
 #include "io/request.h"
 #include "sample/stop_checker.h"
+#include "step/ids.h"
 
 namespace pagedgen {
 
@@ -17,6 +18,7 @@ struct Completion {
   std::string text;              // final text (cut before a stop string)
   FinishReason finish_reason = FinishReason::kLength;
   int64_t num_tokens = 0;        // tokens this sample generated
+  std::vector<TokenId> token_ids;  // [num_tokens] the generated tokens (not written out)
 };
 
 struct RequestOutput {

@@ -8,7 +8,7 @@
 namespace pagedgen {
 
 BlockPool::BlockPool(int32_t num_blocks) {
-  if (num_blocks < 1) fail("the KV pool needs at least 1 block, got {}; raise --num-blocks or --kv-cache-memory", num_blocks);
+  if (num_blocks < 1) fail_setting("num_blocks", "{} leaves the KV pool empty: it needs at least 1 block", num_blocks);
   blocks_.resize(static_cast<std::size_t>(num_blocks));
   prev_.resize(static_cast<std::size_t>(num_blocks) + 1);
   next_.resize(static_cast<std::size_t>(num_blocks) + 1);

@@ -15,11 +15,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tokenizer/tokenizer.h"
+#include "step/ids.h"
 
 namespace pagedgen {
-
-using BlockId = int32_t;  // int32 like StepBatch::block_tables
 
 // Result of a prefix-cache probe. A key whose stored parent key or tokens differ is a
 // miss with `collision` set.

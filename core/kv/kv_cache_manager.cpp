@@ -14,7 +14,8 @@ KvCacheManager::KvCacheManager(const KvCacheConfig& config)
       key_function_(config.key_function),
       pool_(config.num_blocks),
       fill_(static_cast<std::size_t>(config.num_blocks), 0) {
-  if (block_size_ < 1 || block_size_ > 256) fail("block size {} is out of range: use --block-size 1 to 256", block_size_);
+  if (block_size_ < 1 || block_size_ > kMaxBlockSize)
+    fail_setting("block_size", "{} is out of range: use 1 to {} tokens per block", block_size_, kMaxBlockSize);
   PG_CHECK(key_function_ != nullptr, "no prefix key function");
 }
 

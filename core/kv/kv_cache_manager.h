@@ -14,17 +14,20 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/step_batch.h"
+#include "step/step_batch.h"
 #include "kv/block_pool.h"
 #include "kv/prefix_hash.h"
-#include "tokenizer/tokenizer.h"
+#include "step/ids.h"
 
 namespace pagedgen {
 
+// Token slots per block, at most (the settings are checked against it where they are read).
+inline constexpr int32_t kMaxBlockSize = 256;
+
 struct KvCacheConfig {
   int32_t num_blocks = 0;
-  int32_t block_size = 16;               // 1..256 token slots per block
-  bool enable_prefix_caching = true;     // false: --no-prefix-sharing (fork still shares)
+  int32_t block_size = 16;               // 1..kMaxBlockSize token slots per block
+  bool enable_prefix_caching = true;     // false: no sharing between requests (fork still shares)
   PrefixKeyFunction key_function = &prefix_block_key;  // a test seam for forced collisions
 };
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <span>
 
-#include "tokenizer/tokenizer.h"
+#include "step/ids.h"
 
 namespace pagedgen {
 

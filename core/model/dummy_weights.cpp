@@ -60,7 +60,7 @@ ModelConfig dummy_model_config(const std::filesystem::path& path) {
   const std::filesystem::path file = std::filesystem::is_directory(path, ec) ? path / "config.json" : path;
   std::ifstream in(file, std::ios::binary);
   if (!in)
-    fail("--load-format dummy needs an HF config.json (or a directory holding one) as --model; cannot read '{}'",
+    fail("a dummy model needs an HF config.json (or a directory holding one); cannot read '{}'",
          file.string());
   std::ostringstream text;
   text << in.rdbuf();

@@ -1,11 +1,11 @@
 #include "model/model_weights.h"
 
 #include <fmt/ranges.h>
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
 #include "model/dequant.h"
-#include "model/model_files.h"
 #include "util/error.h"
 #include "util/parallel_for.h"
 
@@ -21,7 +21,9 @@ struct PendingTensor {
 
 class WeightLoader {
  public:
-  WeightLoader(const ModelFiles& files, ModelWeights& weights) : files_(files), weights_(weights) {}
+  WeightLoader(const ModelConfig& config, std::span<const RawTensor> tensors, const std::string& source,
+               ModelWeights& weights)
+      : config_(config), tensors_(tensors), source_(source), weights_(weights) {}
 
   // Reserves float storage for `name` with the expected row-major shape; the data is
   // converted later, all tensors at once, in parallel.
@@ -29,21 +31,22 @@ class WeightLoader {
     const float* p = optional(name, std::move(shape));
     if (p == nullptr)
       fail("{}: tensor '{}' is missing; the file does not hold a complete {} model",
-           files_.path().string(), name, files_.config().architecture);
+           source_, name, config_.architecture);
     return p;
   }
 
   const float* optional(const std::string& name, std::vector<uint64_t> shape) {
-    const RawTensor* raw = files_.find_tensor(name);
+    const auto it = std::ranges::find(tensors_, name, &RawTensor::name);
+    const RawTensor* raw = it == tensors_.end() ? nullptr : &*it;
     if (raw == nullptr) return nullptr;
     if (raw->shape != shape)
       fail("{}: tensor '{}' has shape {}, expected {} for this model's config",
-           files_.path().string(), raw->stored_name, fmt::join(raw->shape, "x"), fmt::join(shape, "x"));
+           source_, raw->stored_name, fmt::join(raw->shape, "x"), fmt::join(shape, "x"));
     const auto type = static_cast<GgmlType>(raw->raw_type);
     if (!can_dequantize(type))
       fail("{}: tensor '{}' has type {}, which pagedgen cannot load (supported: F32, F16, BF16, "
            "Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)",
-           files_.path().string(), raw->stored_name, ggml_type_name(raw->raw_type));
+           source_, raw->stored_name, ggml_type_name(raw->raw_type));
     std::size_t n = 1;
     for (uint64_t d : shape) n *= d;
     weights_.storage.push_back(std::make_unique<float[]>(n));
@@ -60,15 +63,16 @@ class WeightLoader {
   }
 
  private:
-  const ModelFiles& files_;
+  const ModelConfig& config_;
+  std::span<const RawTensor> tensors_;
+  const std::string& source_;
   ModelWeights& weights_;
   std::vector<PendingTensor> pending_;
 };
 
 }  // namespace
 
-ModelWeights load_model_weights(const ModelFiles& files) {
-  const ModelConfig& c = files.config();
+ModelWeights load_model_weights(const ModelConfig& c, std::span<const RawTensor> tensors, const std::string& source) {
   const auto hidden = static_cast<uint64_t>(c.hidden_size);
   const auto q_dim = static_cast<uint64_t>(c.num_heads * c.head_dim);
   const auto kv_dim = static_cast<uint64_t>(c.num_kv_heads * c.head_dim);
@@ -76,7 +80,7 @@ ModelWeights load_model_weights(const ModelFiles& files) {
   const auto vocab = static_cast<uint64_t>(c.vocab_size);
 
   ModelWeights w;
-  WeightLoader loader(files, w);
+  WeightLoader loader(c, tensors, source, w);
   w.token_embd = loader.require("token_embd.weight", {vocab, hidden});
   w.output_norm = loader.require("output_norm.weight", {hidden});
   w.output = c.tied_embeddings ? w.token_embd : loader.require("output.weight", {vocab, hidden});

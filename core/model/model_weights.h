@@ -3,13 +3,14 @@
 #pragma once
 
 #include <memory>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "model/model_config.h"
+#include "model/raw_tensor.h"
 
 namespace pagedgen {
-
-class ModelFiles;
 
 struct LayerWeights {
   const float* attn_norm;  // (hidden)
@@ -36,9 +37,11 @@ struct ModelWeights {
   std::size_t num_parameters = 0;
 };
 
-// Dequantizes every tensor the config needs; throws Error naming the tensor when one is
-// missing, has the wrong shape or a type that cannot be dequantized.
-ModelWeights load_model_weights(const ModelFiles& files);
+// Dequantizes every tensor the config needs from `tensors` (a model file's, named
+// `source` in messages); throws Error naming the tensor when one is missing, has the wrong
+// shape or a type that cannot be dequantized.
+ModelWeights load_model_weights(const ModelConfig& config, std::span<const RawTensor> tensors,
+                                const std::string& source);
 
 // RoPE angle per position for each rotated pair: theta^(-2i/rope_dim), with Llama 3.1
 // scaling or a GGUF rope_freqs tensor (per-pair divisors) applied when present.

@@ -32,7 +32,7 @@ p.note {{ font-size: 12px; color: #555; }}
 
 // Blocks over the run: allocated, holding tokens (filled slots / block size), shared, and
 // naive reservation (prompt + max_tokens per sequence) in block units.
-std::string timeline_chart(const RunStats& s) {
+std::string timeline_chart(const EngineStats& s) {
   const double bs = static_cast<double>(std::max<int64_t>(1, s.block_size));
   LineSeries allocated{"allocated blocks", "#1f77b4", {}, {}, false};
   LineSeries holding{"holding tokens (filled slots / block size)", "#2ca02c", {}, {}, false};
@@ -49,7 +49,7 @@ std::string timeline_chart(const RunStats& s) {
   return svg_line_chart({allocated, holding, shared, naive}, "engine step", "KV blocks");
 }
 
-std::string figures_table(const RunStats& s) {
+std::string figures_table(const EngineStats& s) {
   const double util = ratio(static_cast<double>(s.sum_filled_slots), static_cast<double>(s.sum_allocated_slots));
   const int64_t slot_bytes = s.block_size > 0 ? s.kv_bytes_per_block / s.block_size : 0;
   std::string rows;
@@ -78,11 +78,11 @@ std::string figures_table(const RunStats& s) {
 
 std::string run_report_html(const RunStats& stats, const std::string& input_name) {
   std::string body = fmt::format("<p>Input {}, model {}, backend {}.</p>\n", html_escape(input_name),
-                                 html_escape(stats.model), html_escape(stats.backend));
-  body += "<h2>KV blocks over the run</h2>\n" + timeline_chart(stats);
+                                 html_escape(stats.job.model), html_escape(stats.engine.backend));
+  body += "<h2>KV blocks over the run</h2>\n" + timeline_chart(stats.engine);
   body += "<p class=\"note\">Counted after every engine step. Naive reservation by max_model_len per sequence "
           "is in the table (it would be far above the chart).</p>\n";
-  body += "<h2>Figures</h2>\n" + figures_table(stats);
+  body += "<h2>Figures</h2>\n" + figures_table(stats.engine);
   return page("pagedgen run report", body);
 }
 
@@ -96,7 +96,7 @@ std::string sweep_report_html(const std::vector<SweepReportRow>& rows, bool outp
   BarSeries tok_s{"generated tokens/s", "#ff7f0e", {}, "{:.1f}"};
   BarSeries wall{"wall s", "#7f7f7f", {}, "{:.1f}"};
   for (const SweepReportRow& r : rows) {
-    const RunStats& s = r.stats;
+    const EngineStats& s = r.stats.engine;
     categories.push_back(fmt::format("block size {}", r.block_size));
     peak_kv.values.push_back(static_cast<double>(s.peak_used_blocks * s.kv_bytes_per_block) / (1024.0 * 1024.0));
     util.values.push_back(100 * ratio(static_cast<double>(s.sum_filled_slots), static_cast<double>(s.sum_allocated_slots)));
@@ -106,8 +106,9 @@ std::string sweep_report_html(const std::vector<SweepReportRow>& rows, bool outp
   body += "<h2>Block sizes compared</h2>\n" + svg_bar_chart(categories, {peak_kv, util, tok_s, wall});
   body += "<p class=\"note\">Each quantity has its own scale: its largest value is the full bar height.</p>\n";
   for (const SweepReportRow& r : rows) {
-    body += fmt::format("<h2>Block size {}: KV blocks over the run</h2>\n", r.block_size) + timeline_chart(r.stats);
-    body += figures_table(r.stats);
+    body += fmt::format("<h2>Block size {}: KV blocks over the run</h2>\n", r.block_size);
+    body += timeline_chart(r.stats.engine);
+    body += figures_table(r.stats.engine);
   }
   return page("pagedgen sweep report", body);
 }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/run_stats.h"
+#include "job/run_stats.h"
 
 namespace pagedgen {
 

@@ -51,6 +51,12 @@ std::optional<std::size_t> argmax(std::span<const float> logits, std::span<const
 TokenId Sampler::sample(std::span<const float> logits, const SamplingParams& params,
                         int32_t num_generated, std::span<const TokenId> end_of_generation,
                         Rng& rng) {
+  return sample(logits, params, num_generated, end_of_generation, params.is_greedy() ? 0 : rng.next_u64());
+}
+
+TokenId Sampler::sample(std::span<const float> logits, const SamplingParams& params,
+                        int32_t num_generated, std::span<const TokenId> end_of_generation,
+                        uint64_t random_bits) {
   PG_CHECK(!logits.empty(), "empty logits row");
   masked_.clear();
   if (num_generated < params.min_tokens) {
@@ -67,11 +73,11 @@ TokenId Sampler::sample(std::span<const float> logits, const SamplingParams& par
     PG_CHECK(best.has_value(), "every token is masked or has logit -inf");
     return static_cast<TokenId>(*best);
   }
-  return sample_random(logits, params, rng);
+  return sample_random(logits, params, random_bits);
 }
 
 TokenId Sampler::sample_random(std::span<const float> logits, const SamplingParams& params,
-                               Rng& rng) {
+                               uint64_t random_bits) {
   // 1-2: fixed-point weights relative to the best unmasked logit.
   const std::optional<std::size_t> best = argmax(logits, masked_);
   PG_CHECK(best.has_value(), "every token is masked or has logit -inf");
@@ -114,7 +120,7 @@ TokenId Sampler::sample_random(std::span<const float> logits, const SamplingPara
   }
   // 7: one draw, inverse CDF in exact integers.
   const uint64_t total = total_weight();
-  const uint64_t u53 = rng.next_u64() >> 11;
+  const uint64_t u53 = random_bits >> 11;
   const auto target = static_cast<uint64_t>((static_cast<Uint128>(u53) * total) >> 53);
   return select_by_mass(target).id;
 }

@@ -29,7 +29,7 @@
 
 #include "sample/rng.h"
 #include "sample/sampling_params.h"
-#include "tokenizer/tokenizer.h"
+#include "step/ids.h"
 
 namespace pagedgen {
 
@@ -45,6 +45,10 @@ class Sampler {
   // rng:               this sample's stream (advanced by one output unless greedy)
   TokenId sample(std::span<const float> logits, const SamplingParams& params,
                  int32_t num_generated, std::span<const TokenId> end_of_generation, Rng& rng);
+  // The same with the draw taken beforehand: random_bits = rng.next_u64() (ignored when
+  // greedy), as the engine hands it to a backend in a SamplingRow.
+  TokenId sample(std::span<const float> logits, const SamplingParams& params,
+                 int32_t num_generated, std::span<const TokenId> end_of_generation, uint64_t random_bits);
 
  private:
   struct Candidate {
@@ -52,7 +56,7 @@ class Sampler {
     TokenId id;
   };
 
-  TokenId sample_random(std::span<const float> logits, const SamplingParams& params, Rng& rng);
+  TokenId sample_random(std::span<const float> logits, const SamplingParams& params, uint64_t random_bits);
   Candidate select_by_mass(uint64_t target);
   uint64_t total_weight() const;
 

@@ -1,6 +1,6 @@
 // SamplingParams: how one request is decoded (greedy or sampled, truncation, stops,
 // lengths, number of samples), with vLLM's defaults and one validation that names the
-// field and its allowed range.
+// field and its allowed range. The defaults here are the commands' defaults.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/tokenizer.h"
+#include "step/ids.h"
 
 namespace pagedgen {
 
@@ -23,7 +23,7 @@ struct SamplingParams {
   std::optional<uint64_t> seed;  // per-request seed; absent -> derived from the run seed (rng.h)
   std::vector<std::string> stop;          // stop strings; the text ends before the first match
   std::vector<TokenId> stop_token_ids;    // extra ids that end generation (not in the text)
-  int32_t max_tokens = 16;   // generated tokens per sample, at most
+  int32_t max_tokens = 128;  // generated tokens per sample, at most (every command's default)
   int32_t min_tokens = 0;    // end-of-generation and stop ids are masked until this many exist
   bool ignore_eos = false;   // keep generating past end-of-generation ids (they stay in the tokens)
   int32_t n = 1;             // samples of this prompt

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "sample/sampling_params.h"
-#include "tokenizer/tokenizer.h"
+#include "step/ids.h"
 
 namespace pagedgen {
 

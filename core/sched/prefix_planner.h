@@ -19,7 +19,7 @@
 #include <span>
 #include <vector>
 
-#include "tokenizer/tokenizer.h"
+#include "step/ids.h"
 
 namespace pagedgen {
 

@@ -9,8 +9,8 @@
 namespace pagedgen {
 
 Scheduler::Scheduler(const SchedulerConfig& config, const KvCacheConfig& kv_config) : config_(config), kv_(kv_config) {
-  if (config_.max_num_seqs < 1) fail("--max-num-seqs must be at least 1, got {}", config_.max_num_seqs);
-  if (config_.max_batch_tokens < 1) fail("--max-batch-tokens must be at least 1, got {}", config_.max_batch_tokens);
+  PG_CHECK(config_.max_num_seqs >= 1 && config_.max_batch_tokens >= 1, "max_num_seqs {}, max_batch_tokens {}",
+           config_.max_num_seqs, config_.max_batch_tokens);
 }
 
 Sequence& Scheduler::at(uint64_t seq_id) {
@@ -45,6 +45,7 @@ SchedulerOutput Scheduler::schedule() {
   // After a preemption the pool is short: admitting now would only preempt again.
   if (out.preempted.empty()) admit_waiting(out, token_budget);
   out.num_batched_tokens = config_.max_batch_tokens - token_budget;
+  build_step_batch(out);
   PG_CHECK(!has_unfinished() || !out.scheduled.empty() || !out.preempted.empty() || !out.rejected.empty(),
            "no progress: {} waiting, {} running", waiting_.size(), running_.size());
   return out;
@@ -75,7 +76,7 @@ void Scheduler::admit_waiting(SchedulerOutput& out, int32_t& token_budget) {
     if (!fits_alone(seq)) {
       const std::string reason = fmt::format(
           "the sequence needs {} KV blocks of {} tokens for its {} tokens and the next one, but the pool has {}; "
-          "raise --kv-cache-memory or --num-blocks, or shorten the prompt",
+          "give the run a larger KV pool, or shorten the prompt",
           kv_.num_blocks_for_tokens(int64_t{seq.num_tokens()} + 1), kv_.block_size(), seq.num_tokens(), kv_.num_blocks());
       waiting_.pop_front();
       auto node = sequences_.extract(seq.id);
@@ -98,6 +99,40 @@ void Scheduler::admit_waiting(SchedulerOutput& out, int32_t& token_budget) {
                              .needs_logits = seq.num_computed_tokens + num_new_tokens == seq.num_tokens()});
     token_budget -= num_new_tokens;
   }
+}
+
+// The StepBatch of the scheduled chunks: new tokens of each sequence, their positions and
+// slots, and the rows that need logits.
+//   sequence s computes positions [c, c + n): token_ids[c..c+n) of the sequence;
+//   slot of position p = table[p / block_size] * block_size + p % block_size
+void Scheduler::build_step_batch(SchedulerOutput& out) const {
+  StepBatch& batch = out.batch;
+  const int32_t block_size = kv_.block_size();
+  batch.block_size = block_size;
+  batch.num_seqs = static_cast<int32_t>(out.scheduled.size());
+  for (const ScheduledSequence& s : out.scheduled)
+    batch.max_blocks_per_seq = std::max<int32_t>(batch.max_blocks_per_seq,
+                                                 static_cast<int32_t>(kv_.block_table(s.seq_id).size()));
+  batch.block_tables.assign(static_cast<std::size_t>(batch.num_seqs * batch.max_blocks_per_seq), 0);
+  batch.query_start.push_back(0);
+  for (std::size_t i = 0; i < out.scheduled.size(); ++i) {
+    const ScheduledSequence& s = out.scheduled[i];
+    const Sequence& seq = sequences_.at(s.seq_id);
+    const std::span<const BlockId> table = kv_.block_table(s.seq_id);
+    std::copy(table.begin(), table.end(),
+              batch.block_tables.begin() + static_cast<std::ptrdiff_t>(i * batch.max_blocks_per_seq));
+    for (int32_t p = s.num_computed_tokens; p < s.num_computed_tokens + s.num_new_tokens; ++p) {
+      batch.token_ids.push_back(seq.token_ids[static_cast<std::size_t>(p)]);
+      batch.positions.push_back(p);
+      batch.slot_mapping.push_back(static_cast<int64_t>(table[static_cast<std::size_t>(p / block_size)]) * block_size +
+                                   p % block_size);
+    }
+    batch.query_start.push_back(static_cast<int32_t>(batch.token_ids.size()));
+    batch.context_lens.push_back(s.num_computed_tokens + s.num_new_tokens);
+    if (s.needs_logits) batch.logits_rows.push_back(static_cast<int32_t>(batch.token_ids.size()) - 1);
+    if (s.num_computed_tokens < seq.num_prompt_tokens) out.computes_prompt = true;
+  }
+  batch.num_tokens = static_cast<int32_t>(batch.token_ids.size());
 }
 
 // Preemption by recompute: the newest running sequence frees its blocks and goes to the

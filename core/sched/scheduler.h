@@ -3,8 +3,9 @@
 // step, which tokens of which sequences run; the engine runs them and reports back.
 //
 // One engine step:
-//   out = scheduler.schedule();          // tokens per sequence, COW copies, preempted, rejected
-//   backend.copy_blocks(out.block_copies); build the StepBatch from out.scheduled; forward
+//   out = scheduler.schedule();          // tokens per sequence, COW copies, preempted, rejected,
+//                                        // and the StepBatch the backend runs
+//   backend.copy_blocks(out.block_copies); backend.step(out.batch, ...)
 //   scheduler.on_step_done(out);         // K/V written: advance counts, commit full blocks,
 //                                        // let go of the blocks copied from
 //   append_token / fork / finish          // for sequences whose scheduled chunk needs_logits
@@ -18,7 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/step_batch.h"
+#include "step/step_batch.h"
 #include "kv/kv_cache_manager.h"
 #include "sched/sequence.h"
 
@@ -47,6 +48,8 @@ struct SchedulerOutput {
   std::vector<uint64_t> preempted;           // back in the waiting queue, blocks freed
   std::vector<RejectedSequence> rejected;    // can never fit in the pool
   int32_t num_batched_tokens = 0;
+  StepBatch batch;                           // the scheduled chunks as the backend reads them
+  bool computes_prompt = false;              // some chunk computes a prompt position
 };
 
 struct SchedulerCounters {
@@ -88,6 +91,7 @@ class Scheduler {
   void admit_waiting(SchedulerOutput& out, int32_t& token_budget);
   void preempt_newest(SchedulerOutput& out);
   bool fits_alone(const Sequence& seq) const;
+  void build_step_batch(SchedulerOutput& out) const;
 
   SchedulerConfig config_;
   KvCacheManager kv_;

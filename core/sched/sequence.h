@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tokenizer/tokenizer.h"
+#include "step/ids.h"
 
 namespace pagedgen {
 

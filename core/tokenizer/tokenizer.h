@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-namespace pagedgen {
+#include "step/ids.h"
 
-using TokenId = int32_t;
+namespace pagedgen {
 
 struct SpecialTokens {
   std::optional<TokenId> bos;

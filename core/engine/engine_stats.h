@@ -1,10 +1,11 @@
-// RunStats: how one run used its KV memory and time, every figure counted as it happened
-// (per engine step), never estimated. Written as JSON (--stats) and as a few human lines.
+// EngineStats: what the engine counts while it runs, per step and never estimated: the KV
+// memory each step held, tokens planned, computed and generated, prefix-cache, copy and
+// preemption counters, and step time. What only the job knows (lines, model, load time)
+// is job/run_stats.h's, which writes both as one JSON.
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace pagedgen {
@@ -27,31 +28,22 @@ struct KvTimelinePoint {
   KvSnapshot kv;
 };
 
-struct RunStats {
+struct EngineStats {
   static constexpr std::size_t kMaxTimelinePoints = 2048;
 
-  // The run.
-  std::string model;
+  // The engine's settings.
   std::string backend;
   int64_t block_size = 0;
   int64_t kv_bytes_per_block = 0;
   int64_t num_pool_blocks = 0;
   int64_t max_model_len = 0;
   bool prefix_sharing = true;
-  // Device bytes (GPU backends; all zero on the CPU): weights, KV pool, activations.
-  std::string device;                // the GPU's name, empty on the CPU
-  int64_t device_weight_bytes = 0;
-  int64_t device_kv_pool_bytes = 0;
-  int64_t device_activation_bytes = 0;
 
   // Requests and tokens.
-  int64_t num_lines = 0;             // input lines, blank ones included
-  int64_t num_blank_lines = 0;
-  int64_t num_requests = 0;          // non-blank lines
-  int64_t num_failed_requests = 0;   // lines written as error records
-  int64_t num_samples = 0;           // sequences decoded (n per request)
-  int64_t num_prompt_tokens = 0;     // over successful requests, once per request
-  int64_t num_distinct_prompt_tokens = 0;  // token-trie nodes of the plan
+  int64_t num_rejected_requests = 0;       // requests that cannot fit the pool (error records)
+  int64_t num_samples = 0;                 // sequences decoded (n per request)
+  int64_t num_prompt_tokens = 0;           // over successful requests, once per request
+  int64_t num_distinct_prompt_tokens = 0;  // token-trie nodes of the plans
   int64_t num_prefix_groups = 0;
   int64_t num_computed_prompt_tokens = 0;  // prompt positions whose K/V were computed (recompute included)
   int64_t num_generated_tokens = 0;
@@ -89,24 +81,12 @@ struct RunStats {
   int64_t preemptions = 0;
   int64_t recomputed_tokens = 0;
 
-  // Wall time per phase, seconds.
-  double load_seconds = 0;
-  double prepare_seconds = 0;        // read, template, tokenize, plan
-  double generate_seconds = 0;
+  // Wall time, seconds.
+  double generate_seconds = 0;       // planning and steps
   double prefill_seconds = 0;        // steps that computed at least one prompt position
   double decode_seconds = 0;         // steps that computed generated positions only
 
   void add_snapshot(const KvSnapshot& snapshot);
-
-  // Folds in the figures of another run of the same model and settings (`pagedgen merge`
-  // of shards): counts, sums and times add up, peaks take the larger one.
-  void add_run(const RunStats& other);
-
-  std::string to_json() const;
-  // Reads what to_json wrote back. Throws Error naming the file's problem.
-  static RunStats from_json(std::string_view json);
-  // A few lines for stderr at the end of a run.
-  std::string summary() const;
 };
 
 }  // namespace pagedgen

@@ -1,4 +1,4 @@
-#include "model/model_files.h"
+#include "loader/model_files.h"
 
 #include <fstream>
 #include <regex>
@@ -94,5 +94,7 @@ const RawTensor* ModelFiles::find_tensor(std::string_view canonical_name) const 
     if (t.name == canonical_name) return &t;
   return nullptr;
 }
+
+ModelWeights ModelFiles::load_weights() const { return load_model_weights(config_, tensors_, path_.string()); }
 
 }  // namespace pagedgen

@@ -1,4 +1,4 @@
-#include "engine/prompt_builder.h"
+#include "job/prompt_builder.h"
 
 #include <fmt/format.h>
 

@@ -11,23 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "model/ggml_type.h"
 #include "model/model_config.h"
+#include "model/model_weights.h"
+#include "model/raw_tensor.h"
 
 namespace pagedgen {
 
 class GgufFile;
 class SafetensorsModel;
 class Tokenizer;
-
-// One stored weight tensor, before dequantization.
-struct RawTensor {
-  std::string name;               // canonical name, e.g. "blk.3.attn_q.weight"
-  std::string stored_name;        // name in the file, e.g. "model.layers.3.self_attn.q_proj.weight"
-  std::vector<uint64_t> shape;    // row-major, outermost first: {out_features, in_features}
-  uint32_t raw_type;              // GgmlType number (safetensors F32/F16/BF16 map to theirs)
-  std::span<const std::byte> data;
-};
 
 enum class ModelFormat { Gguf, HfSafetensors };
 
@@ -51,6 +43,8 @@ class ModelFiles {
   // Every weight tensor of the file under its canonical name.
   const std::vector<RawTensor>& tensors() const { return tensors_; }
   const RawTensor* find_tensor(std::string_view canonical_name) const;
+  // Dequantizes every tensor the config needs to float32 (model_weights.h).
+  ModelWeights load_weights() const;
 
  private:
   std::filesystem::path path_;

@@ -7,8 +7,8 @@
 #include <istream>
 #include <vector>
 
-#include "engine/engine.h"
-#include "engine/prompt_builder.h"
+#include "engine/prepared_request.h"
+#include "job/prompt_builder.h"
 #include "io/request.h"
 #include "sample/sampling_params.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <variant>
 
-#include "engine/engine.h"
+#include "engine/prepared_request.h"
 #include "io/request.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"

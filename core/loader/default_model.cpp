@@ -1,4 +1,4 @@
-#include "model/default_model.h"
+#include "loader/default_model.h"
 
 #include <cstdlib>
 

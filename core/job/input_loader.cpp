@@ -1,4 +1,4 @@
-#include "engine/input_loader.h"
+#include "job/input_loader.h"
 
 #include <variant>
 

@@ -1,0 +1,23 @@
+#include "backend/logits_backend.h"
+
+#include "util/error.h"
+
+namespace pagedgen {
+
+std::vector<TokenId> LogitsBackend::step(const StepBatch& batch, const SamplingBatch& sampling) {
+  const auto vocab = static_cast<std::size_t>(vocab_size());
+  logits_.resize(batch.logits_rows.size() * vocab);
+  forward(batch, logits_);
+  std::vector<TokenId> tokens;
+  tokens.reserve(sampling.rows.size());
+  for (const SamplingRow& row : sampling.rows) {
+    PG_CHECK(row.logits_row >= 0 && static_cast<std::size_t>(row.logits_row) < batch.logits_rows.size(),
+             "sampling row reads logits row {} of {}", row.logits_row, batch.logits_rows.size());
+    const std::span<const float> logits(logits_.data() + static_cast<std::size_t>(row.logits_row) * vocab, vocab);
+    tokens.push_back(sampler_.sample(logits, *row.params, row.num_generated, sampling.end_of_generation,
+                                     row.random_bits));
+  }
+  return tokens;
+}
+
+}  // namespace pagedgen

@@ -1,0 +1,176 @@
+#include "engine/output_processor.h"
+
+#include "util/error.h"
+
+namespace pagedgen {
+
+OutputProcessor::OutputProcessor(const Tokenizer* tokenizer, uint64_t run_seed, int64_t max_model_len)
+    : tokenizer_(tokenizer), run_seed_(run_seed), max_model_len_(max_model_len) {
+  if (tokenizer_) end_of_generation_ = tokenizer_->special().end_of_generation;
+}
+
+std::unique_ptr<OutputProcessor::SampleState> OutputProcessor::new_sample(const PreparedRequest& r,
+                                                                          int32_t sample_index) const {
+  const uint64_t seed = sample_seed(r.sampling.seed, run_seed_, r.seed_key, static_cast<uint64_t>(sample_index));
+  std::optional<IncrementalDecoder> decoder;
+  if (tokenizer_) decoder.emplace(*tokenizer_, false, false);
+  return std::make_unique<SampleState>(SampleState{Rng(seed), std::move(decoder), StopChecker(r.sampling, end_of_generation_)});
+}
+
+void OutputProcessor::start_batch(std::vector<PreparedRequest> requests, std::span<const int32_t> order,
+                                  Scheduler& scheduler, EngineStats& stats) {
+  PG_CHECK(samples_.empty(), "a new batch while {} samples of the last one run", samples_.size());
+  requests_ = std::move(requests);
+  states_.assign(requests_.size(), RequestState{});
+  for (int32_t request_index : order) {
+    const PreparedRequest& r = requests_[static_cast<std::size_t>(request_index)];
+    states_[static_cast<std::size_t>(request_index)].choices.resize(static_cast<std::size_t>(r.sampling.n));
+    Sequence seq;
+    seq.id = next_seq_id_++;
+    seq.request_index = request_index;
+    seq.sample_index = 0;
+    seq.token_ids = r.prompt_ids;
+    seq.num_prompt_tokens = static_cast<int32_t>(r.prompt_ids.size());
+    seq.max_tokens = r.sampling.max_tokens;
+    samples_.emplace(seq.id, new_sample(r, 0));
+    scheduler.add(std::move(seq));
+    ++stats.num_samples;
+  }
+}
+
+void OutputProcessor::reject(std::span<const RejectedSequence> rejected, std::vector<OutputRecord>& done,
+                             EngineStats& stats) {
+  for (const RejectedSequence& x : rejected) {
+    const int64_t request_index = x.sequence.request_index;
+    RequestState& state = states_[static_cast<std::size_t>(request_index)];
+    const PreparedRequest& r = requests_[static_cast<std::size_t>(request_index)];
+    if (!state.error) state.error = RequestError{r.index, r.id_json, "request_too_large", x.reason};
+    samples_.erase(x.sequence.id);
+    // A request with forked samples counts all of them: the ones not started are done too.
+    state.num_finished += state.forked ? 1 : r.sampling.n;
+    finish_request_if_done(request_index, done, stats);
+  }
+}
+
+// Rows in the order apply() consumes them: per sequence that needs logits, the new samples
+// of its fork (1..n-1), then its own next token.
+SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out, const Scheduler& scheduler) {
+  SamplingBatch batch;
+  batch.end_of_generation = end_of_generation_;
+  planned_.clear();
+  int32_t logits_row = 0;
+  const auto draw = [](const SamplingParams& params, SampleState& sample) {
+    return params.is_greedy() ? uint64_t{0} : sample.rng.next_u64();
+  };
+  for (const ScheduledSequence& s : out.scheduled) {
+    if (!s.needs_logits) continue;
+    const Sequence& seq = scheduler.sequence(s.seq_id);
+    RequestState& state = states_[static_cast<std::size_t>(seq.request_index)];
+    const PreparedRequest& r = requests_[static_cast<std::size_t>(seq.request_index)];
+    if (!state.forked && r.sampling.n > 1 && seq.num_generated_tokens() == 0) {
+      state.forked = true;
+      for (int32_t i = 1; i < r.sampling.n; ++i) {
+        PlannedRow row{s.seq_id, new_sample(r, i), i};
+        batch.rows.push_back({logits_row, &r.sampling, 0, draw(r.sampling, *row.child)});
+        planned_.push_back(std::move(row));
+      }
+    }
+    SampleState& sample = *samples_.at(s.seq_id);
+    batch.rows.push_back({logits_row, &r.sampling, seq.num_generated_tokens(), draw(r.sampling, sample)});
+    planned_.push_back(PlannedRow{s.seq_id, nullptr, 0});
+    ++logits_row;
+  }
+  return batch;
+}
+
+bool OutputProcessor::extend(SampleState& sample, TokenId token, int32_t num_tokens, EngineStats& stats) const {
+  ++stats.num_generated_tokens;
+  std::optional<FinishReason> reason = sample.stop.append(token, sample.decoder ? sample.decoder->push(token) : "");
+  if (!reason && num_tokens + 1 >= max_model_len_) {
+    sample.stop.finish_length();
+    reason = FinishReason::kLength;
+  }
+  return reason.has_value();
+}
+
+void OutputProcessor::apply(std::span<const TokenId> tokens, Scheduler& scheduler, std::vector<OutputRecord>& done,
+                            EngineStats& stats) {
+  PG_CHECK(tokens.size() == planned_.size(), "{} token ids for {} sampling rows", tokens.size(), planned_.size());
+  for (std::size_t i = 0; i < planned_.size(); ++i) {
+    PlannedRow& row = planned_[i];
+    const Sequence& seq = scheduler.sequence(row.seq_id);
+    if (row.child) {
+      start_child(seq, row, tokens[i], scheduler, done, stats);
+      continue;
+    }
+    states_[static_cast<std::size_t>(seq.request_index)].forked = true;
+    SampleState& sample = *samples_.at(row.seq_id);
+    if (!extend(sample, tokens[i], seq.num_tokens(), stats)) {
+      scheduler.append_token(row.seq_id, tokens[i]);
+      continue;
+    }
+    Sequence finished = scheduler.finish(row.seq_id);
+    std::vector<TokenId> generated(finished.token_ids.begin() + finished.num_prompt_tokens, finished.token_ids.end());
+    generated.push_back(tokens[i]);
+    complete_sample(finished.request_index, finished.sample_index, sample, std::move(generated),
+                    finished.num_cached_prompt_tokens, done, stats);
+    samples_.erase(row.seq_id);
+  }
+  planned_.clear();
+}
+
+// A new sample of an n > 1 fork: done at its first token, or a child sharing the parent's
+// blocks (its first token then goes into a copy of the shared partial block).
+void OutputProcessor::start_child(const Sequence& parent, PlannedRow& row, TokenId token, Scheduler& scheduler,
+                                  std::vector<OutputRecord>& done, EngineStats& stats) {
+  ++stats.num_samples;
+  if (extend(*row.child, token, parent.num_tokens(), stats)) {
+    complete_sample(parent.request_index, row.child_index, *row.child, {token}, parent.num_cached_prompt_tokens, done,
+                    stats);
+    return;
+  }
+  Sequence child;
+  child.id = next_seq_id_++;
+  child.request_index = parent.request_index;
+  child.sample_index = row.child_index;
+  child.token_ids = parent.token_ids;
+  child.token_ids.push_back(token);
+  child.num_prompt_tokens = parent.num_prompt_tokens;
+  child.max_tokens = parent.max_tokens;
+  samples_.emplace(child.id, std::move(row.child));
+  scheduler.fork(parent.id, std::move(child));
+}
+
+void OutputProcessor::complete_sample(int64_t request_index, int32_t sample_index, SampleState& sample,
+                                      std::vector<TokenId> token_ids, int32_t num_cached_prompt_tokens,
+                                      std::vector<OutputRecord>& done, EngineStats& stats) {
+  RequestState& state = states_[static_cast<std::size_t>(request_index)];
+  if (sample_index == 0) state.cached_tokens = num_cached_prompt_tokens;
+  sample.stop.append_held_back(sample.decoder ? sample.decoder->finish() : "");
+  state.choices[static_cast<std::size_t>(sample_index)] =
+      Completion{sample.stop.text(), *sample.stop.finish_reason(), sample.stop.num_tokens(), std::move(token_ids)};
+  ++state.num_finished;
+  finish_request_if_done(request_index, done, stats);
+}
+
+void OutputProcessor::finish_request_if_done(int64_t request_index, std::vector<OutputRecord>& done,
+                                             EngineStats& stats) {
+  RequestState& state = states_[static_cast<std::size_t>(request_index)];
+  const PreparedRequest& r = requests_[static_cast<std::size_t>(request_index)];
+  if (state.num_finished < r.sampling.n) return;
+  if (state.error) {
+    done.push_back(*state.error);
+    ++stats.num_rejected_requests;
+    return;
+  }
+  RequestOutput output;
+  output.index = r.index;
+  output.id_json = r.id_json;
+  output.prompt_tokens = static_cast<int64_t>(r.prompt_ids.size());
+  output.cached_tokens = state.cached_tokens;
+  for (auto& c : state.choices) output.choices.push_back(std::move(*c));
+  stats.num_prompt_tokens += output.prompt_tokens;
+  done.push_back(std::move(output));
+}
+
+}  // namespace pagedgen

@@ -1,0 +1,89 @@
+// OutputProcessor: the engine's bookkeeping around the scheduler, per request and per
+// sample. Before a step it lists what to sample (one row per sample to extend; the first
+// logits of an n > 1 prompt start all n samples, each from its own random stream); after
+// the step it applies the token ids: stop checks and text, fork of the new samples,
+// finished samples, and a request's record once all its samples are done.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/engine_stats.h"
+#include "engine/prepared_request.h"
+#include "io/output_record.h"
+#include "sample/rng.h"
+#include "sample/sampling_batch.h"
+#include "sample/stop_checker.h"
+#include "sched/scheduler.h"
+#include "tokenizer/tokenizer.h"
+
+namespace pagedgen {
+
+class OutputProcessor {
+ public:
+  // `tokenizer` null: no text (dry runs); samples then end by length only.
+  OutputProcessor(const Tokenizer* tokenizer, uint64_t run_seed, int64_t max_model_len);
+
+  // Takes a batch's requests and queues their first samples in `order` (the plan's).
+  void start_batch(std::vector<PreparedRequest> requests, std::span<const int32_t> order, Scheduler& scheduler,
+                   EngineStats& stats);
+
+  // The requests the scheduler turned away: one error record each, once all their samples
+  // are accounted for.
+  void reject(std::span<const RejectedSequence> rejected, std::vector<OutputRecord>& done, EngineStats& stats);
+
+  // The rows to sample after the step of `out` (draws each sample's random bits).
+  SamplingBatch sampling_batch(const SchedulerOutput& out, const Scheduler& scheduler);
+
+  // Applies the step's token ids (one per row of the last sampling_batch()).
+  void apply(std::span<const TokenId> tokens, Scheduler& scheduler, std::vector<OutputRecord>& done,
+             EngineStats& stats);
+
+ private:
+  // Decoding state of one sample, beside its Sequence in the scheduler.
+  struct SampleState {
+    Rng rng;
+    std::optional<IncrementalDecoder> decoder;  // none without a tokenizer
+    StopChecker stop;
+  };
+  // A request while its samples run.
+  struct RequestState {
+    std::vector<std::optional<Completion>> choices;  // [n]
+    int32_t num_finished = 0;
+    int64_t cached_tokens = 0;
+    bool forked = false;
+    std::optional<RequestError> error;
+  };
+  // What one sampling row extends: a running sample, or a sample of a fork not yet created.
+  struct PlannedRow {
+    uint64_t seq_id = 0;                  // the running sequence whose logits it reads
+    std::unique_ptr<SampleState> child;   // set for a new sample of an n > 1 fork
+    int32_t child_index = 0;              // its sample index
+  };
+
+  std::unique_ptr<SampleState> new_sample(const PreparedRequest& request, int32_t sample_index) const;
+  // Records the token; true when the sample is done.
+  bool extend(SampleState& sample, TokenId token, int32_t num_tokens, EngineStats& stats) const;
+  void complete_sample(int64_t request_index, int32_t sample_index, SampleState& sample,
+                       std::vector<TokenId> token_ids, int32_t num_cached_prompt_tokens,
+                       std::vector<OutputRecord>& done, EngineStats& stats);
+  void finish_request_if_done(int64_t request_index, std::vector<OutputRecord>& done, EngineStats& stats);
+  void start_child(const Sequence& parent, PlannedRow& row, TokenId token, Scheduler& scheduler,
+                   std::vector<OutputRecord>& done, EngineStats& stats);
+
+  const Tokenizer* tokenizer_;
+  std::vector<TokenId> end_of_generation_;
+  uint64_t run_seed_;
+  int64_t max_model_len_;
+  std::vector<PreparedRequest> requests_;  // the batch, input order
+  std::vector<RequestState> states_;       // [requests_]
+  std::unordered_map<uint64_t, std::unique_ptr<SampleState>> samples_;  // by sequence id
+  std::vector<PlannedRow> planned_;        // the rows of the last sampling_batch()
+  uint64_t next_seq_id_ = 0;
+};
+
+}  // namespace pagedgen

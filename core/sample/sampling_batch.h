@@ -1,0 +1,32 @@
+// SamplingBatch: what a backend needs to pick the tokens of one step, beside its StepBatch.
+// One row per token to sample; a row reads one logits row of the step (several rows may
+// read the same one: the n samples of a prompt start from its last position's logits).
+//
+//   StepBatch::logits_rows  [ 4    9 ]          two sequences need logits
+//   SamplingBatch rows      [ 0    1   1   1 ]  the second starts 3 samples (n = 3)
+//
+// The random draw of each row is taken by the engine from the sample's own stream before
+// the step, so the result never depends on where or in which order rows are sampled.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sample/sampling_params.h"
+#include "step/ids.h"
+
+namespace pagedgen {
+
+struct SamplingRow {
+  int32_t logits_row = 0;                // index into StepBatch::logits_rows
+  const SamplingParams* params = nullptr;  // the request's; outlives the step
+  int32_t num_generated = 0;             // tokens the sample has generated (min_tokens masking)
+  uint64_t random_bits = 0;              // the sample's next 64 random bits; unused when greedy
+};
+
+struct SamplingBatch {
+  std::vector<SamplingRow> rows;                // [num_samples] in the order token ids come back
+  std::vector<TokenId> end_of_generation;       // the tokenizer's end-of-generation ids
+};
+
+}  // namespace pagedgen
