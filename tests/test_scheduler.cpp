@@ -529,3 +529,23 @@ TEST_CASE("prefix-ordered queue: prompt tokens computed equal the planner's figu
     }
   }
 }
+
+TEST_CASE("n > 1 in a pool that holds one sample at a time: the samples run in turn, nothing aborts") {
+  // Issue 13 item 3: two samples of 22 tokens in 2 blocks of 16. The second sample is
+  // preempted, then re-admitted alone; its prompt partly matches the first sample's cached
+  // block, but holding that block to copy from leaves no room, so it computes the tokens.
+  for (int32_t max_tokens : {20, 30}) {
+    CAPTURE(max_tokens);
+    FakeEngine engine({.max_num_seqs = 4, .max_batch_tokens = 64},
+                      {.num_blocks = 2, .block_size = 16, .enable_prefix_caching = true},
+                      {FakeRequest{{1, 2}, max_tokens, 2}});
+    engine.run();
+    const auto* output = std::get_if<RequestOutput>(&engine.records().at(0));
+    REQUIRE(output != nullptr);
+    REQUIRE(output->choices.size() == 2);
+    for (int32_t k = 0; k < 2; ++k)
+      CHECK(output->choices[static_cast<std::size_t>(k)].token_ids == expected_tokens(0, k, max_tokens));
+    CHECK(engine.scheduler().counters().num_preemptions > 0);
+  }
+}
+

@@ -3,6 +3,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "util/error.h"
 
@@ -84,9 +85,16 @@ void Scheduler::admit_waiting(SchedulerOutput& out, int32_t& token_budget) {
       ++counters_.num_rejected;
       continue;
     }
-    const PrefixMatch match = kv_.match_prefix(seq.token_ids);
+    PrefixMatch match = kv_.match_prefix(seq.token_ids);
     if (match.next_block_in_flight) break;  // share the block a running sequence is computing
-    const int32_t num_new_tokens = std::min(seq.num_tokens() - match.num_cached_tokens, token_budget);
+    int32_t num_new_tokens = std::min(seq.num_tokens() - match.num_cached_tokens, token_budget);
+    if (!kv_.can_allocate(match, num_new_tokens) && running_.empty() && match.partial_block) {
+      // Alone, it fits the pool (fits_alone), but not beside the block it would copy from:
+      // compute those tokens instead. (With others running, waiting frees blocks.)
+      match.num_cached_tokens -= std::exchange(match.num_partial_tokens, 0);
+      match.partial_block.reset();
+      num_new_tokens = std::min(seq.num_tokens() - match.num_cached_tokens, token_budget);
+    }
     if (!kv_.can_allocate(match, num_new_tokens)) break;
     if (auto copy = kv_.allocate(seq.id, seq.token_ids, match, num_new_tokens)) out.block_copies.push_back(*copy);
     if (seq.num_preemptions == 0) seq.num_cached_prompt_tokens = std::min(match.num_cached_tokens, seq.num_prompt_tokens);
