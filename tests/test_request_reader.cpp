@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -396,4 +397,67 @@ TEST_CASE("a line selection skips lines unparsed and is what count_selected_requ
   CHECK(count_selected_requests(counted, odd_windows) == 2);
   std::istringstream all(input);
   CHECK(count_selected_requests(all, {}) == 4);
+}
+
+// Issue 13 item 1: simdjson rejects these before any value is read; asking that unstarted
+// document where it stopped crashed (SIGSEGV) instead of giving the line its error.
+TEST_CASE("a raw control character or an unclosed string is invalid_json, in both formats") {
+  const std::string control = "{\"prompt\": \"a\x01" "b\"}";
+  const std::string unclosed = "{\"prompt\": \"abc";
+  CHECK(parse_one(control) ==
+        "E 0 id=null invalid_json: the line is not valid JSON: a control character (0x00-0x1F) in a string must be "
+        "escaped, e.g. \\n or \\u0001 (near byte 13)");
+  CHECK(parse_one(unclosed) == "E 0 id=null invalid_json: the line is not valid JSON: a string is never closed (near byte 11)");
+  CHECK(parse_one(std::string("{\"prompt\": \"a\0b\"}", 17)).starts_with(
+      "E 0 id=null invalid_json: the line is not valid JSON: a control character"));
+  CHECK(parse_one("{\"prompt\": \"a\\\"\tb\"}").ends_with("(near byte 15)"));  // after an escaped quote
+  CHECK(parse_one("{\"prompt\": \"a\", \"x\": \"\\\\") ==
+        "E 0 id=null invalid_json: the line is not valid JSON: a string is never closed (near byte 21)");
+
+  for (const std::optional<RequestFormat> format :
+       {std::optional<RequestFormat>(RequestFormat::kPlain), std::optional<RequestFormat>(RequestFormat::kOpenAiBatch),
+        std::optional<RequestFormat>()}) {
+    CAPTURE(format.has_value());
+    for (const std::string& bad : {control, unclosed}) {
+      const std::string good = format == RequestFormat::kOpenAiBatch
+                                   ? batch_line("/v1/completions", R"("prompt": "p")")
+                                   : std::string(R"({"prompt": "p"})");
+      const std::string items = read_format(good + "\n" + bad + "\n" + good + "\n", format).first;
+      const std::string key = format == RequestFormat::kOpenAiBatch ? "id=\"r\" key=r" : "id=null key=#";
+      CHECK(items.starts_with("R 0 "));
+      CHECK(items.find("\nE 1 id=null invalid_json: the line is not valid JSON: ") != std::string::npos);
+      CHECK(items.find("\nR 2 ") != std::string::npos);
+      CHECK(std::count(items.begin(), items.end(), '\n') == 3);
+    }
+  }
+}
+
+// Issue 13 item 2: validating a value recursed once per level, so ~25,000 levels overflowed
+// the stack (SIGSEGV).
+TEST_CASE("nesting past kMaxNestingLevels is invalid_json, not a stack overflow") {
+  const auto nested = [](std::size_t levels, char open, char close) {
+    std::string text;
+    for (std::size_t i = 0; i < levels; ++i) text += open == '{' ? "{\"k\":" : "[";
+    text += "1";
+    for (std::size_t i = 0; i < levels; ++i) text += close;
+    return text;
+  };
+  for (const char open : {'[', '{'}) {
+    const char close = open == '[' ? ']' : '}';
+    CAPTURE(open);
+    // The line's object is level 1, "x"'s value level 2: 126 more levels fit the limit.
+    CHECK(parse_one("{\"prompt\": \"a\", \"x\": " + nested(127, open, close) + "}") == "R 0 id=null key=#0 'a'");
+    CHECK(parse_one("{\"prompt\": \"a\", \"x\": " + nested(128, open, close) + "}")
+              .starts_with("E 0 id=null invalid_json: the line nests objects and lists deeper than 128 levels, which "
+                           "pagedgen does not read (near byte "));
+    CHECK(parse_one("{\"prompt\": \"a\", \"x\": " + nested(25000, open, close) + "}")
+              .starts_with("E 0 id=null invalid_json: the line nests objects and lists deeper than 128 levels, which "
+                           "pagedgen does not read"));
+    CHECK(parse_batch(batch_line("/v1/completions", "\"prompt\": \"p\", \"x\": " + nested(25000, open, close)))
+              .starts_with("E 0 id=null invalid_json: the line nests objects and lists deeper than 128 levels, which "
+                           "pagedgen does not read"));
+    // Unbalanced too: the depth limit or the syntax error, never a crash.
+    CHECK(parse_one("{\"prompt\": \"a\", \"x\": " + std::string(25000, open)).starts_with("E 0 id=null invalid_json: "));
+    CHECK(parse_one(nested(25000, open, close)).starts_with("E 0 id=null invalid_"));
+  }
 }

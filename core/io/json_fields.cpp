@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "io/request.h"
 
@@ -13,6 +14,7 @@ std::string_view short_json_message(simdjson::error_code error) {
     case simdjson::TAPE_ERROR: return "misplaced or missing comma, colon, brace or bracket";
     case simdjson::UNCLOSED_STRING: return "a string is never closed";
     case simdjson::STRING_ERROR: return "bad escape or control character in a string";
+    case simdjson::UNESCAPED_CHARS: return "a control character (0x00-0x1F) in a string must be escaped, e.g. \\n or \\u0001";
     case simdjson::NUMBER_ERROR: return "malformed or out-of-range number";
     case simdjson::T_ATOM_ERROR: return "bad literal (expected true)";
     case simdjson::F_ATOM_ERROR: return "bad literal (expected false)";
@@ -58,13 +60,59 @@ void throw_json_error(simdjson::error_code error, od::document& document, const 
                    fmt::format("the line is not valid JSON: {}", short_json_message(error)));
 }
 
+namespace {
+
+// Where in `line` the string error that iterate() reported lies: the first raw control
+// character inside a string (UNESCAPED_CHARS), or the quote that opens the string never
+// closed (UNCLOSED_STRING). nullopt for other errors or when the scan does not find it.
+std::optional<std::size_t> string_error_offset(simdjson::error_code error, std::string_view line) {
+  bool in_string = false;
+  std::size_t opening_quote = 0;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(line[i]);
+    if (!in_string) {
+      if (byte == '"') {
+        in_string = true;
+        opening_quote = i;
+      }
+    } else if (byte == '\\') {
+      ++i;  // the escaped byte cannot end the string
+    } else if (byte == '"') {
+      in_string = false;
+    } else if (byte < 0x20 && error == simdjson::UNESCAPED_CHARS) {
+      return i;
+    }
+  }
+  if (in_string && error == simdjson::UNCLOSED_STRING) return opening_quote;
+  return std::nullopt;
+}
+
+}  // namespace
+
+void throw_unparsed_json_error(simdjson::error_code error, std::string_view line) {
+  if (const std::optional<std::size_t> offset = string_error_offset(error, line))
+    throw_line_error(request_error::kInvalidJson, fmt::format("the line is not valid JSON: {} (near byte {})",
+                                                              short_json_message(error), *offset));
+  throw_line_error(request_error::kInvalidJson,
+                   fmt::format("the line is not valid JSON: {}", short_json_message(error)));
+}
+
 void validate_value(od::value value, const std::string& path, od::document& document,
-                    const char* line_begin) {
+                    const char* line_begin, int level) {
   const auto check = [&](simdjson::error_code error) {
     if (error) throw_json_error(error, document, line_begin);
   };
   od::json_type type{};
   check(value.type().get(type));
+  if ((type == od::json_type::object || type == od::json_type::array) && level > kMaxNestingLevels) {
+    const char* location = nullptr;
+    const std::string where = document.current_location().get(location) == simdjson::SUCCESS && location > line_begin
+                                  ? fmt::format(" (near byte {})", location - line_begin)
+                                  : std::string();
+    throw_line_error(request_error::kInvalidJson,
+                     fmt::format("the line nests objects and lists deeper than {} levels, which pagedgen does "
+                                 "not read{}", kMaxNestingLevels, where));
+  }
   switch (type) {
     case od::json_type::object: {
       od::object object;
@@ -77,7 +125,7 @@ void validate_value(od::value value, const std::string& path, od::document& docu
         od::value child;
         check(field.value().get(child));
         validate_value(child, path.empty() ? std::string(key) : fmt::format("{}.{}", path, key),
-                       document, line_begin);
+                       document, line_begin, level + 1);
       }
       return;
     }
@@ -88,7 +136,7 @@ void validate_value(od::value value, const std::string& path, od::document& docu
       for (auto element : array) {
         od::value child;
         check(element.get(child));
-        validate_value(child, element_path(path, i++), document, line_begin);
+        validate_value(child, element_path(path, i++), document, line_begin, level + 1);
       }
       return;
     }

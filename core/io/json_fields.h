@@ -32,16 +32,28 @@ void add_unique_key(std::vector<std::string>& keys, std::string_view key, std::s
 // A few words on what is wrong for a simdjson parse error ("unbalanced braces or ...").
 std::string_view short_json_message(simdjson::error_code error);
 
-// Throws LineError(invalid_json) for a simdjson error. `document` and `line_begin` let the
-// message give the byte offset where simdjson stopped, when it knows it.
+// Throws LineError(invalid_json) for a simdjson error met while walking a document that
+// iterate() accepted. `document` and `line_begin` let the message give the byte offset
+// where simdjson stopped, when it knows it.
 [[noreturn]] void throw_json_error(simdjson::error_code error, od::document& document,
                                    const char* line_begin);
 
+// Throws LineError(invalid_json) for an error of iterate() itself (a raw control character
+// or an unclosed string, found before any value is read). Such a document was never
+// started and must not be asked where it stopped: the offset is found in `line` instead.
+[[noreturn]] void throw_unparsed_json_error(simdjson::error_code error, std::string_view line);
+
+// How deeply objects and lists may nest in a line (the line's own object is level 1). A
+// request needs about 5 levels; the limit keeps validate_value's recursion, and the
+// paths it builds, small whatever the input.
+inline constexpr int kMaxNestingLevels = 128;
+
 // Walks the whole value so that every token is checked (on-demand parsing checks a value
-// only when it is read): invalid_json for bad syntax, duplicate_field for a key given
-// twice in one object. `path` names the value in messages ("messages[0]").
+// only when it is read): invalid_json for bad syntax or nesting past kMaxNestingLevels,
+// duplicate_field for a key given twice in one object. `path` names the value in messages
+// ("messages[0]"); `level` is how deep the value sits (a field of the line: level 2).
 void validate_value(od::value value, const std::string& path, od::document& document,
-                    const char* line_begin);
+                    const char* line_begin, int level = 2);
 
 std::string_view type_name(od::json_type type);
 // The value's JSON type; the line was validated first, so this does not fail.

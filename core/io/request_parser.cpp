@@ -61,7 +61,7 @@ RequestItem RequestParser::parse(std::string_view line, uint64_t index) {
                         "the line is not valid UTF-8; re-encode the input file as UTF-8"};
   if (error) {
     try {
-      json_fields::throw_json_error(error, document, buffer.data());
+      json_fields::throw_unparsed_json_error(error, line);
     } catch (const json_fields::LineError& line_error) {
       return RequestError{index, std::nullopt, std::string(line_error.code), line_error.message};
     }
