@@ -1,6 +1,12 @@
 // Model configs from HF config.json texts and from the default model's GGUF metadata.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "gguf_writer.h"
 #include "model/gguf.h"
 #include "model/model_config.h"
 #include "test_paths.h"
@@ -87,4 +93,150 @@ TEST_CASE("the default model's GGUF config") {
   // 2 (K,V) x 30 layers x 3 KV heads x 64 dims = 11520 elements per token.
   CHECK(c.kv_bytes_per_token(4) == 46080);
   CHECK(c.kv_bytes_per_token(2) == 23040);
+}
+
+namespace {
+
+// A small Llama config.json with `extra` fields added last (a later key wins in simdjson's
+// DOM lookup only when it is the sole one, so callers replace fields by name instead).
+std::string hf_config(const std::string& layers = "2", const std::string& hidden = "64",
+                      const std::string& extra = "") {
+  return fmt::format(R"({{"model_type": "llama", "num_hidden_layers": {}, "hidden_size": {},
+      "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 32,
+      "max_position_embeddings": 64{}}})", layers, hidden, extra);
+}
+
+// A GGUF llama file with the given dimension keys (and a 4-token vocabulary), opened.
+struct GgufConfigFile {
+  test::TempDir dir{"pagedgen-model-config"};
+  std::filesystem::path path = dir / "model.gguf";
+
+  explicit GgufConfigFile(const std::vector<std::pair<std::string, GgufValue>>& changes) {
+    test::GgufWriter writer;
+    std::vector<std::pair<std::string, GgufValue>> keys = {
+        {"general.architecture", {GgufValueType::STRING, std::string("llama")}},
+        {"llama.block_count", {GgufValueType::UINT32, uint64_t{2}}},
+        {"llama.embedding_length", {GgufValueType::UINT32, uint64_t{64}}},
+        {"llama.feed_forward_length", {GgufValueType::UINT32, uint64_t{128}}},
+        {"llama.attention.head_count", {GgufValueType::UINT32, uint64_t{4}}},
+        {"llama.attention.head_count_kv", {GgufValueType::UINT32, uint64_t{2}}},
+        {"llama.context_length", {GgufValueType::UINT32, uint64_t{64}}},
+        {"llama.vocab_size", {GgufValueType::UINT32, uint64_t{32}}},
+    };
+    for (const auto& [key, value] : changes) {
+      bool replaced = false;
+      for (auto& entry : keys)
+        if (entry.first == key) entry.second = value, replaced = true;
+      if (!replaced) keys.emplace_back(key, value);
+    }
+    for (auto& [key, value] : keys) writer.add(key, value);
+    test::write_file(path, writer.build().bytes);
+  }
+  ModelConfig config() const { return model_config_from_gguf(GgufFile(path)); }
+};
+
+GgufValue u64(uint64_t v) { return {GgufValueType::UINT64, v}; }
+GgufValue f32(double v) { return {GgufValueType::FLOAT32, v}; }
+
+}  // namespace
+
+// Issue 13 item 4: 2^31 layers x a 2^31 hidden size passed the old bound (<= 2^31 each), and
+// 2 x layers x KV heads x head dim wrapped to 0 bytes per token: `plan` divided by it
+// (SIGFPE) and `inspect` printed "0 bytes per token".
+TEST_CASE("dimensions past their bounds, or whose KV product is too large, are refused naming the key") {
+  const uint64_t big = uint64_t{1} << 31;
+  CHECK_THROWS_WITH_AS(model_config_from_hf_json(hf_config("2147483648", "2147483648"), "x/config.json"),
+                       "x/config.json: 'num_hidden_layers' is 2147483648, but must be between 1 and 4096; the file "
+                       "is corrupt or not a model pagedgen supports",
+                       Error);
+  CHECK_THROWS_WITH_AS(model_config_from_hf_json(hf_config("2", "2147483648"), "x/config.json"),
+                       doctest::Contains("'hidden_size' is 2147483648, but must be between 1 and 262144"), Error);
+  CHECK_THROWS_WITH_AS(model_config_from_hf_json(hf_config("2", "64", R"(, "head_dim": 1000000)"), "x/config.json"),
+                       doctest::Contains("'head_dim' is 1000000"), Error);
+  CHECK_THROWS_WITH_AS(model_config_from_hf_json(hf_config("0"), "x/config.json"),
+                       doctest::Contains("'num_hidden_layers' is 0, but must be between 1 and 4096"), Error);
+  CHECK_THROWS_WITH_AS(model_config_from_hf_json(hf_config("-3"), "x/config.json"),
+                       doctest::Contains("'num_hidden_layers' is -3"), Error);
+
+  CHECK_THROWS_WITH_AS(GgufConfigFile({{"llama.block_count", u64(big)}, {"llama.embedding_length", u64(big)}}).config(),
+                       doctest::Contains("metadata key 'llama.block_count' is 2147483648, but must be between 1 and "
+                                         "4096"),
+                       Error);
+  CHECK_THROWS_WITH_AS(GgufConfigFile({{"llama.embedding_length", u64(big)}}).config(),
+                       doctest::Contains("metadata key 'llama.embedding_length' is 2147483648"), Error);
+  CHECK_THROWS_WITH_AS(GgufConfigFile({{"llama.context_length", u64(uint64_t{1} << 40)}}).config(),
+                       doctest::Contains("metadata key 'llama.context_length' is 1099511627776"), Error);
+  CHECK_THROWS_WITH_AS(GgufConfigFile({{"llama.vocab_size", u64(0)}}).config(),
+                       doctest::Contains("metadata key 'llama.vocab_size' is 0"), Error);
+
+  // Each dimension within its bound, the product past 2^32 elements per token.
+  CHECK_THROWS_WITH_AS(GgufConfigFile({{"llama.block_count", u64(4096)},
+                                       {"llama.attention.head_count", u64(4096)},
+                                       {"llama.attention.head_count_kv", u64(4096)},
+                                       {"llama.attention.key_length", u64(4096)},
+                                       {"llama.rope.dimension_count", u64(4096)}})
+                           .config(),
+                       doctest::Contains("the KV cache needs 137438953472 elements per token (2 x 4096 layers x "
+                                         "4096 KV heads x 4096 dims)"),
+                       Error);
+  // The largest dimensions of released models still fit: 126 layers, 128 heads of 128 dims.
+  const ModelConfig large = GgufConfigFile({{"llama.block_count", u64(126)},
+                                            {"llama.embedding_length", u64(16384)},
+                                            {"llama.feed_forward_length", u64(53248)},
+                                            {"llama.attention.head_count", u64(128)},
+                                            {"llama.attention.head_count_kv", u64(8)},
+                                            {"llama.context_length", u64(131072)},
+                                            {"llama.vocab_size", u64(128256)}})
+                                .config();
+  CHECK(large.kv_bytes_per_token(2) == 2 * 126 * 8 * 128 * 2);
+}
+
+// Issue 13 item 14: RoPE bases and RMSNorm epsilons that make no sense were taken as given.
+TEST_CASE("RoPE theta, RMSNorm epsilon and RoPE scaling values that make no sense name the key and file") {
+  for (const char* theta : {"0", "-10000", "1e39"}) {
+    CAPTURE(theta);
+    CHECK_THROWS_WITH_AS(
+        model_config_from_hf_json(hf_config("2", "64", fmt::format(R"(, "rope_theta": {})", theta)), "x/config.json"),
+        doctest::Contains(fmt::format("x/config.json: 'rope_theta' is {}, but must be a positive finite number",
+                                      std::stod(theta))
+                              .c_str()),
+        Error);
+  }
+  for (const char* eps : {"0", "-1e-05", "1", "1e-50"}) {
+    CAPTURE(eps);
+    CHECK_THROWS_WITH_AS(
+        model_config_from_hf_json(hf_config("2", "64", fmt::format(R"(, "rms_norm_eps": {})", eps)), "x/config.json"),
+        doctest::Contains("x/config.json: 'rms_norm_eps' is"), Error);
+  }
+  const auto scaling = [](const std::string& fields) {
+    return hf_config("2", "64", R"(, "rope_scaling": {"rope_type": "llama3", )" + fields + "}");
+  };
+  CHECK_THROWS_WITH_AS(model_config_from_hf_json(scaling(R"("factor": 0, "low_freq_factor": 1, "high_freq_factor": 4,
+                                                           "original_max_position_embeddings": 8192)"),
+                                                 "x/config.json"),
+                       doctest::Contains("'rope_scaling.factor' is 0"), Error);
+  CHECK_THROWS_WITH_AS(model_config_from_hf_json(scaling(R"("factor": 8, "low_freq_factor": 4, "high_freq_factor": 4,
+                                                           "original_max_position_embeddings": 8192)"),
+                                                 "x/config.json"),
+                       doctest::Contains("'rope_scaling.high_freq_factor' is 4, but must be greater than"), Error);
+  CHECK_THROWS_WITH_AS(model_config_from_hf_json(scaling(R"("factor": 8, "low_freq_factor": 1, "high_freq_factor": 4,
+                                                           "original_max_position_embeddings": 1e300)"),
+                                                 "x/config.json"),
+                       doctest::Contains("'rope_scaling.original_max_position_embeddings' is 1e+300"), Error);
+
+  CHECK_THROWS_WITH_AS(GgufConfigFile({{"llama.rope.freq_base", f32(-1)}}).config(),
+                       doctest::Contains("metadata key 'llama.rope.freq_base' is -1, but must be a positive finite "
+                                         "number"),
+                       Error);
+  CHECK_THROWS_WITH_AS(GgufConfigFile({{"llama.rope.freq_base", f32(std::numeric_limits<double>::quiet_NaN())}}).config(),
+                       doctest::Contains("metadata key 'llama.rope.freq_base' is nan"), Error);
+  CHECK_THROWS_WITH_AS(GgufConfigFile({{"llama.attention.layer_norm_rms_epsilon", f32(0)}}).config(),
+                       doctest::Contains("metadata key 'llama.attention.layer_norm_rms_epsilon' is 0, but must be a "
+                                         "positive number below 1"),
+                       Error);
+  const ModelConfig good = GgufConfigFile({{"llama.rope.freq_base", f32(500000)},
+                                           {"llama.attention.layer_norm_rms_epsilon", f32(1e-5)}})
+                               .config();
+  CHECK(good.rope_theta == 500000.0f);
+  CHECK(good.rms_norm_eps == 1e-5f);
 }

@@ -3,6 +3,9 @@
 #include <simdjson.h>
 
 #include <array>
+#include <cmath>
+#include <limits>
+#include <optional>
 
 #include "model/gguf.h"
 #include "util/error.h"
@@ -22,11 +25,53 @@ bool contains(const std::array<std::string_view, N>& names, std::string_view nam
   return false;
 }
 
-int64_t require_int(const GgufFile& gguf, const std::string& key) {
+// Upper bounds on each dimension: far above any released model (the largest have ~130
+// layers, hidden sizes near 25,000, 128 heads of up to 256 dims, 262k-token vocabularies
+// and 10M-token contexts), and low enough that the products sized from them (KV bytes per
+// token and per block, weight element counts) stay far below 2^63 and never wrap to 0.
+constexpr int64_t kMaxLayers = int64_t{1} << 12;
+constexpr int64_t kMaxHiddenSize = int64_t{1} << 18;
+constexpr int64_t kMaxIntermediateSize = int64_t{1} << 20;
+constexpr int64_t kMaxHeads = int64_t{1} << 12;
+constexpr int64_t kMaxHeadDim = int64_t{1} << 12;
+constexpr int64_t kMaxVocabSize = int64_t{1} << 24;
+constexpr int64_t kMaxContextLength = INT32_MAX;  // positions are 32-bit
+// 2 x layers x KV heads x head dim; today's largest models need about 2^20.
+constexpr int64_t kMaxKvElementsPerToken = int64_t{1} << 32;
+
+// A dimension as messages name it, and its upper bound.
+struct DimensionLimit {
+  const char* what;
+  int64_t max;
+};
+
+[[noreturn]] void fail_out_of_range(std::string_view where, std::string_view key, std::string_view value,
+                                    std::string_view allowed) {
+  fail("{}: {} is {}, but must be {}; the file is corrupt or not a model pagedgen supports", where, key, value,
+       allowed);
+}
+
+// An integer key of a dimension: present, and in [1, max].
+int64_t require_dimension(const GgufFile& gguf, const std::string& key, int64_t max) {
+  const std::string where = gguf.path().string();
   const std::optional<uint64_t> value = gguf.get_uint(key);
-  if (!value) fail("{}: missing metadata key '{}'", gguf.path().string(), key);
-  if (*value > static_cast<uint64_t>(INT64_MAX)) fail("{}: '{}' is out of range", gguf.path().string(), key);
+  if (!value) fail("{}: missing metadata key '{}'", where, key);
+  if (*value == 0 || *value > static_cast<uint64_t>(max))
+    fail_out_of_range(where, fmt::format("metadata key '{}'", key), std::to_string(*value),
+                      fmt::format("between 1 and {}", max));
   return static_cast<int64_t>(*value);
+}
+
+// A positive finite number that converts to a positive finite float, below `below` when
+// given (e.g. an epsilon must be < 1).
+float positive_float(double value, std::string_view where, std::string_view key,
+                     std::optional<double> below = std::nullopt) {
+  const bool in_range = std::isfinite(value) && value > 0 && value <= std::numeric_limits<float>::max() &&
+                        static_cast<float>(value) > 0 && (!below || value < *below);
+  if (!in_range)
+    fail_out_of_range(where, key, fmt::format("{}", value),
+                      below ? fmt::format("a positive number below {}", *below) : "a positive finite number");
+  return static_cast<float>(value);
 }
 
 }  // namespace
@@ -42,25 +87,28 @@ ModelConfig model_config_from_gguf(const GgufFile& gguf) {
   c.architecture = *arch;
   c.name = gguf.get_string("general.name").value_or("");
   const std::string p = *arch + ".";
-  c.num_layers = require_int(gguf, p + "block_count");
-  c.hidden_size = require_int(gguf, p + "embedding_length");
-  c.intermediate_size = require_int(gguf, p + "feed_forward_length");
-  c.num_heads = require_int(gguf, p + "attention.head_count");
+  c.num_layers = require_dimension(gguf, p + "block_count", kMaxLayers);
+  c.hidden_size = require_dimension(gguf, p + "embedding_length", kMaxHiddenSize);
+  c.intermediate_size = require_dimension(gguf, p + "feed_forward_length", kMaxIntermediateSize);
+  c.num_heads = require_dimension(gguf, p + "attention.head_count", kMaxHeads);
   c.num_kv_heads = gguf.get_uint(p + "attention.head_count_kv").has_value()
-                       ? require_int(gguf, p + "attention.head_count_kv")
+                       ? require_dimension(gguf, p + "attention.head_count_kv", kMaxHeads)
                        : c.num_heads;
-  c.context_length = require_int(gguf, p + "context_length");
+  c.context_length = require_dimension(gguf, p + "context_length", kMaxContextLength);
   c.head_dim = gguf.get_uint(p + "attention.key_length").has_value()
-                   ? require_int(gguf, p + "attention.key_length")
-                   : (c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
+                   ? require_dimension(gguf, p + "attention.key_length", kMaxHeadDim)
+                   : c.hidden_size / c.num_heads;
   c.rope_dim = gguf.get_uint(p + "rope.dimension_count").has_value()
-                   ? require_int(gguf, p + "rope.dimension_count")
+                   ? require_dimension(gguf, p + "rope.dimension_count", kMaxHeadDim)
                    : c.head_dim;
-  if (const auto v = gguf.get_float(p + "rope.freq_base")) c.rope_theta = static_cast<float>(*v);
-  if (const auto v = gguf.get_float(p + "attention.layer_norm_rms_epsilon")) c.rms_norm_eps = static_cast<float>(*v);
+  const auto float_key = [&](const std::string& key) { return fmt::format("metadata key '{}'", key); };
+  if (const auto v = gguf.get_float(p + "rope.freq_base"))
+    c.rope_theta = positive_float(*v, where, float_key(p + "rope.freq_base"));
+  if (const auto v = gguf.get_float(p + "attention.layer_norm_rms_epsilon"))
+    c.rms_norm_eps = positive_float(*v, where, float_key(p + "attention.layer_norm_rms_epsilon"), 1.0);
 
   if (gguf.get_uint(p + "vocab_size").has_value()) {
-    c.vocab_size = require_int(gguf, p + "vocab_size");
+    c.vocab_size = require_dimension(gguf, p + "vocab_size", kMaxVocabSize);
   } else if (const GgufValue* tokens = gguf.find("tokenizer.ggml.tokens");
              tokens != nullptr && tokens->type == GgufValueType::ARRAY) {
     c.vocab_size = static_cast<int64_t>(std::get<GgufArray>(tokens->value).items.size());
@@ -92,8 +140,15 @@ ModelConfig model_config_from_hf_json(std::string_view config_json, const std::f
     if (e.get(v) != SUCCESS) fail("{}: '{}' must be an integer", path, key);
     return v;
   };
-  auto require = [&](const char* key) {
+  // A dimension: an integer in [1, max].
+  auto get_dimension = [&](const char* key, int64_t max) -> std::optional<int64_t> {
     const std::optional<int64_t> v = get_int(key);
+    if (v && (*v <= 0 || *v > max))
+      fail_out_of_range(path, fmt::format("'{}'", key), std::to_string(*v), fmt::format("between 1 and {}", max));
+    return v;
+  };
+  auto require = [&](const char* key, int64_t max) {
+    const std::optional<int64_t> v = get_dimension(key, max);
     if (!v) fail("{}: missing key '{}'", path, key);
     return *v;
   };
@@ -113,21 +168,21 @@ ModelConfig model_config_from_hf_json(std::string_view config_json, const std::f
 
   ModelConfig c;
   c.architecture = std::string(model_type);
-  c.num_layers = require("num_hidden_layers");
-  c.hidden_size = require("hidden_size");
-  c.intermediate_size = require("intermediate_size");
-  c.num_heads = require("num_attention_heads");
-  c.num_kv_heads = get_int("num_key_value_heads").value_or(c.num_heads);
-  c.head_dim = get_int("head_dim").value_or(c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
+  c.num_layers = require("num_hidden_layers", kMaxLayers);
+  c.hidden_size = require("hidden_size", kMaxHiddenSize);
+  c.intermediate_size = require("intermediate_size", kMaxIntermediateSize);
+  c.num_heads = require("num_attention_heads", kMaxHeads);
+  c.num_kv_heads = get_dimension("num_key_value_heads", kMaxHeads).value_or(c.num_heads);
+  c.head_dim = get_dimension("head_dim", kMaxHeadDim).value_or(c.hidden_size / c.num_heads);
   c.rope_dim = c.head_dim;
-  c.vocab_size = require("vocab_size");
-  c.context_length = require("max_position_embeddings");
+  c.vocab_size = require("vocab_size", kMaxVocabSize);
+  c.context_length = require("max_position_embeddings", kMaxContextLength);
   // Mistral v0.1 attends over a 4096-token window; pagedgen has full attention only, so it
   // caps the context at the window, where the two agree.
   if (const auto window = get_int("sliding_window"); window && *window > 0 && *window < c.context_length)
     c.context_length = *window;
-  c.rms_norm_eps = static_cast<float>(get_number("rms_norm_eps").value_or(1e-6));
-  c.rope_theta = static_cast<float>(get_number("rope_theta").value_or(10000.0));
+  c.rms_norm_eps = positive_float(get_number("rms_norm_eps").value_or(1e-6), path, "'rms_norm_eps'", 1.0);
+  c.rope_theta = positive_float(get_number("rope_theta").value_or(10000.0), path, "'rope_theta'");
   c.rope_layout = RopeLayout::HalfSplit;
   bool tied = false;
   if (dom::element e; root["tie_word_embeddings"].get(e) == SUCCESS && !e.is_null() && e.get(tied) != SUCCESS)
@@ -149,10 +204,19 @@ ModelConfig model_config_from_hf_json(std::string_view config_json, const std::f
         if (e.get(v) != SUCCESS) fail("{}: rope_scaling '{}' must be a number", path, key);
         return v;
       };
-      c.rope_scaling = Llama3RopeScaling{static_cast<float>(number("factor")),
-                                         static_cast<float>(number("low_freq_factor")),
-                                         static_cast<float>(number("high_freq_factor")),
-                                         static_cast<int64_t>(number("original_max_position_embeddings"))};
+      const auto key = [](const char* name) { return fmt::format("'rope_scaling.{}'", name); };
+      const float factor = positive_float(number("factor"), path, key("factor"));
+      const float low_freq_factor = positive_float(number("low_freq_factor"), path, key("low_freq_factor"));
+      const float high_freq_factor = positive_float(number("high_freq_factor"), path, key("high_freq_factor"));
+      // The band between the two wavelengths is interpolated over high - low: it must not be empty.
+      if (!(high_freq_factor > low_freq_factor))
+        fail_out_of_range(path, key("high_freq_factor"), fmt::format("{}", high_freq_factor),
+                          fmt::format("greater than 'rope_scaling.low_freq_factor' ({})", low_freq_factor));
+      const double original = number("original_max_position_embeddings");
+      if (!(original >= 1 && original <= static_cast<double>(kMaxContextLength)) || original != std::floor(original))
+        fail_out_of_range(path, key("original_max_position_embeddings"), fmt::format("{}", original),
+                          fmt::format("an integer between 1 and {}", kMaxContextLength));
+      c.rope_scaling = Llama3RopeScaling{factor, low_freq_factor, high_freq_factor, static_cast<int64_t>(original)};
     }
   }
   validate_model_config(c, path);
@@ -160,17 +224,29 @@ ModelConfig model_config_from_hf_json(std::string_view config_json, const std::f
 }
 
 void validate_model_config(const ModelConfig& c, std::string_view where) {
-  auto positive = [&](int64_t v, const char* what) {
-    if (v <= 0 || v > (int64_t{1} << 31)) fail("{}: {} is {} (must be positive)", where, what, v);
+  const auto in_range = [&](int64_t v, DimensionLimit limit) {
+    if (v <= 0 || v > limit.max)
+      fail_out_of_range(where, limit.what, std::to_string(v), fmt::format("between 1 and {}", limit.max));
   };
-  positive(c.num_layers, "the number of layers");
-  positive(c.hidden_size, "the hidden size");
-  positive(c.intermediate_size, "the intermediate size");
-  positive(c.num_heads, "the number of attention heads");
-  positive(c.num_kv_heads, "the number of KV heads");
-  positive(c.head_dim, "the head dimension");
-  positive(c.vocab_size, "the vocabulary size");
-  positive(c.context_length, "the context length");
+  in_range(c.num_layers, {"the number of layers", kMaxLayers});
+  in_range(c.hidden_size, {"the hidden size", kMaxHiddenSize});
+  in_range(c.intermediate_size, {"the intermediate size", kMaxIntermediateSize});
+  in_range(c.num_heads, {"the number of attention heads", kMaxHeads});
+  in_range(c.num_kv_heads, {"the number of KV heads", kMaxHeads});
+  in_range(c.head_dim, {"the head dimension", kMaxHeadDim});
+  in_range(c.vocab_size, {"the vocabulary size", kMaxVocabSize});
+  in_range(c.context_length, {"the context length", kMaxContextLength});
+  // Each factor is bounded above, so this product cannot overflow; it is bounded in turn so
+  // that KV bytes per block (times element size and block size) stay far from 2^63.
+  const int64_t kv_elements = 2 * c.num_layers * c.num_kv_heads * c.head_dim;
+  if (kv_elements > kMaxKvElementsPerToken)
+    fail("{}: the KV cache needs {} elements per token (2 x {} layers x {} KV heads x {} dims), more than the {} "
+         "pagedgen supports; the file is corrupt or not a model pagedgen supports",
+         where, kv_elements, c.num_layers, c.num_kv_heads, c.head_dim, kMaxKvElementsPerToken);
+  if (!std::isfinite(c.rope_theta) || c.rope_theta <= 0)
+    fail_out_of_range(where, "the RoPE base (theta)", fmt::format("{}", c.rope_theta), "a positive finite number");
+  if (!std::isfinite(c.rms_norm_eps) || c.rms_norm_eps <= 0 || c.rms_norm_eps >= 1)
+    fail_out_of_range(where, "the RMSNorm epsilon", fmt::format("{}", c.rms_norm_eps), "a positive number below 1");
   if (c.num_heads % c.num_kv_heads != 0)
     fail("{}: {} attention heads are not a multiple of {} KV heads", where, c.num_heads, c.num_kv_heads);
   if (c.head_dim % 2 != 0) fail("{}: head dimension {} is odd; RoPE needs pairs", where, c.head_dim);

@@ -53,11 +53,13 @@ struct ModelConfig {
 };
 
 // Throw Error naming the key (and file) when a required key is missing, a value is out of
-// range, or the architecture is not of the Llama family.
+// range (a dimension of 0 or past its sane upper bound, a RoPE base or RMSNorm epsilon that
+// is not a positive finite number), or the architecture is not of the Llama family.
 ModelConfig model_config_from_gguf(const GgufFile& gguf);
 ModelConfig model_config_from_hf_json(std::string_view config_json, const std::filesystem::path& where);
 
-// Throws Error when the dimensions are inconsistent (heads not dividing, etc.).
+// Throws Error when the dimensions are out of range or inconsistent (heads not dividing,
+// KV elements per token past 2^32, etc.): an accepted config's sizes never overflow.
 void validate_model_config(const ModelConfig& config, std::string_view where);
 
 }  // namespace pagedgen
