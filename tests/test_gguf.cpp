@@ -408,3 +408,41 @@ TEST_CASE("corrupt headers and directories each throw a message naming the probl
     expect_error(dir, w.build().bytes, {"'evil\\x0aname'"});
   }
 }
+
+namespace {
+
+// A GGUF v3 file with no tensors and one key, `key`, a uint8 array of `count` zero bytes.
+std::vector<std::byte> byte_array_gguf(const std::string& key, uint64_t count) {
+  std::vector<std::byte> bytes;
+  const auto put = [&](uint64_t value, int width) {
+    for (int k = 0; k < width; ++k) bytes.push_back(static_cast<std::byte>((value >> (8 * k)) & 0xff));
+  };
+  for (const char c : std::string_view("GGUF")) bytes.push_back(static_cast<std::byte>(c));
+  put(3, 4);           // version
+  put(0, 8);           // tensor count
+  put(1, 8);           // metadata key count
+  put(key.size(), 8);
+  for (const char c : key) bytes.push_back(static_cast<std::byte>(c));
+  put(9, 4);           // ARRAY
+  put(0, 4);           // of UINT8
+  put(count, 8);
+  bytes.resize(bytes.size() + count);
+  return bytes;
+}
+
+}  // namespace
+
+// Issue 13 item 12: each array element became a 48-byte GgufValue, so a file of byte arrays
+// took ~50x its size in memory (a 0.5 GB file, 24 GB). Metadata memory is now bounded by
+// the file's size plus 128 MiB: the refusal comes before the allocation.
+TEST_CASE("metadata that would take far more memory than the file is refused") {
+  TempDir dir("pagedgen-gguf-budget");
+  // 4 MiB of uint8 elements would take ~200 MB parsed: past 4 MiB + 128 MiB.
+  expect_error(dir, byte_array_gguf("big.bytes", uint64_t{4} << 20),
+               {"'big.bytes'", "would take the parsed metadata past", "the file's size plus 128 MiB"});
+  // 1 MiB of them (~50 MB parsed) is within the bound and reads back.
+  const std::filesystem::path path = dir / "ok.gguf";
+  write_file(path, byte_array_gguf("ok.bytes", uint64_t{1} << 20));
+  const GgufFile file(path);
+  CHECK(std::get<GgufArray>(file.find("ok.bytes")->value).items.size() == (uint64_t{1} << 20));
+}

@@ -1,5 +1,6 @@
 // GGUF v2/v3 parsing: a bounds-checked little-endian cursor over the mapping, the metadata
-// values (arrays nest up to kMaxArrayDepth), the tensor directory and its range checks.
+// values (arrays nest up to kMaxArrayDepth), the tensor directory and its range checks, and
+// the memory budget that bounds what the parsed metadata takes by the file's size.
 // Layout: magic "GGUF" | u32 version | u64 tensor_count | u64 kv_count | kv pairs |
 //         tensor infos | padding to `general.alignment` | tensor data.
 #include "model/gguf.h"
@@ -61,6 +62,39 @@ std::string describe(const Field& field) {
   if (field.name.data() == nullptr) return field.what;
   return fmt::format("{} '{}'", field.what, field.name);
 }
+
+// Parsed metadata and the tensor directory take more memory than their bytes in the file (a
+// uint8 array element: 1 byte there, one GgufValue here). They may take the file's size plus
+// this much, so that a crafted file cannot make the reader allocate many times its size;
+// real files, whose metadata is a few MB beside GBs of weights, never come close.
+constexpr uint64_t kMetadataMemorySlackBytes = uint64_t{128} << 20;
+
+// Bytes a string of `length` takes beyond its std::string (libstdc++ keeps 15 inline).
+uint64_t string_heap_bytes(uint64_t length) { return length > 15 ? length + 1 : 0; }
+
+// Counts what the parsed metadata and tensor directory hold in memory, and refuses the file
+// before an allocation would take the total past `limit`.
+class MemoryBudget {
+ public:
+  MemoryBudget(uint64_t file_bytes, const std::filesystem::path& path)
+      : limit_(file_bytes + kMetadataMemorySlackBytes), path_(path) {}
+
+  // `count` objects of `bytes_each` bytes, for `field` at byte `at` of the file.
+  void charge(uint64_t count, uint64_t bytes_each, const Field& field, uint64_t at) {
+    const uint64_t left = limit_ - used_;
+    if (bytes_each != 0 && count > left / bytes_each) {
+      fail("{}: {} at byte {} would take the parsed metadata past {} bytes of memory (the file's size "
+           "plus {} MiB); the file is corrupt or crafted", path_.string(), describe(field), at, limit_,
+           kMetadataMemorySlackBytes >> 20);
+    }
+    used_ += count * bytes_each;
+  }
+
+ private:
+  uint64_t limit_;
+  uint64_t used_ = 0;
+  const std::filesystem::path& path_;
+};
 
 // Reads little-endian fields from the mapping; every read checks the bytes left first.
 class Cursor {
@@ -126,7 +160,7 @@ GgufValueType read_value_type(Cursor& cursor, const std::filesystem::path& path,
 }
 
 GgufValue read_value(Cursor& cursor, const std::filesystem::path& path, GgufValueType type,
-                     std::string_view key, uint32_t depth) {
+                     std::string_view key, uint32_t depth, MemoryBudget& budget) {
   const Field what{"the value of key", key};
   switch (type) {
     case GgufValueType::UINT8: return {type, uint64_t{cursor.read<uint8_t>(what)}};
@@ -148,7 +182,11 @@ GgufValue read_value(Cursor& cursor, const std::filesystem::path& path, GgufValu
       }
       return {type, raw == 1};
     }
-    case GgufValueType::STRING: return {type, cursor.read_string(what)};
+    case GgufValueType::STRING: {
+      std::string text = cursor.read_string(what);
+      budget.charge(1, string_heap_bytes(text.size()), what, cursor.offset() - text.size());
+      return {type, std::move(text)};
+    }
     case GgufValueType::ARRAY: {
       if (depth >= kMaxArrayDepth) {
         fail("{}: key '{}' nests arrays deeper than {} levels at byte {}; pagedgen refuses "
@@ -164,9 +202,10 @@ GgufValue read_value(Cursor& cursor, const std::filesystem::path& path, GgufValu
              "bytes left in the file can hold; the file is truncated or corrupt", path.string(), key, count,
              gguf_value_type_name(array.element_type), at, cursor.remaining());
       }
+      budget.charge(count, sizeof(GgufValue), {"the elements of array key", key}, at);
       array.items.reserve(count);
       for (uint64_t i = 0; i < count; ++i) {
-        array.items.push_back(read_value(cursor, path, array.element_type, key, depth + 1));
+        array.items.push_back(read_value(cursor, path, array.element_type, key, depth + 1, budget));
       }
       return {type, std::move(array)};
     }
@@ -219,13 +258,19 @@ GgufFile::GgufFile(const std::filesystem::path& path) : file_(path) {
          "truncated or corrupt", where, tensor_count, bytes.size());
   }
 
+  // A metadata pair: its entry in metadata_ and its node in metadata_index_ (about 64 bytes
+  // beside the key); a tensor: its GgufTensorInfo, dims and index node likewise.
+  constexpr uint64_t kIndexNodeBytes = 64 + sizeof(std::string);
+  MemoryBudget budget(bytes.size(), path);
+  budget.charge(kv_count, sizeof(metadata_[0]) + kIndexNodeBytes, {"the metadata key count"}, 16);
   metadata_.reserve(kv_count);
   for (uint64_t i = 0; i < kv_count; ++i) {
     const uint64_t key_at = cursor.offset();
     std::string key = cursor.read_string({"a metadata key"});
+    budget.charge(2, string_heap_bytes(key.size()), {"a metadata key"}, key_at);  // in metadata_ and the index
     const std::string shown = printable(key);
     const GgufValueType type = read_value_type(cursor, path, {"the type of key", shown});
-    GgufValue value = read_value(cursor, path, type, shown, 0);
+    GgufValue value = read_value(cursor, path, type, shown, 0, budget);
     if (!metadata_index_.emplace(key, metadata_.size()).second) {
       fail("{}: duplicate metadata key '{}' at byte {}; the file is corrupt", where, shown,
            key_at);
@@ -239,17 +284,20 @@ GgufFile::GgufFile(const std::filesystem::path& path) : file_(path) {
     fail("{}: general.alignment must be a nonzero power of two, got {}", where, alignment_);
   }
 
+  budget.charge(tensor_count, sizeof(GgufTensorInfo) + kIndexNodeBytes, {"the tensor count"}, 8);
   tensors_.reserve(tensor_count);
   for (uint64_t i = 0; i < tensor_count; ++i) {
     GgufTensorInfo info;
     const uint64_t info_at = cursor.offset();
     info.name = cursor.read_string({"a tensor name"});
+    budget.charge(2, string_heap_bytes(info.name.size()), {"a tensor name"}, info_at);
     const std::string shown = printable(info.name);
     const auto n_dims = cursor.read<uint32_t>({"the n_dims of tensor", shown});
     if (n_dims > kMaxDims) {
       fail("{}: tensor '{}' has {} dimensions (at most {} allowed); the file is corrupt",
            where, shown, n_dims, kMaxDims);
     }
+    budget.charge(n_dims, sizeof(uint64_t), {"the dimensions of tensor", shown}, info_at);
     info.dims.resize(n_dims);
     uint64_t num_elements = 1;
     bool overflow = false;

@@ -1,6 +1,7 @@
 // GGUF reader (versions 2 and 3): header, typed metadata, tensor directory, tensor data.
 // The file is memory-mapped; every read is bounds-checked, so a truncated or malicious
-// file throws Error with the path and what was wrong, never reads out of bounds.
+// file throws Error with the path and what was wrong, never reads out of bounds, and the
+// parsed metadata and tensor directory never take more than the file's size + 128 MiB.
 #pragma once
 
 #include <cstddef>
