@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what pagedgen needs to build and test, from Debian packages. Idempotent: does
 # nothing when everything is already there. The CUDA toolkit is optional and not
-# installed here: when nvcc is found, the gpu/ target is built too.
+# installed here: when nvcc is found, the gpu/ target is built too. clang and its runtime
+# libraries (libFuzzer, sanitizers) build the fuzz targets (scripts/fuzz.sh).
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config python3 python3-pip
   libcli11-dev libfmt-dev libsimdjson-dev libsentencepiece-dev doctest-dev
   libopenblas-dev libpcre2-dev
+  clang libclang-rt-dev
 )
 
 missing=()

@@ -1,0 +1,96 @@
+// Fuzz target: request files. The input is a JSONL file, read three ways: in the plain
+// format, in the OpenAI batch format, and with the format detected (and a small line limit,
+// so that over-long lines are reported too). Checked, as the job relies on: exactly one item
+// per non-blank line, in order, each with its line's index; and (in the detected format)
+// each item's output line (the request answered with its own text, or the error) is one
+// valid JSON object that reads back as answering that line.
+#include <simdjson.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fuzz_files.h"
+#include "io/output_format.h"
+#include "io/request_reader.h"
+
+using namespace pagedgen;
+
+namespace {
+
+[[noreturn]] void finding(const char* what, uint64_t index) {
+  std::fprintf(stderr, "%s (line %llu)\n", what, static_cast<unsigned long long>(index));
+  std::abort();
+}
+
+// The 0-based numbers of the lines a RequestReader must answer: not blank (only spaces,
+// tabs and CRs, after a byte-order mark on the first line).
+std::vector<uint64_t> non_blank_lines(std::string_view input) {
+  std::vector<uint64_t> numbers;
+  uint64_t number = 0;
+  while (!input.empty()) {
+    const std::size_t end = std::min(input.find('\n'), input.size());
+    std::string_view line = input.substr(0, end);
+    if (number == 0 && line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);
+    if (line.find_first_not_of(" \t\r") != std::string_view::npos) numbers.push_back(number);
+    input.remove_prefix(std::min(end + 1, input.size()));
+    ++number;
+  }
+  return numbers;
+}
+
+void check_output_line(RequestFormat format, const RequestItem& item, simdjson::dom::parser& parser) {
+  OutputRecord record;
+  RecordContext context;
+  if (const auto* request = std::get_if<Request>(&item)) {
+    RequestOutput output{request->index, request->id_json, {}, 3, 1};
+    const std::string text = request->is_chat() ? request->messages().back().content : request->prompt();
+    for (int32_t i = 0; i < std::min(request->sampling.n, 3); ++i)
+      output.choices.push_back({text, FinishReason::kStop, 2, {1, 2}});
+    context.chat = request->is_chat();
+    context.model = request->model.value_or("m");
+    record = std::move(output);
+  } else {
+    record = std::get<RequestError>(item);
+  }
+  const std::string line = format_output_line(format, record, context);
+  const uint64_t index = item_index(item);
+  if (line.find('\n') != std::string::npos) finding("an output line holds a newline", index);
+  simdjson::dom::element root;
+  if (parser.parse(line).get(root) != simdjson::SUCCESS || !root.is_object())
+    finding("an output line is not a JSON object", index);
+  const std::optional<OutputLineInfo> info = read_output_line(line);
+  if (!info || info->index != index || info->is_error != std::holds_alternative<RequestError>(item))
+    finding("an output line does not read back as answering its input line", index);
+}
+
+// Reads `input` to its end; checks the output line of every item when `check_output`.
+void read_all(std::string_view input, const std::vector<uint64_t>& expected, std::optional<RequestFormat> format,
+              std::size_t max_line_bytes, bool check_output) {
+  static simdjson::dom::parser parser;
+  std::istringstream stream{std::string(input)};
+  RequestReader reader(stream, SamplingParams{}, format, max_line_bytes);
+  std::size_t count = 0;
+  while (std::optional<RequestItem> item = reader.next()) {
+    const uint64_t index = item_index(*item);
+    if (count >= expected.size() || expected[count] != index) finding("an item for no line or the wrong line", index);
+    if (check_output) check_output_line(*reader.format(), *item, parser);
+    ++count;
+  }
+  if (count != expected.size()) finding("a non-blank line got no item", count);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
+  const std::string_view input = fuzz::as_text(data, size);
+  const std::vector<uint64_t> expected = non_blank_lines(input);
+  read_all(input, expected, RequestFormat::kPlain, LineReader::kDefaultMaxLineBytes, false);
+  read_all(input, expected, RequestFormat::kOpenAiBatch, LineReader::kDefaultMaxLineBytes, false);
+  read_all(input, expected, std::nullopt, 256, true);
+  return 0;
+}

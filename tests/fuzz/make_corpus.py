@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets into tests/fuzz/corpus/<target>/: small valid
+inputs of every kind each reader accepts, and a few of the hostile ones issue 13 found.
+Run from anywhere; it rewrites the directories it owns. The inputs come from the samples,
+tests/data/chat_templates and ../shared/tokenizer-vectors (texts only, when present)."""
+
+import json
+import pathlib
+import shutil
+import struct
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+SHARED = ROOT.parent / "shared"
+SEP = b"\x1e"  # separates the parts of a multi-part input (see each target's header)
+
+
+def write(target, name, data):
+    path = HERE / "corpus" / target / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+
+
+# ---- GGUF ------------------------------------------------------------------------------
+
+UINT8, INT8, UINT16, INT16, UINT32, INT32, FLOAT32, BOOL, STRING, ARRAY, UINT64, INT64, FLOAT64 = range(13)
+SCALAR = {UINT8: "<B", INT8: "<b", UINT16: "<H", INT16: "<h", UINT32: "<I", INT32: "<i", FLOAT32: "<f",
+          BOOL: "<?", UINT64: "<Q", INT64: "<q", FLOAT64: "<d"}
+
+
+def gguf_string(text):
+    data = text.encode() if isinstance(text, str) else text
+    return struct.pack("<Q", len(data)) + data
+
+
+def gguf_value(kind, value):
+    if kind == STRING:
+        return gguf_string(value)
+    if kind == ARRAY:
+        element_kind, items = value
+        out = struct.pack("<IQ", element_kind, len(items))
+        return out + b"".join(gguf_value(element_kind, item) for item in items)
+    return struct.pack(SCALAR[kind], value)
+
+
+def gguf(metadata, tensors=(), version=3, alignment=32):
+    """metadata: [(key, kind, value)]; tensors: [(name, dims, ggml_type, data bytes)]."""
+    out = b"GGUF" + struct.pack("<IQQ", version, len(tensors), len(metadata))
+    for key, kind, value in metadata:
+        out += gguf_string(key) + struct.pack("<I", kind) + gguf_value(kind, value)
+    offset, placed = 0, []
+    for name, dims, ggml_type, data in tensors:
+        out += gguf_string(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+        out += struct.pack("<IQ", ggml_type, offset)
+        placed.append((offset, data))
+        offset = (offset + len(data) + alignment - 1) // alignment * alignment
+    out += b"\0" * (-len(out) % alignment)
+    start = len(out)
+    for at, data in placed:
+        out += b"\0" * (start + at - len(out)) + data
+    return out
+
+
+def llama_keys(arch="llama", layers=2, hidden=64, heads=4, kv_heads=2):
+    return [("general.architecture", STRING, arch), ("general.name", STRING, "fuzz seed"),
+            (f"{arch}.block_count", UINT32, layers), (f"{arch}.embedding_length", UINT32, hidden),
+            (f"{arch}.feed_forward_length", UINT32, 128), (f"{arch}.attention.head_count", UINT32, heads),
+            (f"{arch}.attention.head_count_kv", UINT32, kv_heads), (f"{arch}.context_length", UINT32, 256),
+            (f"{arch}.rope.freq_base", FLOAT32, 10000.0),
+            (f"{arch}.attention.layer_norm_rms_epsilon", FLOAT32, 1e-5)]
+
+
+def gpt2_vocab():
+    tokens = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "H", "e", "l", "o", "\u0120", "He", "ll", "Hell",
+              "Hello", "\u0120w", "o\u0120", "1", "2", "3"]
+    merges = ["H e", "l l", "He ll", "Hell o", "\u0120 w"]
+    types = [3, 3, 3] + [1] * (len(tokens) - 3)
+    return [("tokenizer.ggml.model", STRING, "gpt2"), ("tokenizer.ggml.pre", STRING, "smollm"),
+            ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)), ("tokenizer.ggml.token_type", ARRAY, (INT32, types)),
+            ("tokenizer.ggml.merges", ARRAY, (STRING, merges)), ("tokenizer.ggml.bos_token_id", UINT32, 1),
+            ("tokenizer.ggml.eos_token_id", UINT32, 2), ("tokenizer.ggml.add_bos_token", BOOL, False),
+            ("tokenizer.chat_template", STRING,
+             "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+             "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
+             "{% endif %}")]
+
+
+def spm_vocab():
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + \
+             ["\u2581", "\u2581H", "e", "l", "o", "\u2581Hello", "ll", "\u2581w", "or", "d"]
+    types = [2, 3, 3] + [6] * 256 + [1] * 10
+    scores = [0.0, 0.0, 0.0] + [0.0] * 256 + [-float(i) for i in range(10)]
+    return [("tokenizer.ggml.model", STRING, "llama"), ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)),
+            ("tokenizer.ggml.scores", ARRAY, (FLOAT32, scores)), ("tokenizer.ggml.token_type", ARRAY, (INT32, types)),
+            ("tokenizer.ggml.bos_token_id", UINT32, 1), ("tokenizer.ggml.eos_token_id", UINT32, 2),
+            ("tokenizer.ggml.unknown_token_id", UINT32, 0), ("tokenizer.ggml.add_bos_token", BOOL, True)]
+
+
+def gguf_seeds():
+    f32 = struct.pack("<8f", *range(8))
+    q8_0 = struct.pack("<e", 0.5) + bytes(range(32))  # one Q8_0 block: f16 scale + 32 int8
+    every_type = [("u8", UINT8, 255), ("i8", INT8, -128), ("u16", UINT16, 65535), ("i16", INT16, -5),
+                  ("u32", UINT32, 7), ("i32", INT32, -7), ("f32", FLOAT32, 1.5), ("bool", BOOL, True),
+                  ("str", STRING, "text"), ("u64", UINT64, 2**40), ("i64", INT64, -2**40), ("f64", FLOAT64, 2.25),
+                  ("array.u8", ARRAY, (UINT8, [1, 2, 3])), ("array.str", ARRAY, (STRING, ["a", "bc"])),
+                  ("array.nested", ARRAY, (ARRAY, [(UINT16, [1, 2]), (UINT16, [])])),
+                  ("general.alignment", UINT32, 32)]
+    tensors = [("norm.weight", [8], 0, f32), ("tok.weight", [32, 1], 8, q8_0)]
+    write("fuzz_gguf", "every-value-type.gguf", gguf(every_type, tensors))
+    write("fuzz_gguf", "every-value-type-v2.gguf", gguf(every_type, tensors, version=2))
+    layer = [(f"blk.0.attn_q.bias", [64], 0, bytes(256))]
+    write("fuzz_gguf", "llama-gpt2-vocab.gguf", gguf(llama_keys() + gpt2_vocab(), [("output_norm.weight", [64], 0, bytes(256))]))
+    write("fuzz_gguf", "qwen2-gpt2-vocab.gguf", gguf(llama_keys("qwen2") + gpt2_vocab() + [("qwen2.vocab_size", UINT32, 17)], layer))
+    write("fuzz_gguf", "llama-spm-vocab.gguf", gguf(llama_keys() + spm_vocab()))
+    write("fuzz_gguf", "empty.gguf", gguf([]))
+
+
+# ---- safetensors and config.json --------------------------------------------------------
+
+def safetensors(header, data):
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def safetensors_seeds():
+    header = {"__metadata__": {"format": "pt"},
+              "model.norm.weight": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+              "model.embed_tokens.weight": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [8, 16]},
+              "scale": {"dtype": "F64", "shape": [], "data_offsets": [16, 24]}}
+    write("fuzz_safetensors", "three-tensors.safetensors", safetensors(header, bytes(range(24))))
+    write("fuzz_safetensors", "empty.safetensors", safetensors({}, b""))
+    write("fuzz_safetensors", "index.json", json.dumps(
+        {"metadata": {"total_size": 11}, "weight_map": {"x": "a.safetensors", "y": "a.safetensors"}}))
+
+
+HF_CONFIGS = {
+    "llama-3.1.json": {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+                       "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                       "vocab_size": 128256, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05,
+                       "rope_theta": 500000.0, "tie_word_embeddings": False,
+                       "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                        "original_max_position_embeddings": 8192, "rope_type": "llama3"}},
+    "qwen2.json": {"model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+                   "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151936,
+                   "max_position_embeddings": 32768, "rope_theta": 1000000.0, "tie_word_embeddings": True,
+                   "sliding_window": None},
+    "mistral.json": {"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+                     "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                     "vocab_size": 32000, "max_position_embeddings": 32768, "sliding_window": 4096,
+                     "head_dim": 128},
+}
+
+
+def hf_config_seeds():
+    for name, config in HF_CONFIGS.items():
+        write("fuzz_hf_config", name, json.dumps(config, indent=1))
+    for sample in ("smollm2-135m.config.json", "llama-3-8b.config.json"):
+        write("fuzz_hf_config", sample, (ROOT / "samples" / sample).read_bytes())
+
+
+# ---- tokenizer files ---------------------------------------------------------------------
+
+TINY_TOKENIZER = {
+    "version": "1.0",
+    "added_tokens": [
+        {"id": 9, "content": "<|endoftext|>", "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": True},
+        {"id": 10, "content": "<|im_start|>", "lstrip": False, "rstrip": False, "special": True},
+        {"id": 11, "content": "<|im_end|>", "lstrip": True, "rstrip": True, "special": True},
+        {"id": 12, "content": "<tool>", "normalized": True, "special": False}],
+    "normalizer": None,
+    "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+        {"type": "Digits", "individual_digits": True},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]},
+    "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<|endoftext|>"}},
+                                                                {"Sequence": {"id": "A"}}]},
+    "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+    "model": {"type": "BPE", "dropout": None, "unk_token": None, "ignore_merges": False,
+              "vocab": {"h": 0, "e": 1, "l": 2, "o": 3, "\u0120": 4, "he": 5, "ll": 6, "hell": 7, "hello": 8,
+                        "1": 13, "2": 14, "\u0120hello": 15},
+              "merges": ["h e", ["l", "l"], "he ll", "hell o", "\u0120 hello"]}}
+
+SPLIT_TOKENIZER = dict(TINY_TOKENIZER, normalizer={"type": "NFC"}, pre_tokenizer={
+    "type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
+                                               "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         "behavior": "Isolated", "invert": False},
+        {"type": "Split", "pattern": {"String": " "}, "behavior": "Removed"},
+        {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]})
+
+TOKENIZER_CONFIG = {"add_bos_token": True, "add_eos_token": False, "bos_token": "<|endoftext|>",
+                    "eos_token": {"content": "<|im_end|>", "special": True}, "unk_token": None,
+                    "added_tokens_decoder": {"11": {"content": "<|im_end|>", "special": True}},
+                    "chat_template": [{"name": "default", "template": "{{ bos_token }}{% for m in messages %}"
+                                                                      "{{ m['content'] }}{% endfor %}"}]}
+
+
+def varint(n):
+    out = b""
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out += bytes([byte | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def proto_field(number, wire, payload):
+    if wire == 0:
+        return varint(number << 3) + varint(payload)
+    if wire == 5:
+        return varint(number << 3 | 5) + struct.pack("<f", payload)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def spm_model_proto():
+    """A tiny SentencePiece BPE ModelProto: control tokens, bytes, a few pieces."""
+    pieces = [("<unk>", 0.0, 2), ("<s>", 0.0, 3), ("</s>", 0.0, 3)] + \
+             [(f"<0x{b:02X}>", 0.0, 6) for b in (0x0A, 0x20, 0x41, 0xC3, 0xA9)] + \
+             [("\u2581", -1.0, 1), ("\u2581H", -2.0, 1), ("e", -3.0, 1), ("llo", -4.0, 1), ("\u2581Hello", -5.0, 1)]
+    proto = b"".join(proto_field(1, 2, proto_field(1, 2, text.encode()) + proto_field(2, 5, score) +
+                                 proto_field(3, 0, kind)) for text, score, kind in pieces)
+    trainer = proto_field(3, 0, 2) + proto_field(4, 0, len(pieces)) + proto_field(35, 0, 1) + \
+        proto_field(40, 0, 0) + proto_field(41, 0, 1) + proto_field(42, 0, 2)
+    normalizer = proto_field(1, 2, b"identity") + proto_field(3, 0, 1) + proto_field(4, 0, 0)
+    return proto + proto_field(2, 2, trainer) + proto_field(3, 2, normalizer)
+
+
+def hf_tokenizer_seeds():
+    config = json.dumps(TOKENIZER_CONFIG).encode()
+    generation = json.dumps({"eos_token_id": [9, 11], "bos_token_id": 9}).encode()
+    write("fuzz_hf_tokenizer", "tiny-bpe", json.dumps(TINY_TOKENIZER).encode() + SEP + config + SEP + generation)
+    write("fuzz_hf_tokenizer", "split-bpe", json.dumps(SPLIT_TOKENIZER).encode() + SEP + SEP + generation)
+    write("fuzz_hf_tokenizer", "spm-model", json.dumps({"added_tokens": []}).encode() + SEP + config + SEP + SEP +
+          spm_model_proto())
+
+
+def tokenizer_roundtrip_seeds():
+    texts = ["Hello world", " Hello", "  leading spaces", "\t\n\r\n", "\u00e9t\u00e9 \u4e2d\u6587 \U0001F600",
+             "<s> <|im_end|> <|endoftext|>", "123 4567 89", "a\u0000b", "\u0120\u2581 bytes"]
+    for i, text in enumerate(texts):
+        for vocab in range(5):  # gpt-2, llama-spm, phi-3, starcoder, the default model
+            write("fuzz_tokenizer_roundtrip", f"text{i:02d}-vocab{vocab}", bytes([vocab]) + text.encode())
+    vectors = SHARED / "tokenizer-vectors" / "ggml-vocab-gpt-2.gguf.inp"
+    if vectors.exists():
+        cases = [t for t in vectors.read_text().split("\n__ggml_vocab_test__\n") if t][:25]
+        for i, text in enumerate(cases):
+            write("fuzz_tokenizer_roundtrip", f"vector{i:02d}", bytes([i % 5]) + text.encode())
+
+
+# ---- requests and chat templates ----------------------------------------------------------
+
+def request_seeds():
+    for sample in ("prompts.jsonl", "chat.jsonl", "openai_batch.jsonl"):
+        write("fuzz_request_parser", sample, (ROOT / "samples" / sample).read_bytes())
+    plain = [
+        '{"id": 7, "prompt": "a", "temperature": 0.5, "top_p": 0.9, "top_k": -1, "min_p": 0.1, "seed": 3, '
+        '"stop": ["x", "y"], "stop_token_ids": [1, 2], "max_tokens": 5, "min_tokens": 1, "ignore_eos": true, "n": 2}',
+        '{"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]}',
+        '', ' \t', '{"prompt": "a", "prompt": "b"}', '{"prompt": "a\\u00e9\\n", "id": null, "x": {"y": [1, {}]}}',
+        '{"prompt": 5}', '[1, 2]', 'not json', '{"prompt": "a"} x', '{"custom_id": "r", "body": {}}']
+    write("fuzz_request_parser", "plain-fields.jsonl", "\ufeff" + "\r\n".join(plain) + "\n")
+    batch = [
+        '{"custom_id": "r", "method": "POST", "url": "/v1/completions", "body": {"prompt": "p", '
+        '"max_completion_tokens": 3, "stream": false, "logprobs": null, "best_of": 1, "logit_bias": {}, "user": "u"}}',
+        '{"custom_id": "s", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "m", '
+        '"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]}}',
+        '{"custom_id": "t", "method": "GET", "url": "/v1/embeddings", "body": {"prompt": ["a"]}}',
+        '{"id": "plain", "prompt": "a"}']
+    write("fuzz_request_parser", "openai-fields.jsonl", "\n".join(batch))
+    hostile = [b'{"prompt": "a\x01b"}', b'{"prompt": "abc', b'{"prompt": "a", "x": ' + b"[" * 200 + b"]" * 200 + b"}",
+               b'{"prompt": "a", "x": "\\', b'{"prompt": "\xff"}']
+    write("fuzz_request_parser", "hostile.jsonl", b"\n".join(hostile) + b"\n")
+
+
+def chat_template_seeds():
+    conversation = SEP.join([b"system", b"You are terse.", b"user", b"Hi", b"assistant", b"Hello!", b"user",
+                             b"Bye"])
+    for path in sorted((ROOT / "tests" / "data" / "chat_templates").glob("*.jinja")):
+        write("fuzz_chat_template", path.stem, path.read_bytes() + SEP + b"<s>" + SEP + b"</s>" + SEP + conversation)
+    write("fuzz_chat_template", "by-name-chatml", b"chatml" + SEP + SEP + SEP + b"user" + SEP + b"x")
+
+
+def main():
+    for target in ("fuzz_gguf", "fuzz_safetensors", "fuzz_hf_config", "fuzz_hf_tokenizer", "fuzz_request_parser",
+                   "fuzz_tokenizer_roundtrip", "fuzz_chat_template"):
+        shutil.rmtree(HERE / "corpus" / target, ignore_errors=True)
+    gguf_seeds()
+    safetensors_seeds()
+    hf_config_seeds()
+    hf_tokenizer_seeds()
+    tokenizer_roundtrip_seeds()
+    request_seeds()
+    chat_template_seeds()
+
+
+if __name__ == "__main__":
+    main()
