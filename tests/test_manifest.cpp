@@ -1,6 +1,9 @@
 // Manifest: written and read back exactly, and differences named setting by setting.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <fstream>
 
 #include "gguf_writer.h"
@@ -44,4 +47,68 @@ TEST_CASE("file fingerprints: size and FNV-1a of the bytes, or of a head") {
   CHECK(fingerprint_file(dir / "a", 2) == fingerprint_file(dir / "b", 2));
   CHECK(fingerprint_file(dir / "a").starts_with("bytes=3 fnv1a64="));
   CHECK(fingerprint_model(dir.path()).starts_with("a: bytes=3 fnv1a64="));
+}
+
+TEST_CASE("a large model file's fingerprint covers its head and samples over the whole file") {
+  // Issue 13 item 11: weights changed after the first 8 MiB must change the fingerprint.
+  TempDir dir("pagedgen-fingerprint-model");
+  const auto path = dir / "model.gguf";
+  const uint64_t size = kWholeHashMaxBytes + (uint64_t{3} << 20) + 12345;
+  {
+    std::ofstream file(path, std::ios::binary);
+    const std::string chunk(1 << 20, 'w');
+    for (uint64_t written = 0; written < size; written += chunk.size())
+      file.write(chunk.data(), static_cast<std::streamsize>(std::min<uint64_t>(chunk.size(), size - written)));
+  }
+  const std::string original = fingerprint_model(path);
+  CHECK(original.starts_with(fmt::format("bytes={} fnv1a64=", size)));
+  CHECK(original.ends_with(" sampled=16MiB+1024x4KiB"));
+  const auto change_byte = [&](uint64_t offset, char value) {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(offset));
+    file.put(value);
+  };
+  // After the first 8 MiB (the old fingerprint's end), in the middle sample, in the last byte.
+  const uint64_t span = size - kModelHeadBytes - kModelSampleBytes;
+  for (uint64_t offset : {(uint64_t{9} << 20), kModelHeadBytes + span * 512 / (kNumModelSamples - 1) + 100, size - 1}) {
+    CAPTURE(offset);
+    change_byte(offset, 'x');
+    CHECK(fingerprint_model(path) != original);
+    change_byte(offset, 'w');
+    CHECK(fingerprint_model(path) == original);
+  }
+}
+
+TEST_CASE("fingerprints of a missing file say why; a version 1 manifest reads as such; job keys ignore the shard") {
+  TempDir dir("pagedgen-fingerprint-missing");
+  CHECK_THROWS_WITH_AS(fingerprint_model(dir / "absent.gguf"), doctest::Contains("No such file or directory"), Error);
+  CHECK_THROWS_WITH_AS(fingerprint_file(dir / "absent.jsonl"), doctest::Contains("No such file or directory"), Error);
+
+  std::ofstream(dir / "v1.json") << R"({"pagedgen_manifest": 1, "finished": false, "settings": {"input": "x"}})";
+  const std::optional<Manifest> v1 = read_manifest(dir / "v1.json");
+  REQUIRE(v1);
+  CHECK(v1->version == 1);
+  write_manifest(dir / "v2.json", *v1);
+  CHECK(read_manifest(dir / "v2.json")->version == kManifestVersion);
+
+  Manifest a;
+  a.settings = {{"input", "bytes=3 fnv1a64=x"}, {"max_tokens", "4"}, {"shard", "0/2"}};
+  Manifest b = a;
+  b.settings[2].second = "1/2";
+  CHECK(job_key(a) == job_key(b));
+  CHECK(job_key(a).size() == 16);
+  b.settings[1].second = "5";
+  CHECK(job_key(a) != job_key(b));
+}
+
+TEST_CASE("scan_file: size, hash and lines as the line reader counts them") {
+  TempDir dir("pagedgen-scan");
+  for (const auto& [text, num_lines] : {std::pair{std::string(""), 0}, {"a", 1}, {"a\n", 1}, {"a\n\nb", 3},
+                                        {"a\r\nb\r\n", 2}}) {
+    CAPTURE(text);
+    std::ofstream(dir / "f", std::ios::binary) << text;
+    const FileScan scan = scan_file(dir / "f");
+    CHECK(scan.num_lines == static_cast<uint64_t>(num_lines));
+    CHECK(scan.fingerprint() == fingerprint_file(dir / "f"));
+  }
 }

@@ -3,6 +3,10 @@
 // line is not an output line is refused.
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <csignal>
 #include <fstream>
 
 #include "gguf_writer.h"
@@ -52,4 +56,56 @@ TEST_CASE("a torn last line is cut and the resume point is the last complete lin
 
   std::ofstream(path, std::ios::binary) << "not output\n";
   CHECK_THROWS_AS(prepare_resume(path), Error);
+}
+
+TEST_CASE("reading a resume point changes nothing; lines out of order or of other shards are refused") {
+  TempDir dir("pagedgen-resume-checks");
+  const auto path = dir / "out.jsonl";
+  const std::string lines = "{\"id\":null,\"index\":0}\n{\"id\":null,\"index\":3}\n";
+  std::ofstream(path, std::ios::binary) << lines << "{\"id\":null,\"in";
+  const ResumePoint point = read_resume_point(path);
+  CHECK(point.last_index == 3);
+  CHECK(point.num_lines == 2);
+  CHECK(point.num_kept_bytes == lines.size());
+  CHECK(point.num_torn_bytes == 14);
+  CHECK(read_file(path) == lines + "{\"id\":null,\"in");  // not cut
+  cut_file(path, point.num_kept_bytes);
+  CHECK(read_file(path) == lines);
+
+  // Two processes appending to one output (issue 13 item 7) leave lines in no order.
+  std::ofstream(path, std::ios::binary) << lines << lines;
+  CHECK_THROWS_WITH_AS(read_resume_point(path), doctest::Contains("answers input line 0 after input line 3"), Error);
+  // A line this run (shard) does not own.
+  std::ofstream(path, std::ios::binary) << lines;
+  CHECK_THROWS_WITH_AS(read_resume_point(path, [](uint64_t line) { return line < 3; }),
+                       doctest::Contains("not among this run's lines"), Error);
+  CHECK(read_resume_point(path, [](uint64_t line) { return line <= 3; }).num_lines == 2);
+}
+
+TEST_CASE("a failed write still counts only the lines it got into the file whole") {
+  // Issue 13 item 14: a full disk's message counts lines complete in the file. A file size
+  // limit makes writes fail the same way (EFBIG instead of ENOSPC), part way through.
+  TempDir dir("pagedgen-durable-full");
+  const auto path = dir / "out.jsonl";
+  const std::string line = "{\"id\":null,\"index\":0,\"text\":\"" + std::string(28, 'x') + "\"}\n";  // 60 bytes
+  REQUIRE(line.size() == 60);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit old_limit {};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+  struct rlimit limit = old_limit;
+  limit.rlim_cur = 100;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &limit) == 0);
+  {
+    DurableOutput output(path, true, 0.0);
+    output.stream() << line << std::flush;
+    CHECK(output.num_complete_lines() == 1);
+    output.stream() << line << line << std::flush;  // 40 bytes of the second line fit
+    CHECK_FALSE(output.stream().good());
+    CHECK(output.num_complete_lines() == 1);
+    CHECK(output.failure() == EFBIG);
+    CHECK_THROWS_WITH_AS(output.close(), doctest::Contains("File too large"), Error);
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  CHECK(read_file(path) == line + line.substr(0, 40));
 }

@@ -148,3 +148,18 @@ TEST_CASE("output lines of either format are read back for the input line they a
   CHECK(openai_batch_line_index("batch_req_0") == 0);
   CHECK(openai_batch_line_index("batch_req_") == std::nullopt);
 }
+
+TEST_CASE("a completed line that must wait is handed back (to be journaled); preformatted lines fit in") {
+  std::ostringstream out;
+  OutputWriter writer(out, format_plain_line);
+  for (uint64_t index : {0, 1, 2}) writer.expect(index);
+  const std::string* held = writer.complete(single(1, std::nullopt, "one", FinishReason::kStop, 1));
+  REQUIRE(held != nullptr);
+  CHECK(*held == format_plain_line(single(1, std::nullopt, "one", FinishReason::kStop, 1)));
+  CHECK(writer.complete_line(2, "{\"id\":null,\"index\":2,\"from\":\"journal\"}") != nullptr);
+  CHECK(writer.complete(single(0, std::nullopt, "zero", FinishReason::kStop, 1)) == nullptr);  // written at once
+  CHECK(writer.num_written() == 3);
+  CHECK(out.str() == format_plain_line(single(0, std::nullopt, "zero", FinishReason::kStop, 1)) + "\n" +
+                         format_plain_line(single(1, std::nullopt, "one", FinishReason::kStop, 1)) + "\n" +
+                         "{\"id\":null,\"index\":2,\"from\":\"journal\"}\n");
+}

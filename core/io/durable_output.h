@@ -2,11 +2,14 @@
 // the buffered bytes to the OS (write(2)), so a killed process loses nothing already
 // flushed; fsync follows a flush when the last one is older than the interval, and close()
 // fsyncs, so a machine crash loses at most the last interval's lines. At most the last
-// line can be torn; --resume drops it (io/output_resume.h).
+// line can be torn; --resume drops it (io/output_resume.h). After a failed write it still
+// says how many lines it got into the file whole, for the message (a full disk).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <ostream>
 
 namespace pagedgen {
@@ -23,8 +26,16 @@ class DurableOutput {
   // Fails (badbit) when a write or fsync fails.
   std::ostream& stream() { return stream_; }
 
+  // Flushes and fsyncs now, whatever the interval. Throws Error when it failed.
+  void sync();
+
   // Flushes, fsyncs and closes. Throws Error when any of it failed.
   void close();
+
+  // Newlines this object wrote into the file whole: the lines it completed there.
+  uint64_t num_complete_lines() const;
+  // The errno of the first write or fsync that failed; nullopt while none did.
+  std::optional<int> failure() const;
 
  private:
   class FileBuffer;  // the std::streambuf over the file descriptor

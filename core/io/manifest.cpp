@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "util/error.h"
+#include "util/fnv_hash.h"
 #include "util/json_quote.h"
 #include "util/posix_file.h"
 
@@ -16,7 +17,7 @@ namespace pagedgen {
 
 namespace {
 
-constexpr int kManifestVersion = 1;
+constexpr int kOldestReadableVersion = 1;
 
 }  // namespace
 
@@ -52,11 +53,13 @@ std::optional<Manifest> read_manifest(const std::filesystem::path& path) {
   int64_t version = 0;
   Manifest manifest;
   simdjson::dom::object settings;
-  if (root["pagedgen_manifest"].get(version) != simdjson::SUCCESS || version != kManifestVersion ||
+  if (root["pagedgen_manifest"].get(version) != simdjson::SUCCESS || version < kOldestReadableVersion ||
+      version > kManifestVersion ||
       root["finished"].get(manifest.finished) != simdjson::SUCCESS ||
       root["settings"].get(settings) != simdjson::SUCCESS)
-    fail("'{}' is not a pagedgen manifest of version {}; delete it and the output to start over", path.string(),
-         kManifestVersion);
+    fail("'{}' is not a pagedgen manifest of version {} to {}; delete it and the output to start over",
+         path.string(), kOldestReadableVersion, kManifestVersion);
+  manifest.version = static_cast<int>(version);
   for (auto [key, value] : settings) {
     std::string_view text;
     if (value.get(text) != simdjson::SUCCESS) fail("manifest '{}': setting \"{}\" is not a string", path.string(), key);
@@ -88,6 +91,23 @@ std::optional<std::string> describe_difference(const Manifest& saved, const Mani
   for (const auto& [name, value] : saved.settings)
     if (name != ignored && !now.setting(name)) return fmt::format("{} was {}, now not given", name, value);
   return std::nullopt;
+}
+
+}  // namespace pagedgen
+
+namespace pagedgen {
+
+std::string job_key(const Manifest& manifest) {
+  uint64_t hash = kFnvOffsetBasis;
+  for (const auto& [name, value] : manifest.settings) {
+    if (name == "shard") continue;
+    // Each string with its length first, so that no two lists hash the same bytes.
+    hash = fnv1a_le(hash, name.size(), 8);
+    hash = fnv1a_bytes(hash, name);
+    hash = fnv1a_le(hash, value.size(), 8);
+    hash = fnv1a_bytes(hash, value);
+  }
+  return fmt::format("{:016x}", splitmix64_finalize(hash));
 }
 
 }  // namespace pagedgen

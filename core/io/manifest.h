@@ -2,7 +2,9 @@
 // output's bytes (input and model fingerprints, sampling defaults, seed, engine settings,
 // window and shard), which --resume requires to match, and whether the run finished,
 // which `pagedgen merge` requires. Written atomically (temporary file, fsync, rename).
-//   {"pagedgen_manifest": 1, "finished": false, "settings": {"input": "bytes=... fnv1a64=...", ...}}
+//   {"pagedgen_manifest": 2, "finished": false, "settings": {"input": "bytes=... fnv1a64=...", ...}}
+// Version 1 (before the journal) fingerprinted only a model's first 8 MiB: such a
+// manifest is read (merge compares shards written alike) but cannot vouch for a resume.
 #pragma once
 
 #include <filesystem>
@@ -14,7 +16,10 @@
 
 namespace pagedgen {
 
+inline constexpr int kManifestVersion = 2;
+
 struct Manifest {
+  int version = kManifestVersion;  // as read; a manifest is always written as kManifestVersion
   std::vector<std::pair<std::string, std::string>> settings;  // name, value; in a fixed order
   bool finished = false;  // the run read its whole input and wrote every line
 
@@ -35,5 +40,10 @@ void write_manifest(const std::filesystem::path& path, const Manifest& manifest)
 // said as "NAME was X, now Y"; nullopt when they agree. `ignored` names a setting left out.
 std::optional<std::string> describe_difference(const Manifest& saved, const Manifest& now,
                                                std::string_view ignored = {});
+
+// What identifies the job a manifest belongs to, whatever its shard: a 64-bit hash of
+// every setting but "shard", as 16 hex digits. The stats of each shard carry it, so that
+// `merge` can tell them from the stats of another job.
+std::string job_key(const Manifest& manifest);
 
 }  // namespace pagedgen

@@ -17,23 +17,37 @@ void OutputWriter::expect(uint64_t index, RecordContext context) {
   waiting_.push_back({index, std::move(context), std::nullopt});
 }
 
-void OutputWriter::complete(OutputRecord record) {
+const std::string* OutputWriter::complete(OutputRecord record) {
   const uint64_t index = record_index(record);
+  Slot& slot = waiting_slot(index);
+  return place(slot, format_(record, slot.context));
+}
+
+const std::string* OutputWriter::complete_line(uint64_t index, std::string line) {
+  return place(waiting_slot(index), std::move(line));
+}
+
+OutputWriter::Slot& OutputWriter::waiting_slot(uint64_t index) {
   const auto slot = std::lower_bound(waiting_.begin(), waiting_.end(), index,
                                      [](const Slot& s, uint64_t i) { return s.index < i; });
   PG_CHECK(slot != waiting_.end() && slot->index == index, "complete({}): line not expected or already written", index);
   PG_CHECK(!slot->line, "complete({}) twice", index);
-  slot->line = format_(record, slot->context);
-  if (slot != waiting_.begin()) return;
+  return *slot;
+}
+
+const std::string* OutputWriter::place(Slot& slot, std::string line) {
+  slot.line = std::move(line);
+  if (&slot != &waiting_.front()) return &*slot.line;
   while (!waiting_.empty() && waiting_.front().line) {
-    std::string& line = *waiting_.front().line;
-    line.push_back('\n');
-    out_.write(line.data(), static_cast<std::streamsize>(line.size()));
+    std::string& text = *waiting_.front().line;
+    text.push_back('\n');
+    out_.write(text.data(), static_cast<std::streamsize>(text.size()));
     waiting_.pop_front();
     ++num_written_;
   }
   out_.flush();
   if (!out_) fail("writing the output failed after {} lines (disk full or closed pipe?)", num_written_);
+  return nullptr;
 }
 
 }  // namespace pagedgen

@@ -30,8 +30,12 @@ class OutputWriter {
   void expect(uint64_t index, RecordContext context = {});
 
   // Hands over the record of an expected, not yet completed line, in any order; writes
-  // every record that is now next in input order. Throws Error when writing fails.
-  void complete(OutputRecord record);
+  // every record that is now next in input order. Returns the formatted line when it has to
+  // wait for an earlier one (a batch job keeps it durable meanwhile, job/run_journal.h),
+  // nullptr when it was written at once. Throws Error when writing fails.
+  const std::string* complete(OutputRecord record);
+  // The same for a line formatted already (a resumed job's journal holds it).
+  const std::string* complete_line(uint64_t index, std::string line);
 
   uint64_t num_written() const { return num_written_; }
   std::size_t num_waiting() const { return waiting_.size(); }  // expected, not yet written
@@ -42,6 +46,9 @@ class OutputWriter {
     RecordContext context;
     std::optional<std::string> line;  // formatted, once completed
   };
+
+  Slot& waiting_slot(uint64_t index);
+  const std::string* place(Slot& slot, std::string line);
 
   std::ostream& out_;
   LineFormatter format_;
