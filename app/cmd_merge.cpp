@@ -1,10 +1,12 @@
 // `pagedgen merge`: joins the outputs of `generate --shard K/N` runs back into input order
 // and adds up their stats, after checking from the manifests that the shards are the N
-// finished shards of one job (same input, model and settings).
+// finished shards of one job (same input, model and settings), and from the stats files
+// that they are the stats of those N shards, each once.
 #include <fmt/core.h>
 
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -15,8 +17,10 @@
 #include "exit_codes.h"
 #include "io/durable_output.h"
 #include "io/manifest.h"
+#include "io/output_lock.h"
 #include "io/output_merge.h"
 #include "util/error.h"
+#include "util/posix_file.h"
 #include "util/text_file.h"
 
 namespace pagedgen::app {
@@ -31,9 +35,15 @@ struct MergeOptions {
   bool quiet = false;
 };
 
+// The job the shard outputs are the shards of.
+struct ShardedJob {
+  std::string key;                 // io/manifest.h job_key
+  uint64_t num_shards = 0;
+};
+
 // Every shard output has a manifest of a finished run; they differ only in their shard,
 // and their shards are 0/N .. N-1/N, each once.
-void check_shards(const std::vector<std::string>& outputs) {
+ShardedJob check_shards(const std::vector<std::string>& outputs) {
   std::optional<Manifest> first;
   std::set<std::string> shards;
   std::string num_shards;
@@ -56,40 +66,78 @@ void check_shards(const std::vector<std::string>& outputs) {
   if (std::to_string(shards.size()) != num_shards)
     fail("{} shard outputs given, but the job has {} shards: give every shard 0/{} .. {}/{} once", shards.size(),
          num_shards, num_shards, std::stoull(num_shards) - 1, num_shards);
+  return ShardedJob{job_key(*first), std::stoull(num_shards)};
 }
 
-RunStats merged_stats(const std::vector<std::string>& paths) {
-  std::optional<RunStats> total;
-  for (const std::string& path : paths) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) fail("cannot open the stats file '{}'", path);
-    std::ostringstream text;
-    text << file.rdbuf();
-    try {
-      const RunStats stats = RunStats::from_json(text.str());
-      if (total) total->add_run(stats);
-      else total = stats;
-    } catch (const Error& error) {
-      fail("stats file '{}': {}", path, error.what());
+// The merged output must not be one of the shards (or their manifests): it is emptied first.
+void check_output_is_new(const std::string& output, const std::vector<std::string>& shard_outputs) {
+  const std::optional<FileStatus> out = file_status(output);
+  if (!out || !out->is_regular) return;
+  for (const std::string& shard : shard_outputs)
+    for (const std::filesystem::path& path : {std::filesystem::path(shard), manifest_path(shard)}) {
+      const std::optional<FileStatus> in = file_status(path);
+      if (in && in->identity == out->identity)
+        fail("-o '{}' is the shard file '{}': merging into it would destroy it before it is read; give another "
+             "file",
+             output, path.string());
     }
+}
+
+RunStats read_stats(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) fail("cannot open the stats file '{}': {}", path, errno_text(errno));
+  std::ostringstream text;
+  text << file.rdbuf();
+  try {
+    return RunStats::from_json(text.str());
+  } catch (const Error& error) {
+    fail("stats file '{}': {} (stats files of pagedgen before the job key cannot be merged; run that shard again)",
+         path, error.what());
   }
+}
+
+// Each stats file is of one shard of `job`, each shard's once, and none is missing.
+RunStats merged_stats(const std::vector<std::string>& paths, const ShardedJob& job) {
+  std::optional<RunStats> total;
+  std::map<std::string, std::string> shard_files;  // "K/N" -> the stats file
+  for (const std::string& path : paths) {
+    const RunStats stats = read_stats(path);
+    if (stats.job.job_key != job.key)
+      fail("stats file '{}' is of another job (job key {}, the shards' is {}): give the stats of these shards", path,
+           stats.job.job_key, job.key);
+    const auto [it, inserted] = shard_files.emplace(stats.job.shard, path);
+    if (!inserted) fail("stats files '{}' and '{}' are both of shard {}: give each shard's once", it->second, path,
+                        stats.job.shard);
+    if (total) total->add_run(stats);
+    else total = stats;
+  }
+  for (uint64_t k = 0; k < job.num_shards; ++k)
+    if (!shard_files.contains(fmt::format("{}/{}", k, job.num_shards)))
+      fail("no stats file of shard {}/{} among --shard-stats: give the stats of every shard once", k, job.num_shards);
+  total->job.shard = fmt::format("all/{}", job.num_shards);
   return *total;
 }
 
 int run_merge(const MergeOptions& options) {
   if (!options.stats_path.empty() && options.shard_stats.empty())
     fail("--stats needs the shards' stats files (--shard-stats FILE...)");
-  check_shards(options.shard_outputs);
+  const ShardedJob job = check_shards(options.shard_outputs);
+  std::optional<RunStats> stats;
+  if (!options.stats_path.empty()) stats = merged_stats(options.shard_stats, job);
+  std::optional<OutputLock> lock;
   std::optional<DurableOutput> output_file;
-  if (options.output != "-") output_file.emplace(options.output, true, 1.0);
+  if (options.output != "-") {
+    check_output_is_new(options.output, options.shard_outputs);
+    lock.emplace(options.output);
+    output_file.emplace(options.output, true, 1.0);
+  }
   std::ostream& out = output_file ? output_file->stream() : std::cout;
   const std::vector<std::filesystem::path> inputs(options.shard_outputs.begin(), options.shard_outputs.end());
   const uint64_t num_lines = merge_outputs(inputs, out);
   if (output_file) output_file->close();
-  if (!options.stats_path.empty()) {
-    const RunStats stats = merged_stats(options.shard_stats);
-    write_text_file(options.stats_path, stats.to_json());
-    if (!options.quiet) fmt::print(stderr, "{}", stats.summary());
+  if (stats) {
+    write_text_file(options.stats_path, stats->to_json());
+    if (!options.quiet) fmt::print(stderr, "{}", stats->summary());
   }
   if (!options.quiet)
     fmt::print(stderr, "pagedgen: merged {} lines from {} shards\n", num_lines, options.shard_outputs.size());

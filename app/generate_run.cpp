@@ -1,8 +1,8 @@
 // `pagedgen generate` as it runs: option wiring around the batch job (job/batch_job.h).
-// Parses --shard, lists the manifest's settings, opens the job (input, output, --resume
-// check) before the slow model load, loads the model onto the chosen backend, runs the job
-// with the progress reporter and the interrupt guard plugged in, then writes the stats and
-// the report and maps the result to an exit code.
+// Refuses a file given twice, parses --shard, lists the manifest's settings, opens the job
+// (input, output lock, --resume check) before the slow model load, loads the model onto
+// the chosen backend, runs the job with the progress reporter and the interrupt guard
+// plugged in, then writes the stats and the report and maps the result to an exit code.
 #include <fmt/core.h>
 
 #include <chrono>
@@ -20,12 +20,14 @@
 #include "interrupt.h"
 #include "job/batch_job.h"
 #include "job/prompt_builder.h"
+#include "job/run_journal.h"
 #include "model_option.h"
 #include "progress_reporter.h"
 #include "report/html_report.h"
 #include "util/error.h"
 #include "util/file_fingerprint.h"
 #include "util/json_quote.h"
+#include "util/posix_file.h"
 #include "util/text_file.h"
 
 namespace pagedgen::app {
@@ -35,7 +37,33 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// --plan-window and --shard K/N: windows w with w % N == K.
+// One file named twice (-i F -o F, a hard link, -i - < F -o F, --stats F -i F) would be
+// emptied or overwritten before it is read: refuse it before anything is written. Only
+// regular files count (a terminal may well be both standard input and output).
+void check_distinct_files(const GenerateOptions& o) {
+  struct Named {
+    std::string flag;
+    std::string path;
+    std::optional<FileStatus> status;
+  };
+  std::vector<Named> files;
+  const auto add = [&](std::string flag, const std::string& path, int stream_fd) {
+    if (path.empty()) return;
+    std::optional<FileStatus> status = path == "-" ? fd_status(stream_fd) : file_status(path);
+    if (status && status->is_regular) files.push_back({std::move(flag), path, status});
+  };
+  add("-i", o.input, 0);
+  add("-o", o.output, 1);
+  add("--stats", o.stats_path, -1);
+  add("--report", o.report_path, -1);
+  for (std::size_t i = 0; i < files.size(); ++i)
+    for (std::size_t j = i + 1; j < files.size(); ++j)
+      if (files[i].status->identity == files[j].status->identity)
+        fail("{} '{}' and {} '{}' are one file: writing {} would destroy {} before it is read; give another file",
+             files[i].flag, files[i].path, files[j].flag, files[j].path, files[j].flag, files[i].flag);
+}
+
+// --plan-window and --shard K/N (io/line_windows.h); the job adds the input's length.
 LineWindows parse_windows(const GenerateOptions& options) {
   LineWindows windows;
   windows.window_lines = options.plan_window;
@@ -112,7 +140,7 @@ BatchJobSettings job_settings(const GenerateOptions& o, const std::filesystem::p
   s.windows = parse_windows(o);
   s.resume = o.resume;
   s.fsync_seconds = o.fsync_seconds;
-  if (o.output != "-") s.manifest_settings = manifest_settings(o, model_path);
+  s.manifest_settings = manifest_settings(o, model_path);  // also the stats' job key
   return s;
 }
 
@@ -160,13 +188,25 @@ void write_outputs(const GenerateOptions& options, const RunStats& stats) {
   if (!options.quiet) fmt::print(stderr, "{}", stats.summary());
 }
 
+// After SIGINT or SIGTERM: where the output stands, and how to go on.
+void report_interrupted(const GenerateOptions& options, const BatchJobResult& result, int signal) {
+  std::string saved;
+  if (result.num_journaled_lines > 0)
+    saved = fmt::format(", {} more finished lines kept in '{}'", result.num_journaled_lines,
+                        journal_path(options.output).string());
+  fmt::print(stderr, "pagedgen: stopped by {} after writing {} lines{}{}\n", signal == SIGINT ? "SIGINT" : "SIGTERM",
+             result.num_written_lines, saved,
+             options.output != "-" ? "; run the same command with --resume to go on" : "");
+}
+
 }  // namespace
 
 int run_generate(const GenerateOptions& options) {
   const InterruptGuard interrupt;
+  check_distinct_files(options);
   BatchJob job = open_job(options, resolve_model_path(options.model));
   if (job.resume_state().num_torn_bytes > 0 && !options.quiet)
-    fmt::print(stderr, "pagedgen: --resume: dropped a torn last line ({} bytes) of '{}'\n",
+    fmt::print(stderr, "pagedgen: --resume: dropping a torn last line ({} bytes) of '{}'\n",
                job.resume_state().num_torn_bytes, options.output);
   if (job.already_finished()) {
     if (!options.quiet) fmt::print(stderr, "pagedgen: '{}' is already complete; nothing to resume\n", options.output);
@@ -195,9 +235,7 @@ int run_generate(const GenerateOptions& options) {
 
   write_outputs(options, completed_stats(result.stats, loaded));
   if (result.interrupted) {
-    fmt::print(stderr, "pagedgen: stopped by {} after writing {} lines{}\n",
-               interrupt.signal_received() == SIGINT ? "SIGINT" : "SIGTERM", result.num_written_lines,
-               options.output != "-" ? "; run the same command with --resume to go on" : "");
+    report_interrupted(options, result, interrupt.signal_received());
     return kExitInterrupted;
   }
   return result.any_line_failed ? kExitLinesFailed : kExitOk;

@@ -10,7 +10,8 @@ namespace pagedgen::app {
 
 class InputFile {
  public:
-  // Throws Error naming the path when the file cannot be opened.
+  // Throws Error naming the path and the reason when the file cannot be opened. A FIFO or a
+  // device (/dev/null) is read like standard input.
   explicit InputFile(const std::string& path);
   std::istream& stream() { return use_stdin_ ? std::cin : file_; }
 

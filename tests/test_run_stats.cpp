@@ -53,3 +53,40 @@ TEST_CASE("shard stats add up") {
   other_model.job.model = "other.gguf";
   CHECK_THROWS_AS(total.add_run(other_model), Error);
 }
+
+TEST_CASE("stats say what they cover: the whole output, a resumed run's part, or a run stopped early") {
+  RunStats whole = shard_stats(1);
+  whole.job.job_key = "00000000000000aa";
+  whole.job.shard = "0/2";
+  CHECK(whole.covers_whole_output());
+  CHECK(whole.coverage_note() == "the figures cover all 9 requests of the output");
+  CHECK(whole.summary().starts_with("pagedgen: 9 requests"));
+
+  RunStats resumed = whole;
+  resumed.job.num_earlier_requests = 30;
+  CHECK_FALSE(resumed.covers_whole_output());
+  CHECK(resumed.coverage_note().starts_with("the figures cover the 9 requests this run answered; 30 more lines"));
+  CHECK(resumed.summary().starts_with("pagedgen: the figures cover the 9 requests this run answered"));
+  const RunStats back = RunStats::from_json(resumed.to_json());
+  CHECK(back.job.num_earlier_requests == 30);
+  CHECK(back.job.job_key == "00000000000000aa");
+  CHECK(back.job.shard == "0/2");
+  CHECK(back.to_json() == resumed.to_json());
+
+  RunStats stopped = whole;
+  stopped.job.num_unfinished_requests = 33;
+  CHECK(stopped.coverage_note().find("stopped early, with 33 requests read but not finished") != std::string::npos);
+}
+
+TEST_CASE("the stats of another job do not add up") {
+  RunStats a = shard_stats(1);
+  a.job.job_key = "00000000000000aa";
+  RunStats b = shard_stats(2);
+  b.job.job_key = "00000000000000bb";
+  CHECK_THROWS_WITH_AS(a.add_run(b), doctest::Contains("different jobs"), Error);
+  b.job.job_key = a.job.job_key;
+  b.job.num_earlier_requests = 4;
+  a.add_run(b);
+  CHECK(a.job.num_earlier_requests == 4);
+  CHECK_FALSE(a.covers_whole_output());
+}

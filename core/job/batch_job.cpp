@@ -1,11 +1,25 @@
 #include "job/batch_job.h"
 
+#include "engine/scheduler_figures.h"
 #include "io/request_reader.h"
 #include "job/window_runner.h"
 #include "util/error.h"
 #include "util/file_fingerprint.h"
+#include "util/posix_file.h"
 
 namespace pagedgen {
+
+namespace {
+
+// The engine's figures now; a stopped batch's scheduler counters are added too, which the
+// engine adds only when a batch ends.
+EngineStats engine_stats_now(const Engine& engine) {
+  EngineStats stats = engine.stats();
+  if (engine.has_unfinished()) add_scheduler_counters(engine.scheduler(), stats);
+  return stats;
+}
+
+}  // namespace
 
 BatchJob::BatchJob(BatchJobSettings settings) : settings_(std::move(settings)) {
   const LineWindows& w = settings_.windows;
@@ -13,71 +27,106 @@ BatchJob::BatchJob(BatchJobSettings settings) : settings_(std::move(settings)) {
            w.shard, w.num_shards);
   PG_CHECK(!settings_.input_path.empty() || settings_.input_stream, "no input");
   PG_CHECK(!settings_.output_path.empty() || settings_.output_stream, "no output");
-  if (settings_.resume && (settings_.input_path.empty() || settings_.output_path.empty()))
-    fail_setting("resume", "a stream cannot be checked or continued; give an input file and an output file");
   open_input();
-  if (!settings_.output_path.empty()) open_output();
+  open_output();
 }
 
 // Opened before anything slow (the model load), so that a wrong path fails at once.
 void BatchJob::open_input() {
-  if (settings_.input_path.empty()) return;
-  input_file_.open(settings_.input_path, std::ios::binary);
-  if (!input_file_) fail("cannot open the input file '{}'", settings_.input_path.string());
+  const std::filesystem::path& path = settings_.input_path;
+  input_is_stream_ = path.empty();
+  if (path.empty()) return;
+  if (const std::optional<std::string> why = why_unreadable(path))
+    fail("cannot open the input file '{}': {}", path.string(), *why);
+  const std::optional<FileStatus> status = file_status(path);
+  input_is_stream_ = !status || !status->is_regular;  // a FIFO or a device: read once
+  input_file_.open(path, std::ios::binary);
+  if (!input_file_) fail("cannot open the input file '{}': {}", path.string(), errno_text(errno));
 }
 
-// The manifest: checked against the saved one on resume, then written unfinished. The
-// window of the last line written is run again whole (its lines already written are not
-// written twice), so that its prefix-cache figures match an uninterrupted run.
+// A regular output file gets the lock, the manifest and the journal (job_files.h); the
+// input is scanned once for its fingerprint and its length (shards split small inputs
+// by lines).
 void BatchJob::open_output() {
-  manifest_.emplace();
-  manifest_->settings.emplace_back("input", settings_.input_path.empty() ? "standard input"
-                                                                         : fingerprint_file(settings_.input_path));
-  for (const auto& setting : settings_.manifest_settings) manifest_->settings.push_back(setting);
-  if (settings_.resume) resume_ = prepare_job_resume(settings_.output_path, *manifest_);
-  if (resume_.finished) return;
-  if (resume_.last_written) settings_.windows.first_window = settings_.windows.window_of(*resume_.last_written);
-  output_file_.emplace(settings_.output_path, !settings_.resume, settings_.fsync_seconds);
-  write_manifest(manifest_path(settings_.output_path), *manifest_);
+  const std::filesystem::path& path = settings_.output_path;
+  const std::optional<FileStatus> status = path.empty() ? std::nullopt : file_status(path);
+  const bool file_output = !path.empty() && (!status || status->is_regular);
+  const bool resumable = file_output && !input_is_stream_;
+  if (settings_.resume && !resumable)
+    fail_setting("resume", "a stream cannot be checked or continued; give an input file and an output file");
+  std::optional<std::string> input_fingerprint;
+  if (!input_is_stream_ && (file_output || settings_.windows.num_shards > 1)) {
+    const FileScan scan = scan_file(settings_.input_path);
+    input_fingerprint = scan.fingerprint();
+    settings_.windows.num_input_lines = scan.num_lines;
+  }
+  Manifest manifest = make_manifest(input_fingerprint);
+  job_key_ = job_key(manifest);
+  if (path.empty()) return;
+  if (!file_output) {
+    output_device_.emplace(path, std::ios::binary);
+    if (!*output_device_) fail("cannot open the output '{}': {}", path.string(), errno_text(errno));
+    return;
+  }
+  const LineWindows windows = settings_.windows;
+  files_.emplace(input_is_stream_ ? std::filesystem::path() : settings_.input_path, path, std::move(manifest),
+                 settings_.resume, [windows](uint64_t line) { return windows.owns(line); }, settings_.fsync_seconds);
+}
+
+Manifest BatchJob::make_manifest(const std::optional<std::string>& input_fingerprint) const {
+  Manifest manifest;
+  const std::string input = input_fingerprint            ? *input_fingerprint
+                            : settings_.input_path.empty() ? "standard input"
+                                                           : "stream " + settings_.input_path.string();
+  manifest.settings.emplace_back("input", input);
+  for (const auto& setting : settings_.manifest_settings) manifest.settings.push_back(setting);
+  return manifest;
+}
+
+const ResumeState& BatchJob::resume_state() const {
+  static const ResumeState kNone;
+  return files_ ? files_->resume_state() : kNone;
 }
 
 std::optional<uint64_t> BatchJob::count_requests() const {
-  if (settings_.input_path.empty()) return std::nullopt;
+  if (input_is_stream_) return std::nullopt;
   std::ifstream input(settings_.input_path, std::ios::binary);
-  if (!input) fail("cannot open the input file '{}'", settings_.input_path.string());
+  if (!input) fail("cannot open the input file '{}': {}", settings_.input_path.string(), errno_text(errno));
   const LineWindows windows = settings_.windows;
-  return count_selected_requests(input, [windows](uint64_t line) { return windows.owns(line); });
+  const ResumeState& resume = resume_state();
+  return count_selected_requests(input, [&](uint64_t line) {
+    return windows.owns(line) && !resume.in_output(line) && !resume.journal.lines.contains(line);
+  });
 }
 
 BatchJobResult BatchJob::run(Engine& engine, const PromptBuilder& builder, const BatchJobObserver& observer) {
-  PG_CHECK(output_file_ || settings_.output_path.empty() || already_finished(), "a batch job runs once");
+  PG_CHECK(!ran_, "a batch job runs once");
+  ran_ = true;
   BatchJobResult result;
-  if (already_finished()) {
-    result.any_line_failed = resume_.has_error_lines;
-    return result;
-  }
+  result.any_line_failed = resume_state().has_error_lines;
+  if (already_finished()) return result;
+  if (files_) files_->start();
   std::istream& input = settings_.input_path.empty() ? *settings_.input_stream : input_file_;
-  std::ostream& output = output_file_ ? output_file_->stream() : *settings_.output_stream;
-  WindowRunner runner(input, output, settings_, settings_.windows, resume_.last_written);
-  result.interrupted = !runner.run(engine, builder, observer);
-  result.num_written_lines = runner.num_written();
-  result.stats = RunStats{runner.job_stats(), engine.stats()};
-  result.any_line_failed = result.stats.num_failed_requests() > 0 || resume_.has_error_lines;
-  return finish_output(std::move(result));
-}
-
-// Flushes the output; a file is closed (fsynced) and its manifest says whether the job
-// finished.
-BatchJobResult BatchJob::finish_output(BatchJobResult result) {
-  std::ostream& output = output_file_ ? output_file_->stream() : *settings_.output_stream;
-  output.flush();
-  if (!output) fail("writing the output failed (disk full?)");
-  if (output_file_) {
-    output_file_->close();
-    output_file_.reset();
-    manifest_->finished = !result.interrupted;
-    write_manifest(manifest_path(settings_.output_path), *manifest_);
+  std::ostream& output = files_ ? files_->output() : output_device_ ? *output_device_ : *settings_.output_stream;
+  const RunnerOutput sink{output, files_ ? &files_->journal() : nullptr, [this] {
+                            if (files_) files_->on_all_written();
+                          }};
+  WindowRunner runner(input, sink, settings_, resume_state());
+  try {
+    result.interrupted = !runner.run(engine, builder, observer);
+  } catch (const Error&) {
+    if (files_ && files_->output_failed()) throw files_->output_failure();
+    throw;
   }
+  result.num_written_lines = runner.num_written();
+  result.num_journaled_lines = runner.num_journaled();
+  result.stats = RunStats{runner.job_stats(), engine_stats_now(engine)};
+  result.stats.job.shard = fmt::format("{}/{}", settings_.windows.shard, settings_.windows.num_shards);
+  result.stats.job.job_key = job_key_;
+  result.any_line_failed |= result.stats.num_failed_requests() > 0;
+  output.flush();
+  if (files_) files_->finish(!result.interrupted);
+  else if (!output) fail("writing the output failed (disk full or closed pipe?)");
   return result;
 }
 

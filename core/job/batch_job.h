@@ -1,12 +1,14 @@
 // BatchJob: one `generate` run over a JSONL input, around the engine. It reads the input one
-// planning window at a time (io/line_windows.h: only the windows of its shard), prepares
-// the window's requests (a bad line becomes its error record at once), hands them to the
+// planning window at a time (io/line_windows.h: only the lines of its shard), prepares the
+// window's requests (a bad line becomes its error record at once), hands them to the
 // engine and steps it until the window is done, writing one line per non-blank input line
-// in input order. A file output is durable, with a manifest beside it that a resumed job
-// checks; the job then goes on after the output's last complete line.
+// in input order. A file output is locked for the run, with a manifest beside it that a
+// resumed job checks and a journal of the requests finished out of order
+// (job/run_journal.h), so a kill loses only the requests in flight; a resumed job computes
+// only the requests neither the output nor the journal holds.
 //
-//   BatchJob job(settings);               // opens input and output, checks a resume
-//   if (job.already_finished()) ...;      //   (before the slow model load)
+//   BatchJob job(settings);               // checks files, locks the output, checks a resume
+//   if (job.already_finished()) ...;      //   (before the slow model load; writes nothing)
 //   BatchJobResult r = job.run(engine, builder, observer);
 //
 // Progress and interruption are the caller's: the observer hears of each step and record,
@@ -25,10 +27,10 @@
 #include <vector>
 
 #include "engine/engine.h"
-#include "io/durable_output.h"
 #include "io/line_windows.h"
 #include "io/manifest.h"
 #include "io/request_parser.h"
+#include "job/job_files.h"
 #include "job/job_resume.h"
 #include "job/prompt_builder.h"
 #include "job/run_stats.h"
@@ -37,20 +39,22 @@
 namespace pagedgen {
 
 struct BatchJobSettings {
-  // The input: a JSONL file, or (empty path) `input_stream`, e.g. standard input.
+  // The input: a JSONL file, or (empty path) `input_stream`, e.g. standard input. A path
+  // that names no regular file (a FIFO, /dev/null) is read once, as a stream.
   std::filesystem::path input_path;
   std::istream* input_stream = nullptr;
-  // The output: a file, appended to durably with OUT.manifest.json beside it, or (empty
-  // path) `output_stream`, e.g. standard output (then nothing can be resumed).
+  // The output: a file, appended to durably with OUT.manifest.json and OUT.journal beside
+  // it, or (empty path) `output_stream`, e.g. standard output (then nothing can be
+  // resumed). A path that names no regular file (a FIFO, /dev/null) is written as a stream.
   std::filesystem::path output_path;
   std::ostream* output_stream = nullptr;
 
   std::optional<RequestFormat> format;  // nullopt: detected from the first non-blank line
   SamplingParams default_sampling;      // what a line does not set
   std::string model_name;               // the model an OpenAI batch line names unless its body does
-  LineWindows windows;                  // window size and shard; first_window is the job's (resume)
-  bool resume = false;                  // go on after the output's last complete line
-  double fsync_seconds = 1.0;           // between fsyncs of the output file, at most
+  LineWindows windows;                  // window size and shard (the job adds the input's length)
+  bool resume = false;                  // go on after the output's and the journal's lines
+  double fsync_seconds = 1.0;           // between fsyncs of the output and the journal, at most
   // The manifest's settings after "input" (which the job fingerprints itself): what decides
   // the output's bytes, in a fixed order. Resume requires them unchanged.
   std::vector<std::pair<std::string, std::string>> manifest_settings;
@@ -64,27 +68,29 @@ struct BatchJobObserver {
 };
 
 struct BatchJobResult {
-  uint64_t num_written_lines = 0;  // by this run
-  bool interrupted = false;        // should_stop ended it; the output holds whole lines
-  bool any_line_failed = false;    // an error line was written, by this run or (resume) before it
-  // The job's figures (lines, requests, failed lines, prepare time) and the engine's. The
-  // caller adds what only it knows: model, device memory, load time.
+  uint64_t num_written_lines = 0;    // to the output, by this run
+  uint64_t num_journaled_lines = 0;  // finished by this run, kept in the journal until earlier lines are done
+  bool interrupted = false;          // should_stop ended it; the output holds whole lines
+  bool any_line_failed = false;      // an error line was written, by this run or (resume) before it
+  // The job's figures (lines, requests, failed lines, prepare time, what they cover) and
+  // the engine's. The caller adds what only it knows: model, device memory, load time.
   RunStats stats;
 };
 
 class BatchJob {
  public:
-  // Opens the input, then the output: for a file, checks the manifest beside it (resume) or
-  // starts a new one. Throws Error when a file cannot be opened, SettingError("resume")
-  // when the output cannot be resumed.
+  // Opens the input, then checks the output: for a file, locks it and checks the manifest
+  // and journal beside it (resume). Writes nothing yet. Throws Error when a file cannot be
+  // opened, is the input, or is locked by another process; SettingError("resume") when the
+  // output cannot be resumed.
   explicit BatchJob(BatchJobSettings settings);
 
-  // What a resume found (empty when not resuming), e.g. the torn bytes it cut.
-  const ResumeState& resume_state() const { return resume_; }
+  // What a resume found (empty when not resuming), e.g. the torn bytes it will cut.
+  const ResumeState& resume_state() const;
   // The resumed output was complete already: run() has nothing to do.
-  bool already_finished() const { return resume_.finished; }
-  // The requests run() will read (non-blank lines of its windows), for a progress total;
-  // nullopt when the input is a stream, which can be read only once.
+  bool already_finished() const { return resume_state().finished; }
+  // The requests run() will read (non-blank lines of its share not answered yet), for a
+  // progress total; nullopt when the input is a stream, which can be read only once.
   std::optional<uint64_t> count_requests() const;
 
   // Runs the job (once) to the end of its input, or until the observer stops it. `engine`
@@ -94,13 +100,15 @@ class BatchJob {
  private:
   void open_input();
   void open_output();
-  BatchJobResult finish_output(BatchJobResult result);
+  Manifest make_manifest(const std::optional<std::string>& input_fingerprint) const;
 
   BatchJobSettings settings_;
   std::ifstream input_file_;
-  std::optional<Manifest> manifest_;  // a file output's
-  std::optional<DurableOutput> output_file_;
-  ResumeState resume_;
+  bool input_is_stream_ = false;
+  std::optional<std::ofstream> output_device_;  // an output path naming no regular file
+  std::optional<JobFiles> files_;               // a regular output file's
+  std::string job_key_;
+  bool ran_ = false;
 };
 
 }  // namespace pagedgen

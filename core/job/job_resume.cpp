@@ -2,30 +2,70 @@
 
 #include <string>
 
-#include "io/output_resume.h"
+#include "io/output_format.h"
 #include "util/error.h"
+#include "util/posix_file.h"
 
 namespace pagedgen {
 
-ResumeState prepare_job_resume(const std::filesystem::path& output, const Manifest& manifest) {
+namespace {
+
+// The saved manifest must be this version's and list this run's settings.
+void check_manifest(const std::filesystem::path& output, const Manifest& saved, const Manifest& now) {
+  if (saved.version < kManifestVersion)
+    fail_setting("resume",
+                 "'{}' was written by an older pagedgen (manifest version {}), whose fingerprint of the model covered "
+                 "only its first 8 MiB, so it cannot tell whether the weights are the same; run again without "
+                 "resuming to start over",
+                 output.string(), saved.version);
+  if (const std::optional<std::string> difference = describe_difference(saved, now))
+    fail_setting("resume",
+                 "'{}' was written with other settings ({}); give the same input, model and settings, or run again "
+                 "without resuming to start over",
+                 output.string(), *difference);
+}
+
+// The journal's entries for lines after the output's last one, and of this run's lines.
+JournalContents journal_after(const std::filesystem::path& output, const ResumeState& state, const OwnedLines& owned) {
+  JournalContents journal = read_journal(journal_path(output));
+  const auto stale = [&](uint64_t line) { return state.in_output(line) || (owned && !owned(line)); };
+  std::erase_if(journal.lines, [&](const auto& entry) { return stale(entry.first); });
+  std::erase_if(journal.cached_tokens, [&](const auto& entry) { return stale(entry.first); });
+  return journal;
+}
+
+}  // namespace
+
+ResumeState prepare_job_resume(const std::filesystem::path& output, const Manifest& manifest, const OwnedLines& owned) {
   const std::optional<Manifest> saved = read_manifest(manifest_path(output));
-  const bool has_output = std::filesystem::exists(output) && std::filesystem::file_size(output) > 0;
+  const std::optional<FileStatus> output_status = file_status(output);
   if (!saved) {
-    if (has_output)
+    if (output_status && output_status->num_bytes > 0)
       fail_setting("resume",
                    "'{}' has no manifest '{}', so nothing tells which settings wrote it; run again without resuming "
                    "to start over",
                    output.string(), manifest_path(output).string());
     return {};
   }
-  if (const std::optional<std::string> difference = describe_difference(*saved, manifest))
-    fail_setting("resume",
-                 "'{}' was written with other settings ({}); give the same input, model and settings, or run again "
-                 "without resuming to start over",
-                 output.string(), *difference);
-  if (!std::filesystem::exists(output)) return {};
-  const ResumePoint point = prepare_resume(output);
-  return ResumeState{point.last_index, point.has_error_lines, saved->finished, point.num_torn_bytes};
+  check_manifest(output, *saved, manifest);
+  ResumeState state;
+  state.finished = saved->finished;
+  if (output_status) {
+    try {
+      const ResumePoint point = read_resume_point(output, owned);
+      state.last_written = point.last_index;
+      state.num_output_lines = point.num_lines;
+      state.num_output_bytes = point.num_kept_bytes;
+      state.num_torn_bytes = point.num_torn_bytes;
+      state.has_error_lines = point.has_error_lines;
+    } catch (const Error& error) {
+      throw SettingError("resume", error.what());
+    }
+  }
+  if (state.finished) return state;
+  state.journal = journal_after(output, state, owned);
+  for (const auto& [line, text] : state.journal.lines) state.has_error_lines |= read_output_line(text)->is_error;
+  return state;
 }
 
 }  // namespace pagedgen

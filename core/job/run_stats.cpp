@@ -88,7 +88,34 @@ std::string throughput_json(const EngineStats& e) {
       real(ratio(static_cast<double>(e.num_computed_prompt_tokens + e.num_generated_tokens), seconds)));
 }
 
+std::string job_json(const JobStats& j) {
+  return fmt::format("{{\"key\": {}, \"shard\": {}}}", json_quote(j.job_key), json_quote(j.shard));
+}
+
+std::string coverage_json(const RunStats& s) {
+  return fmt::format(
+      "{{\"complete\": {}, \"requests_this_run\": {}, \"requests_earlier\": {}, \"requests_unfinished\": {}, "
+      "\"note\": {}}}",
+      s.covers_whole_output() ? "true" : "false", s.job.num_requests, s.job.num_earlier_requests,
+      s.job.num_unfinished_requests, json_quote(s.coverage_note()));
+}
+
 }  // namespace
+
+std::string RunStats::coverage_note() const {
+  const JobStats& j = job;
+  if (covers_whole_output()) return fmt::format("the figures cover all {} requests of the output", j.num_requests);
+  std::string note = fmt::format("the figures cover the {} requests this run answered", j.num_requests);
+  if (j.num_earlier_requests > 0)
+    note += fmt::format("; {} more lines of the output were answered by an earlier, interrupted run, whose figures "
+                        "are not in them",
+                        j.num_earlier_requests);
+  if (j.num_unfinished_requests > 0)
+    note += fmt::format("; the run stopped early, with {} requests read but not finished (a resumed run computes "
+                        "them): the token and step figures include their work so far",
+                        j.num_unfinished_requests);
+  return note;
+}
 
 std::string RunStats::to_json() const {
   const EngineStats& e = engine;
@@ -113,6 +140,8 @@ std::string RunStats::to_json() const {
                                  e.recomputed_tokens)},
       {"time_seconds", time_json(*this)},
       {"throughput", throughput_json(e)},
+      {"job", job_json(job)},
+      {"coverage", coverage_json(*this)},
   };
   std::string out = "{\n";
   for (std::size_t i = 0; i < fields.size(); ++i)
@@ -123,7 +152,8 @@ std::string RunStats::to_json() const {
 
 std::string RunStats::summary() const {
   const EngineStats& e = engine;
-  std::string s = fmt::format(
+  std::string s = covers_whole_output() ? "" : fmt::format("pagedgen: {}\n", coverage_note());
+  s += fmt::format(
       "pagedgen: {} requests ({} failed, {} samples), {} prompt tokens ({} computed, {} from the prefix cache), {} "
       "generated in {:.2f} s ({:.1f} generated tokens/s)\n",
       job.num_requests, num_failed_requests(), e.num_samples, e.num_prompt_tokens, e.num_computed_prompt_tokens,

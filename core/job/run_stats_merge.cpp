@@ -26,6 +26,8 @@ constexpr Field<JobStats, int64_t> kJobCounts[] = {
     {"requests", "blank_lines", &JobStats::num_blank_lines},
     {"requests", "requests", &JobStats::num_requests},
     {"requests", "failed", &JobStats::num_failed_lines},
+    {"coverage", "requests_earlier", &JobStats::num_earlier_requests},
+    {"coverage", "requests_unfinished", &JobStats::num_unfinished_requests},
 };
 constexpr Field<JobStats, double> kJobSeconds[] = {
     {"time_seconds", "load", &JobStats::load_seconds},
@@ -124,6 +126,10 @@ class StatsJson {
 
 void RunStats::add_run(const RunStats& o) {
   const EngineStats& e = engine;
+  if (job.job_key != o.job.job_key)
+    fail("the stats are of different jobs (job key {} vs {}: other input, model or settings); merge only the stats of "
+         "the shards of one job",
+         job.job_key, o.job.job_key);
   if (job.model != o.job.model || e.backend != o.engine.backend || e.block_size != o.engine.block_size ||
       e.num_pool_blocks != o.engine.num_pool_blocks)
     fail("the stats are of different runs (model {} vs {}, backend {} vs {}, block size {} vs {}, pool {} vs {} "
@@ -142,6 +148,8 @@ RunStats RunStats::from_json(std::string_view json) {
   StatsJson in(json);
   RunStats s;
   s.job.model = std::string(in.get<std::string_view>(nullptr, "model", "a string"));
+  s.job.job_key = std::string(in.get<std::string_view>("job", "key", "a string"));
+  s.job.shard = std::string(in.get<std::string_view>("job", "shard", "a string"));
   s.engine.backend = std::string(in.get<std::string_view>(nullptr, "backend", "a string"));
   s.engine.prefix_sharing = in.get<bool>(nullptr, "prefix_sharing", "a boolean");
   in.read(kEngineSettings, s.engine);

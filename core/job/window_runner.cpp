@@ -17,22 +17,28 @@ bool stop_requested(const BatchJobObserver& observer) { return observer.should_s
 
 }  // namespace
 
-WindowRunner::WindowRunner(std::istream& input, std::ostream& output, const BatchJobSettings& settings,
-                           const LineWindows& windows, std::optional<uint64_t> last_written)
-    : windows_(windows),
-      last_written_(last_written),
+WindowRunner::WindowRunner(std::istream& input, const RunnerOutput& output, const BatchJobSettings& settings,
+                           const ResumeState& resume)
+    : windows_(settings.windows),
+      output_(output),
+      resumed_(resume.journal),
       model_name_(settings.model_name),
       reader_(input, settings.default_sampling, settings.format, LineReader::kDefaultMaxLineBytes,
-              [windows](uint64_t line) { return windows.owns(line); }),
-      writer_(output, [this](const OutputRecord& record, const RecordContext& context) {
+              [windows = settings.windows, last = resume.last_written](uint64_t line) {
+                return windows.owns(line) && (!last || line > *last);
+              }),
+      writer_(output.stream, [this](const OutputRecord& record, const RecordContext& context) {
         return format_output_line(*reader_.format(), record, context);
-      }) {}
+      }),
+      num_earlier_(resume.num_earlier_requests()) {}
 
 bool WindowRunner::run(Engine& engine, const PromptBuilder& builder, const BatchJobObserver& observer) {
   pending_ = reader_.next();
   while (pending_) {
     if (stop_requested(observer)) return false;
     if (!decode_window(engine, read_window(builder), observer)) return false;
+    // Every line of the window is written: the journal's entries are the output's now.
+    if (output_.on_all_written) output_.on_all_written();
   }
   return true;
 }
@@ -41,8 +47,10 @@ JobStats WindowRunner::job_stats() const {
   JobStats stats;
   stats.num_lines = static_cast<int64_t>(reader_.num_lines());
   stats.num_blank_lines = static_cast<int64_t>(reader_.num_blank_lines());
-  stats.num_requests = num_requests_;
+  stats.num_requests = static_cast<int64_t>(num_done_);
   stats.num_failed_lines = num_failed_lines_;
+  stats.num_earlier_requests = static_cast<int64_t>(num_earlier_);
+  stats.num_unfinished_requests = static_cast<int64_t>(num_read_ - num_from_journal_ - num_done_);
   stats.prepare_seconds = prepare_seconds_;
   return stats;
 }
@@ -52,50 +60,93 @@ std::vector<PreparedRequest> WindowRunner::read_window(const PromptBuilder& buil
   const auto start = Clock::now();
   const uint64_t window = windows_.window_of(item_index(*pending_));
   std::vector<PreparedRequest> prepared;
+  batch_lines_.clear();
   for (; pending_ && windows_.window_of(item_index(*pending_)) == window; pending_ = reader_.next())
     prepare(std::move(*pending_), builder, prepared);
+  batch_started_.assign(batch_lines_.size(), false);
   prepare_seconds_ += seconds_since(start);
   return prepared;
 }
 
+// A line the resumed journal holds is written from it; a bad line is finished at once.
 void WindowRunner::prepare(RequestItem item, const PromptBuilder& builder, std::vector<PreparedRequest>& window) {
-  ++num_requests_;
+  ++num_read_;
+  const uint64_t index = item_index(item);
+  if (const auto journaled = resumed_.lines.find(index); journaled != resumed_.lines.end()) {
+    writer_.expect(index);
+    ++num_from_journal_;
+    writer_.complete_line(index, std::move(journaled->second));
+    resumed_.lines.erase(journaled);
+    return;
+  }
   if (auto* error = std::get_if<RequestError>(&item)) return finish_error(std::move(*error));
   const Request& request = std::get<Request>(item);
   std::variant<PreparedRequest, RequestError> built = builder.build(request);
   if (auto* error = std::get_if<RequestError>(&built)) return finish_error(std::move(*error));
-  if (is_new(request.index))
-    writer_.expect(request.index, RecordContext{request.is_chat(), request.model.value_or(model_name_)});
+  writer_.expect(request.index, RecordContext{request.is_chat(), request.model.value_or(model_name_)});
+  batch_lines_.push_back(request.index);
   window.push_back(std::move(std::get<PreparedRequest>(built)));
 }
 
-// Plans and decodes the window; each record is written once every earlier line is.
+// Plans and decodes the window; each record is written once every earlier line is, and
+// kept in the journal until then. A step's journal entries are written together.
 bool WindowRunner::decode_window(Engine& engine, std::vector<PreparedRequest> window,
                                  const BatchJobObserver& observer) {
   const auto progress = [&] {
     if (observer.on_progress) observer.on_progress(num_done_, engine.stats());
   };
+  if (output_.journal) output_.journal->commit();  // the window's error lines held
   engine.add_requests(std::move(window));
   while (engine.has_unfinished()) {
     for (OutputRecord& record : engine.step()) {
       finish(std::move(record));
       progress();
     }
+    note_started_requests(engine);
+    if (output_.journal) output_.journal->commit();
     progress();
     if (stop_requested(observer)) return false;
   }
   return true;
 }
 
+// Journals the cached prompt tokens of each request that started (was first admitted) in
+// the last step, which a resumed run reports for it. The engine's batch holds the
+// window's requests in the order read_window gave them (Sequence::request_index).
+void WindowRunner::note_started_requests(const Engine& engine) {
+  if (!output_.journal || !engine.has_unfinished()) return;
+  const Scheduler& scheduler = engine.scheduler();
+  for (const uint64_t seq_id : scheduler.running()) {
+    const Sequence& seq = scheduler.sequence(seq_id);
+    const auto position = static_cast<std::size_t>(seq.request_index);
+    if (seq.sample_index != 0 || position >= batch_lines_.size() || batch_started_[position]) continue;
+    batch_started_[position] = true;
+    const uint64_t index = batch_lines_[position];
+    const auto earlier = resumed_.cached_tokens.find(index);  // its first start was in an earlier run
+    output_.journal->add_admission(index, earlier != resumed_.cached_tokens.end() ? earlier->second
+                                                                                 : seq.num_cached_prompt_tokens);
+  }
+}
+
+// A request that started before the interruption reports the cached tokens of that start.
 void WindowRunner::finish(OutputRecord record) {
   ++num_done_;
-  if (is_new(record_index(record))) writer_.complete(std::move(record));
+  const uint64_t index = record_index(record);
+  if (auto* output = std::get_if<RequestOutput>(&record)) {
+    if (const auto cached = resumed_.cached_tokens.find(index); cached != resumed_.cached_tokens.end())
+      output->cached_tokens = cached->second;
+  }
+  journal_if_held(index, writer_.complete(std::move(record)));
 }
 
 void WindowRunner::finish_error(RequestError error) {
   ++num_failed_lines_;
-  if (is_new(error.index)) writer_.expect(error.index);
+  writer_.expect(error.index);
   finish(std::move(error));
+}
+
+void WindowRunner::journal_if_held(uint64_t index, const std::string* held_line) {
+  if (held_line && output_.journal) output_.journal->add_line(index, *held_line);
 }
 
 }  // namespace pagedgen
