@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <regex>
+#include <thread>
 
 #include "backend/cpu_backend.h"
 #include "backend/dry_run_backend.h"
@@ -66,13 +67,15 @@ std::optional<int> resolve_device(const BackendOptions& options, bool quiet) {
   const bool required = options.device != "auto";
 #if PAGEDGEN_HAVE_CUDA
   std::string why_none;
-  const std::vector<gpu::DeviceInfo> devices = gpu::list_devices(&why_none);
+  bool none_installed = false;
+  const std::vector<gpu::DeviceInfo> devices = gpu::list_devices(&why_none, &none_installed);
   if (*index < std::ssize(devices)) return index;
   if (required && !devices.empty())
     fail_setting("device", "{}, but only {} GPU(s) are visible (cuda:0 to cuda:{})", options.device,
                  devices.size(), devices.size() - 1);
   if (required) fail_setting("device", "{}, but no GPU is usable: {}; use --device cpu or auto", options.device, why_none);
-  if (!quiet) fmt::print(stderr, "pagedgen: no GPU ({}); running on the CPU\n", why_none);
+  // A machine with no GPU at all is the common CPU case: no notice on every run then.
+  if (!quiet && !none_installed) fmt::print(stderr, "pagedgen: no GPU ({}); running on the CPU\n", why_none);
 #else
   if (required)
     fail_setting("device", "{}, but this pagedgen was built without CUDA (the CUDA toolkit was not found at build "
@@ -98,7 +101,10 @@ void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
                      "Fraction of GPU memory to fill; the KV pool takes what weights and activations leave")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));
-  command.add_option("--threads", o.threads, "CPU threads (default: all)");
+  // More threads than cores only time-slice the GEMMs (and delay a signal's stop).
+  const auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  command.add_option("--threads", o.threads, fmt::format("CPU threads, 1 to the {} cores (default: all)", cores))
+      ->check(CLI::Range(1, cores));
   if (!weights) return;
   command.add_option("--load-format", o.load_format,
                      "auto: weights from the model files; dummy: -m names an HF config.json (or its directory) "

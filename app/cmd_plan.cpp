@@ -109,7 +109,7 @@ void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std
   fmt::print("input: {} lines ({} blank), {} requests, {} of them invalid\n", input.num_lines, input.num_blank_lines,
              input.indices.size(), input.errors.size());
   for (std::size_t i = 0; i < std::min<std::size_t>(input.errors.size(), 10); ++i)
-    fmt::print("  line {} (id {}): {}: {}\n", input.errors[i].index, optional_id(input.errors[i].id_json),
+    fmt::print("  line {} (id {}): {}: {}\n", input.errors[i].index + 1, optional_id(input.errors[i].id_json),
                input.errors[i].code, input.errors[i].message);
   if (input.errors.size() > 10) fmt::print("  ... and {} more (all of them in --json)\n", input.errors.size() - 10);
   fmt::print("prompt tokens: {} total, {} distinct ({:.2f}x shared), {} prefix groups (at block size {})\n",
@@ -134,7 +134,7 @@ void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std
     if (r.rejected.empty()) continue;
     fmt::print("cannot fit at block size {} ({} requests):\n", r.block_size, r.rejected.size());
     for (std::size_t i = 0; i < std::min<std::size_t>(r.rejected.size(), 10); ++i)
-      fmt::print("  line {} (id {}): {}\n", r.rejected[i].index, optional_id(r.rejected[i].id_json),
+      fmt::print("  line {} (id {}): {}\n", r.rejected[i].index + 1, optional_id(r.rejected[i].id_json),
                  r.rejected[i].message);
   }
   fmt::print(stderr, "pagedgen: planned in {:.2f} s, no weights loaded\n", seconds);

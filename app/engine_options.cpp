@@ -45,6 +45,21 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o) {
   cmd.add_option("--stop", s.stop, "Default stop string (repeatable)");
   cmd.add_flag("--ignore-eos", s.ignore_eos, "Keep generating past end-of-generation tokens by default");
   cmd.add_option("-n", s.n, "Default samples per prompt")->capture_default_str();
+  // The defaults are checked as request lines are (sampling_params.h), before any model loads.
+  cmd.callback([&s] { check_sampling_flags(s); });
+}
+
+void check_sampling_flags(const SamplingParams& defaults) {
+  try {
+    validate(defaults);
+  } catch (const Error& e) {
+    // "max_tokens must be >= 1, got -1" -> "--max-tokens": "must be >= 1, got -1"
+    std::string message = e.what();
+    const std::size_t space = message.find(' ');
+    std::string field = message.substr(0, std::min(space, message.find('[')));
+    std::ranges::replace(field, '_', '-');
+    throw CLI::ValidationError(field == "n" ? "-n" : "--" + field, message.substr(space + 1));
+  }
 }
 
 KvPoolBudget kv_pool_budget(const EngineOptions& options, double gpu_memory_utilization) {

@@ -29,6 +29,10 @@ struct EngineOptions {
 // --no-prefix-sharing, --seed, --chat-template and the default sampling flags.
 void add_engine_options(CLI::App& command, EngineOptions& options);
 
+// Throws CLI::ValidationError naming the flag when the default sampling flags are out of
+// range (the same rules as request lines: sample/sampling_params.h).
+void check_sampling_flags(const SamplingParams& defaults);
+
 // The pool the flags ask for: --num-blocks, else --kv-cache-memory, else the backend's
 // default (on a GPU, --gpu-memory-utilization of its memory).
 KvPoolBudget kv_pool_budget(const EngineOptions& options, double gpu_memory_utilization);

@@ -41,6 +41,12 @@ int main(int argc, char** argv) {
   app.footer(kExitCodesHelp);
   app.require_subcommand(1);
   app.set_version_flag("--version", "pagedgen 0.1.0");
+  // One line, like every other error: "pagedgen: error: --block-size: Value 0 not in range [1 - 256]".
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    return fmt::format("pagedgen: error: {} (see --help)\n", message);
+  });
 
   CommandRunner selected;
   add_generate_command(app, selected);

@@ -17,7 +17,8 @@ struct DeviceInfo {
 };
 
 // Every visible device; empty when there is no driver or no device (the reason goes to
-// `why_none` when given).
-std::vector<DeviceInfo> list_devices(std::string* why_none = nullptr);
+// `why_none` when given; `none_installed`, when given, is set when the machine simply has
+// no NVIDIA driver or device, as opposed to one that failed).
+std::vector<DeviceInfo> list_devices(std::string* why_none = nullptr, bool* none_installed = nullptr);
 
 }  // namespace pagedgen::gpu

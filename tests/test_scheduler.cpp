@@ -119,8 +119,8 @@ class FakeBackend final : public Backend {
   std::size_t kv_bytes_per_block(std::size_t block_size) const override { return block_size; }
   void allocate_kv_pool(std::size_t, std::size_t) override {}
   void copy_blocks(std::span<const BlockCopy> copies) override { num_copies += std::ssize(copies); }
-  std::vector<TokenId> step(const StepBatch& batch, const SamplingBatch& sampling) override {
-    std::vector<TokenId> tokens;
+  std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) override {
+    std::vector<SampledToken> tokens;
     for (const SamplingRow& row : sampling.rows) {
       REQUIRE(row.logits_row < std::ssize(batch.logits_rows));
       tokens.push_back(fake_token(row.random_bits));

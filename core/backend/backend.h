@@ -49,10 +49,10 @@ class Backend {
 
   // One engine step: writes the new tokens' K/V at their slots, attends over each
   // sequence's blocks, and samples every row of `sampling` from the logits of its
-  // batch.logits_rows entry. Returns one token id per sampling row, in order. A row's
-  // token never depends on the other sequences in the batch, the block size or the block
-  // ids (determinism contract).
-  virtual std::vector<TokenId> step(const StepBatch& batch, const SamplingBatch& sampling) = 0;
+  // batch.logits_rows entry. Returns one SampledToken per sampling row, in order (none for
+  // a row whose logits are not usable). A row's token never depends on the other sequences
+  // in the batch, the block size or the block ids (determinism contract).
+  virtual std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) = 0;
 
   // What the backend holds on a device (for the stats); the CPU backend holds nothing there.
   virtual DeviceMemoryReport device_memory() const { return {}; }

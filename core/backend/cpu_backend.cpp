@@ -8,7 +8,9 @@
 #include "backend/cpu_ops.h"
 #include "backend/paged_attention.h"
 #include "backend/step_batch_check.h"
+#include "util/byte_units.h"
 #include "util/error.h"
+#include "util/system_memory.h"
 
 namespace pagedgen {
 
@@ -33,6 +35,18 @@ CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, s
 
 std::size_t CpuBackend::kv_bytes_per_block(std::size_t block_size) const {
   return config_.kv_bytes_per_token(sizeof(float)) * block_size;
+}
+
+int32_t CpuBackend::kv_pool_blocks(const KvPoolBudget& budget, std::size_t block_size) const {
+  const std::size_t per_block = kv_bytes_per_block(block_size);
+  const int32_t num_blocks = host_pool_blocks(budget, per_block, block_size);
+  const uint64_t bytes = static_cast<uint64_t>(num_blocks) * per_block;
+  const std::optional<uint64_t> available = available_memory_bytes();
+  if (available && bytes > *available)
+    fail_setting(budget.num_blocks ? "num_blocks" : "kv_cache_memory",
+                 "asks for a KV pool of {} ({} blocks of {} tokens), more than the {} of memory this machine has "
+                 "available; ask for less", format_bytes(bytes), num_blocks, block_size, format_bytes(*available));
+  return num_blocks;
 }
 
 void CpuBackend::allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) {

@@ -24,6 +24,8 @@ class CpuBackend final : public LogitsBackend {
 
   std::string name() const override { return "cpu"; }
   std::size_t kv_bytes_per_block(std::size_t block_size) const override;
+  // The budget's blocks, refused up front when they need more memory than is available.
+  int32_t kv_pool_blocks(const KvPoolBudget& budget, std::size_t block_size) const override;
   void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) override;
   void forward(const StepBatch& batch, std::span<float> logits) override;
   int64_t vocab_size() const override { return config_.vocab_size; }

@@ -22,7 +22,7 @@ class DryRunBackend final : public Backend {
   std::size_t kv_bytes_per_block(std::size_t block_size) const override { return kv_bytes_per_token_ * block_size; }
   void allocate_kv_pool(std::size_t, std::size_t) override {}
   void copy_blocks(std::span<const BlockCopy>) override {}
-  std::vector<TokenId> step(const StepBatch& batch, const SamplingBatch& sampling) override;
+  std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) override;
 
  private:
   std::size_t kv_bytes_per_token_;

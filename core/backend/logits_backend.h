@@ -19,8 +19,9 @@ class LogitsBackend : public Backend {
   virtual void forward(const StepBatch& batch, std::span<float> logits) = 0;
   virtual int64_t vocab_size() const = 0;
 
-  // forward(), then each sampling row on the host from its logits row.
-  std::vector<TokenId> step(const StepBatch& batch, const SamplingBatch& sampling) override;
+  // forward(), then each sampling row on the host from its logits row (none for a row
+  // with a NaN, a +inf or no finite logit).
+  std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) override;
 
  private:
   std::vector<float> logits_;  // (logits_rows, vocab) of the last step

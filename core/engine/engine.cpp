@@ -51,7 +51,7 @@ std::vector<OutputRecord> Engine::step() {
   if (!out.scheduled.empty()) {
     const SamplingBatch sampling = output_.sampling_batch(out, *scheduler_);
     backend_.copy_blocks(out.block_copies);
-    const std::vector<TokenId> tokens = backend_.step(out.batch, sampling);
+    const std::vector<SampledToken> tokens = backend_.step(out.batch, sampling);
     scheduler_->on_step_done(out);
     // The KV memory this step used: taken before finished samples give their blocks back.
     stats_.add_snapshot(take_kv_snapshot(*scheduler_, config_.max_model_len));

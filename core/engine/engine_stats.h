@@ -40,7 +40,8 @@ struct EngineStats {
   bool prefix_sharing = true;
 
   // Requests and tokens.
-  int64_t num_rejected_requests = 0;       // requests that cannot fit the pool (error records)
+  int64_t num_rejected_requests = 0;       // requests the engine ended with an error record (too
+                                           // large for the pool, unusable logits)
   int64_t num_samples = 0;                 // sequences decoded (n per request)
   int64_t num_prompt_tokens = 0;           // over successful requests, once per request
   int64_t num_distinct_prompt_tokens = 0;  // token-trie nodes of the plans

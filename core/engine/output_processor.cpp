@@ -1,5 +1,7 @@
 #include "engine/output_processor.h"
 
+#include <fmt/format.h>
+
 #include "util/error.h"
 
 namespace pagedgen {
@@ -93,30 +95,58 @@ bool OutputProcessor::extend(SampleState& sample, TokenId token, int32_t num_tok
   return reason.has_value();
 }
 
-void OutputProcessor::apply(std::span<const TokenId> tokens, Scheduler& scheduler, std::vector<OutputRecord>& done,
-                            EngineStats& stats) {
+void OutputProcessor::apply(std::span<const SampledToken> tokens, Scheduler& scheduler,
+                            std::vector<OutputRecord>& done, EngineStats& stats) {
   PG_CHECK(tokens.size() == planned_.size(), "{} token ids for {} sampling rows", tokens.size(), planned_.size());
   for (std::size_t i = 0; i < planned_.size(); ++i) {
     PlannedRow& row = planned_[i];
     const Sequence& seq = scheduler.sequence(row.seq_id);
+    if (!tokens[i]) {
+      fail_row(row, seq, scheduler, done, stats);
+      continue;
+    }
+    const TokenId token = *tokens[i];
     if (row.child) {
-      start_child(seq, row, tokens[i], scheduler, done, stats);
+      start_child(seq, row, token, scheduler, done, stats);
       continue;
     }
     states_[static_cast<std::size_t>(seq.request_index)].forked = true;
     SampleState& sample = *samples_.at(row.seq_id);
-    if (!extend(sample, tokens[i], seq.num_tokens(), stats)) {
-      scheduler.append_token(row.seq_id, tokens[i]);
+    if (!extend(sample, token, seq.num_tokens(), stats)) {
+      scheduler.append_token(row.seq_id, token);
       continue;
     }
     Sequence finished = scheduler.finish(row.seq_id);
     std::vector<TokenId> generated(finished.token_ids.begin() + finished.num_prompt_tokens, finished.token_ids.end());
-    generated.push_back(tokens[i]);
+    generated.push_back(token);
     complete_sample(finished.request_index, finished.sample_index, sample, std::move(generated),
                     finished.num_cached_prompt_tokens, done, stats);
     samples_.erase(row.seq_id);
   }
   planned_.clear();
+}
+
+// A row whose logits were unusable: its sample ends (a fork child is never created) and the
+// request's record becomes an error; its other samples run on, their text unused.
+void OutputProcessor::fail_row(PlannedRow& row, const Sequence& seq, Scheduler& scheduler,
+                               std::vector<OutputRecord>& done, EngineStats& stats) {
+  const int64_t request_index = seq.request_index;
+  RequestState& state = states_[static_cast<std::size_t>(request_index)];
+  const PreparedRequest& r = requests_[static_cast<std::size_t>(request_index)];
+  if (!state.error)
+    state.error = RequestError{r.index, r.id_json, "numerical_error",
+                               fmt::format("the model's logits for this request are not finite (NaN or infinity) "
+                                           "after {} tokens; the weights or the computation in this dtype are broken "
+                                           "for this input", seq.num_tokens())};
+  if (row.child) {
+    ++stats.num_samples;
+  } else {
+    state.forked = true;
+    scheduler.finish(row.seq_id);
+    samples_.erase(row.seq_id);
+  }
+  ++state.num_finished;
+  finish_request_if_done(request_index, done, stats);
 }
 
 // A new sample of an n > 1 fork: done at its first token, or a child sharing the parent's

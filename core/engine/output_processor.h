@@ -39,8 +39,9 @@ class OutputProcessor {
   // The rows to sample after the step of `out` (draws each sample's random bits).
   SamplingBatch sampling_batch(const SchedulerOutput& out, const Scheduler& scheduler);
 
-  // Applies the step's token ids (one per row of the last sampling_batch()).
-  void apply(std::span<const TokenId> tokens, Scheduler& scheduler, std::vector<OutputRecord>& done,
+  // Applies the step's token ids (one per row of the last sampling_batch()). A row with no
+  // token (unusable logits) ends its sample, and its request becomes an error record.
+  void apply(std::span<const SampledToken> tokens, Scheduler& scheduler, std::vector<OutputRecord>& done,
              EngineStats& stats);
 
  private:
@@ -72,6 +73,8 @@ class OutputProcessor {
                        std::vector<TokenId> token_ids, int32_t num_cached_prompt_tokens,
                        std::vector<OutputRecord>& done, EngineStats& stats);
   void finish_request_if_done(int64_t request_index, std::vector<OutputRecord>& done, EngineStats& stats);
+  void fail_row(PlannedRow& row, const Sequence& seq, Scheduler& scheduler, std::vector<OutputRecord>& done,
+                EngineStats& stats);
   void start_child(const Sequence& parent, PlannedRow& row, TokenId token, Scheduler& scheduler,
                    std::vector<OutputRecord>& done, EngineStats& stats);
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sample/sampling_params.h"
@@ -23,6 +24,11 @@ struct SamplingRow {
   int32_t num_generated = 0;             // tokens the sample has generated (min_tokens masking)
   uint64_t random_bits = 0;              // the sample's next 64 random bits; unused when greedy
 };
+
+// What one row gave: its token, or nothing when the row's logits were not usable (a NaN or
+// +inf, or no finite value at all): a numerical failure of the model on that input, which
+// ends the request with an error record instead of the process.
+using SampledToken = std::optional<TokenId>;
 
 struct SamplingBatch {
   std::vector<SamplingRow> rows;                // [num_samples] in the order token ids come back

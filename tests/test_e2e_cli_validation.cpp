@@ -1,0 +1,67 @@
+// Options are checked before any model loads: a bad value exits with 2 and one
+// "pagedgen: error:" line naming the flag, and leaves no output or manifest behind; a KV
+// pool larger than the machine's memory is refused up front (issue 13, items 12-14).
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "cli_runner.h"
+#include "test_paths.h"
+
+using namespace pagedgen;
+
+namespace {
+
+struct Dir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() / "pagedgen-cli-validation";
+  Dir() {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+    std::ofstream(path / "in.jsonl") << "{\"prompt\": \"Hello\", \"max_tokens\": 2}\n";
+  }
+};
+
+// Runs `generate` on a one-line input with extra flags.
+test::CliResult generate(const Dir& dir, const std::string& flags) {
+  return test::run_pagedgen(fmt::format("generate -q --device cpu -i '{}' -o '{}' {}", (dir.path / "in.jsonl").string(),
+                                        (dir.path / "out.jsonl").string(), flags),
+                            dir.path / "stderr.txt");
+}
+
+bool one_line(const std::string& text) { return std::count(text.begin(), text.end(), '\n') == 1; }
+
+}  // namespace
+
+TEST_CASE("bad option values: exit 2, one line naming the flag, nothing written") {
+  const Dir dir;
+  const std::pair<const char*, const char*> cases[] = {
+      {"--max-tokens -1", "--max-tokens"},  {"--block-size 0", "--block-size"}, {"--threads -1", "--threads"},
+      {"--threads 100000", "--threads"},    {"--temperature -1", "--temperature"}, {"--top-p 0", "--top-p"},
+      {"-n 0", "-n"},                       {"--min-tokens 9 --max-tokens 3", "--min-tokens"},
+      {"--kv-cache-memory lots", "--kv-cache-memory"}};
+  for (const auto& [flags, flag] : cases) {
+    CAPTURE(flags);
+    const test::CliResult r = generate(dir, flags);
+    CHECK(r.exit_code == 2);
+    CHECK(r.stderr_text.starts_with("pagedgen: error: "));
+    CHECK(r.stderr_text.find(flag) != std::string::npos);
+    CHECK(one_line(r.stderr_text));
+    CHECK_FALSE(std::filesystem::exists(dir.path / "out.jsonl"));
+    CHECK_FALSE(std::filesystem::exists(dir.path / "out.jsonl.manifest.json"));
+  }
+}
+
+TEST_CASE("a KV pool larger than the machine's memory is refused before it is allocated") {
+  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
+  const Dir dir;
+  for (const char* flags : {"--kv-cache-memory 64TiB", "--num-blocks 2000000000"}) {
+    CAPTURE(flags);
+    const test::CliResult r = generate(dir, flags);
+    CHECK(r.exit_code == 3);
+    CHECK(r.stderr_text.find("memory this machine has available") != std::string::npos);
+    CHECK(r.stderr_text.find(std::string(flags).substr(0, std::string(flags).find(' '))) != std::string::npos);
+  }
+}
