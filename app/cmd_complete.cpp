@@ -9,6 +9,7 @@
 
 #include "backend_option.h"
 #include "chat_template_option.h"
+#include "command_help.h"
 #include "commands.h"
 #include "engine/engine.h"
 #include "engine_options.h"
@@ -92,9 +93,10 @@ int run_complete(const CompleteOptions& options) {
 
 void add_complete_command(CLI::App& app, CommandRunner& selected) {
   auto options = std::make_shared<CompleteOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "complete", "Greedily continue one PROMPT through the engine (as generate would, one request) and print the "
-      "text.");
+  CLI::App* cmd = add_command(
+      app, "complete", "Greedily continue one PROMPT and print the text.",
+      "Runs the prompt through the same engine as generate (one request, a KV pool just large enough for it): a "
+      "quick check that a model loads and computes sensibly. Batch work belongs to generate.");
   add_model_option(*cmd, options->model);
   cmd->add_option("prompt", options->prompt, "The prompt text")->required();
   cmd->add_option("--max-tokens", options->max_tokens, "Tokens to generate, at most")->capture_default_str()

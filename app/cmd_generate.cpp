@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "backend_option.h"
+#include "command_help.h"
 #include "commands.h"
 #include "engine_options.h"
 #include "exit_codes.h"
@@ -14,16 +15,15 @@ namespace pagedgen::app {
 
 void add_generate_command(CLI::App& app, CommandRunner& selected) {
   auto o = std::make_shared<GenerateOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "generate",
-      "Decode every request of a JSONL file with a paged KV cache and prefix sharing. Input lines: "
-      "{\"id\": ..., \"prompt\": \"text\"} or {\"id\": ..., \"messages\": [{\"role\": \"user\", \"content\": "
-      "\"...\"}]}, with optional sampling fields (temperature, top_p, top_k, min_p, seed, stop, stop_token_ids, "
-      "max_tokens, min_tokens, ignore_eos, n) overriding the flags below. Output: one line per non-blank input "
-      "line, in input order: {\"id\", \"index\", \"text\", \"finish_reason\", \"usage\"} (\"choices\" when n > 1) "
-      "or {\"id\", \"index\", \"error\": {\"code\", \"message\"}}. OpenAI batch files ({\"custom_id\", \"method\", "
-      "\"url\", \"body\"} lines, as the OpenAI Batch API and vllm run-batch read them) are answered in that format. "
-      "Logs and progress go to stderr only.");
+  CLI::App* cmd = add_command(
+      app, "generate", "Decode every request of a JSONL file with a paged KV cache and prefix sharing.",
+      "Input lines: {\"id\": ..., \"prompt\": \"text\"} or {\"id\": ..., \"messages\": [{\"role\": \"user\", "
+      "\"content\": \"...\"}]}, with optional sampling fields (temperature, top_p, top_k, min_p, seed, stop, "
+      "stop_token_ids, max_tokens, min_tokens, ignore_eos, n) overriding the flags above. Output: one line per "
+      "non-blank input line, in input order: {\"id\", \"index\", \"text\", \"finish_reason\", \"usage\"} "
+      "(\"choices\" when n > 1) or {\"id\", \"index\", \"error\": {\"code\", \"message\"}}. OpenAI batch files "
+      "({\"custom_id\", \"method\", \"url\", \"body\"} lines, as the OpenAI Batch API and vllm run-batch read "
+      "them) are answered in that format. Logs and progress go to stderr only.");
   add_model_option(*cmd, o->model);
   cmd->add_option("-i,--input", o->input, "Input JSONL file; - reads standard input")->required();
   cmd->add_option("-o,--output", o->output,
@@ -59,7 +59,6 @@ void add_generate_command(CLI::App& app, CommandRunner& selected) {
   cmd->add_option("--progress-interval", o->progress_seconds,
                   "Seconds between progress log lines when stderr is not a terminal (on a terminal: a progress bar)")
       ->capture_default_str();
-  cmd->footer(kExitCodesHelp);
   cmd->parse_complete_callback([&selected, o] { selected = [o] { return run_generate(*o); }; });
 }
 

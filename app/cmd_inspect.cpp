@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 
+#include "command_help.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "model/gguf.h"
@@ -113,8 +114,10 @@ int run_inspect(const InspectOptions& options) {
 
 void add_inspect_command(CLI::App& app, CommandRunner& selected) {
   auto options = std::make_shared<InspectOptions>();
-  CLI::App* cmd = app.add_subcommand("inspect", "Show a model's architecture, tensors, vocabulary, chat template "
-                                                "and KV cache size per token and per block.");
+  CLI::App* cmd = add_command(
+      app, "inspect", "Show a model's architecture, tensors, vocabulary and chat template.",
+      "Prints the architecture and dimensions, tensor types and sizes (--tensors lists every tensor), the "
+      "vocabulary and special tokens, the chat template, and the KV cache cost per token and per block.");
   add_model_option(*cmd, options->model);
   cmd->add_flag("--tensors", options->list_tensors, "List every tensor with its type, shape and size");
   cmd->parse_complete_callback([&selected, options] { selected = [options] { return run_inspect(*options); }; });

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "chat_template_option.h"
+#include "command_help.h"
 #include "commands.h"
 #include "backend/dry_run_backend.h"
 #include "backend_option.h"
@@ -195,21 +196,19 @@ int run_plan(const PlanOptions& options) {
 
 void add_plan_command(CLI::App& app, CommandRunner& selected) {
   auto o = std::make_shared<PlanOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "plan",
-      "Dry run from the tokenizer alone (no weights read): read and tokenize the input as generate would, run "
-      "the engine's step loop at each block size on a backend that computes nothing, every sample generating its "
-      "max_tokens, with the KV pool the --device backend would allocate, and print "
-      "prefix groups, distinct vs total prompt tokens, peak KV blocks and bytes beside naive reservation, "
-      "whether the pool suffices without preemption, and the requests that can never fit. Exit code 1 when "
-      "some line is invalid or some request cannot fit.");
+  CLI::App* cmd = add_command(
+      app, "plan", "Predict a run's KV memory from the tokenizer alone, per block size (no weights read).",
+      "Reads and tokenizes the input as generate would, runs the engine's step loop at each block size on a "
+      "backend that computes nothing, every sample generating its max_tokens, with the KV pool the --device "
+      "backend would allocate, and prints prefix groups, distinct vs total prompt tokens, peak KV blocks and bytes "
+      "beside naive reservation, whether the pool suffices without preemption, and the requests that can never "
+      "fit. Exit code 1 when some line is invalid or some request cannot fit.");
   add_model_option(*cmd, o->model);
   cmd->add_option("-i,--input", o->input, "Input JSONL file; - reads standard input")->required();
   add_block_sizes_option(*cmd, o->block_sizes);
   cmd->add_option("--json", o->json_path, "Also write the plan as JSON to this file (- for standard output)");
   add_engine_options(*cmd, o->engine);
   add_backend_options(*cmd, o->backend, false);
-  cmd->footer(kExitCodesHelp);
   cmd->parse_complete_callback([&selected, o] { selected = [o] { return run_plan(*o); }; });
 }
 

@@ -15,6 +15,7 @@
 
 #include "backend_option.h"
 #include "chat_template_option.h"
+#include "command_help.h"
 #include "commands.h"
 #include "engine/engine.h"
 #include "job/input_loader.h"
@@ -219,13 +220,13 @@ int run_sweep(const SweepOptions& options) {
 
 void add_sweep_command(CLI::App& app, CommandRunner& selected) {
   auto o = std::make_shared<SweepOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "sweep",
-      "Run the same input at each block size with one model load and print one table: peak KV blocks and bytes, "
-      "utilization (slots holding a token / slots allocated), fragmentation, sharing factor, prompt tokens "
-      "computed, generated tokens/s, wall time. Checks that the outputs are identical across block sizes "
-      "(usage.cached_tokens aside): exit code 3 if they are not where the backend promises it (CPU, or a GPU in "
-      "float32); on a GPU in bfloat16/float16 the lines that differ are listed instead.");
+  CLI::App* cmd = add_command(
+      app, "sweep", "Run the same input at several block sizes with one model load; print one table.",
+      "The table: peak KV blocks and bytes, utilization (slots holding a token / slots allocated), "
+      "fragmentation, sharing factor, prompt tokens computed, generated tokens/s, wall time. Checks that the "
+      "outputs are identical across block sizes (usage.cached_tokens aside): exit code 3 if they are not where the "
+      "backend promises it (CPU, or a GPU in float32); on a GPU in bfloat16/float16 the lines that differ are "
+      "listed instead.");
   add_model_option(*cmd, o->model);
   cmd->add_option("-i,--input", o->input, "Input JSONL file (as for generate); - reads standard input")->required();
   add_block_sizes_option(*cmd, o->block_sizes);
@@ -236,7 +237,6 @@ void add_sweep_command(CLI::App& app, CommandRunner& selected) {
   add_engine_options(*cmd, o->engine);
   add_backend_options(*cmd, o->backend);
   cmd->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
-  cmd->footer(kExitCodesHelp);
   cmd->parse_complete_callback([&selected, o] { selected = [o] { return run_sweep(*o); }; });
 }
 

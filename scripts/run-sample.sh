@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 scripts/fetch-model.sh
-scripts/build.sh
+scripts/build.sh pagedgen  # the binary only; scripts/test.sh builds the tests
 mkdir -p out
 for name in prompts chat shared_prefix; do
   echo "== samples/$name.jsonl -> out/$name.jsonl (stats: out/$name.stats.json)"
