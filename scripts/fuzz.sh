@@ -58,8 +58,9 @@ for t in "${targets[@]}"; do
   if [ -f "tests/fuzz/$t.dict" ]; then dict=("-dict=tests/fuzz/$t.dict"); fi
   echo "== $t ${limit[*]}"
   start=$(date +%s)
-  # -jobs=1: one process (the machine is shared); new inputs go to the first directory.
-  "$build/tests/fuzz/$t" "${limit[@]}" -jobs=1 -timeout=30 -rss_limit_mb=2560 -print_final_stats=1 \
+  # One process at a time, in this one (no -jobs: the machine is shared); new inputs go to
+  # the first directory.
+  "$build/tests/fuzz/$t" "${limit[@]}" -timeout=30 -rss_limit_mb=2560 -print_final_stats=1 \
     -artifact_prefix="$build/findings/$t-" "${dict[@]}" "${extra[@]}" \
     "$build/corpus/$t" "tests/fuzz/corpus/$t" 2>"$build/$t.log" || {
     tail -n 40 "$build/$t.log" >&2
