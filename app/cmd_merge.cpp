@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "command_help.h"
 #include "commands.h"
 #include "job/run_stats.h"
 #include "exit_codes.h"
@@ -148,11 +149,11 @@ int run_merge(const MergeOptions& options) {
 
 void add_merge_command(CLI::App& app, CommandRunner& selected) {
   auto o = std::make_shared<MergeOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "merge",
-      "Join the outputs of `generate --shard K/N` runs into one file in input order, the same bytes a single run "
-      "with the same --plan-window writes, and add up their stats. Checks from the manifests beside the outputs "
-      "that they are the N finished shards of one job.");
+  CLI::App* cmd = add_command(
+      app, "merge", "Join the outputs of `generate --shard K/N` runs into one file in input order.",
+      "The merged file holds the same bytes a single run with the same --plan-window writes, and --stats adds up "
+      "the shards' stats. Checks from the manifests beside the outputs that they are the N finished shards of "
+      "one job.");
   cmd->add_option("shard_outputs", o->shard_outputs, "The shards' output files, in any order")->required();
   cmd->add_option("-o,--output", o->output, "Merged output file; - writes standard output")->required();
   cmd->add_option("--stats", o->stats_path,
@@ -161,7 +162,6 @@ void add_merge_command(CLI::App& app, CommandRunner& selected) {
                   "The shards' --stats files, for --stats; give it after the shard outputs: it takes every argument "
                   "that follows");
   cmd->add_flag("-q,--quiet", o->quiet, "No summary on stderr");
-  cmd->footer(kExitCodesHelp);
   cmd->parse_complete_callback([&selected, o] { selected = [o] { return run_merge(*o); }; });
 }
 

@@ -65,3 +65,17 @@ TEST_CASE("a KV pool larger than the machine's memory is refused before it is al
     CHECK(r.stderr_text.find(std::string(flags).substr(0, std::string(flags).find(' '))) != std::string::npos);
   }
 }
+
+TEST_CASE("every command's --help opens with one short line; the details and exit codes follow the options") {
+  const Dir dir;
+  for (const char* command : {"generate", "plan", "sweep", "merge", "inspect", "tokenize", "complete"}) {
+    CAPTURE(command);
+    const std::filesystem::path help = dir.path / "help.txt";
+    const test::CliResult r = test::run_pagedgen(fmt::format("{} --help", command), dir.path / "stderr.txt", help);
+    CHECK(r.exit_code == 0);
+    const std::string text = test::read_file(help);
+    const std::string first_line = text.substr(0, text.find('\n'));
+    CHECK(first_line.size() <= 100);
+    CHECK(text.find("Options:") < text.find("Exit codes:"));
+  }
+}
