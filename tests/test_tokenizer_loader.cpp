@@ -11,6 +11,7 @@
 #include "model/gguf.h"
 #include "test_paths.h"
 #include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/sentencepiece_proto.h"
 #include "tokenizer/tokenizer_loader.h"
 #include "util/error.h"
 
@@ -284,4 +285,21 @@ TEST_CASE("HF loading errors name the directory or file and what is wrong") {
   write_text(dir / "tokenizer.json", tiny_tokenizer_json());
   write_text(dir / "tokenizer.model", "IQ== 0\nIg== 1\n");
   CHECK(load_hf_tokenizer(dir.path())->encode("hello", false) == std::vector<TokenId>{8});
+}
+
+// Found by fuzz_hf_tokenizer (issue 13 item 15): libsentencepiece's unigram trie builder
+// reads pieces as NUL-terminated keys and throws a Darts exception ("zero-length key") for
+// one that starts with a NUL byte, which ended the process (std::terminate) instead of
+// refusing the file.
+TEST_CASE("a SentencePiece vocabulary with a piece starting with NUL is an Error naming the file") {
+  const TempDir dir("pagedgen-spm-empty-piece");
+  SpmModel model;
+  model.model_type = SpmModelType::Unigram;  // whose trie builder throws
+  model.pieces = {{"<unk>", 0.0f, TokenType::Unknown}, {"<s>", 0.0f, TokenType::Control},
+                  {"</s>", 0.0f, TokenType::Control}, {std::string("\0a", 2), -1.0f, TokenType::Normal},
+                  {"a", -2.0f, TokenType::Normal}};
+  write_text(dir / "tokenizer.model", serialize_spm_model(model));
+  std::string message = error_of([&] { load_hf_tokenizer(dir.path()); });
+  CHECK(message.find((dir / "tokenizer.model").string()) != std::string::npos);
+  CHECK(message.find("libsentencepiece rejected the vocabulary") != std::string::npos);
 }

@@ -36,7 +36,15 @@ SentencePieceTokenizer::SentencePieceTokenizer(SpmConfig config)
     : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()),
       add_dummy_prefix_(config.add_dummy_prefix),
       source_(std::move(config.source)) {
-  const auto status = processor_->LoadFromSerializedProto(config.serialized_model);
+  // libsentencepiece reports most bad vocabularies in its status, but throws for some (its
+  // trie builder refuses an empty piece with an exception): both become this one Error.
+  sentencepiece::util::Status status;
+  try {
+    status = processor_->LoadFromSerializedProto(config.serialized_model);
+  } catch (const std::exception& e) {
+    fail("{}: libsentencepiece rejected the vocabulary: {}; the tokenizer data is inconsistent (re-convert "
+         "the model or report the file)", source_, e.what());
+  }
   if (!status.ok()) {
     fail("{}: libsentencepiece rejected the vocabulary: {}; the tokenizer data is "
          "inconsistent (re-convert the model or report the file)",
