@@ -37,12 +37,18 @@ class ReadFile {
   uint64_t num_bytes() const { return num_bytes_; }
 
   // Reads up to buffer.size() bytes at `offset`; returns how many (0 at the end).
-  std::size_t read_at(uint64_t offset, std::vector<char>& buffer) const {
+  std::size_t read_at(uint64_t offset, std::vector<char>& buffer, std::size_t begin = 0) const {
     for (;;) {
-      const ssize_t n = ::pread(fd_, buffer.data(), buffer.size(), static_cast<off_t>(offset));
+      const ssize_t n = ::pread(fd_, buffer.data() + begin, buffer.size() - begin, static_cast<off_t>(offset));
       if (n >= 0) return static_cast<std::size_t>(n);
       if (errno != EINTR) fail("reading '{}' failed while fingerprinting it: {}", path_.string(), errno_text(errno));
     }
+  }
+  // The same, but short only at the end of the file.
+  std::size_t read_full_at(uint64_t offset, std::vector<char>& buffer) const {
+    std::size_t got = 0;
+    for (std::size_t n; got < buffer.size() && (n = read_at(offset + got, buffer, got)) > 0;) got += n;
+    return got;
   }
 
  private:
@@ -69,26 +75,56 @@ std::string format_fingerprint(uint64_t num_bytes, uint64_t hash) {
   return fmt::format("bytes={} fnv1a64={:016x}", num_bytes, hash);
 }
 
-// The head, then kNumModelSamples samples evenly spaced over the rest (see the header).
-std::string fingerprint_sampled(const ReadFile& file) {
-  std::vector<char> buffer;
-  const uint64_t size = file.num_bytes();
-  uint64_t hash = hash_range(file, 0, kModelHeadBytes, kFnvOffsetBasis, buffer);
-  const uint64_t span = size - kModelHeadBytes - kModelSampleBytes;
-  for (uint64_t i = 0; i < kNumModelSamples; ++i) {
-    const uint64_t begin = kModelHeadBytes + span * i / (kNumModelSamples - 1);
-    hash = hash_range(file, begin, begin + kModelSampleBytes, hash, buffer);
+// The words64 hash (see the header): each 8-byte little-endian word goes into lane
+// (word index % 4) as lane = rotl((lane ^ word) * kMultiplier, 31); the bytes after the
+// last whole 32-byte group, the size and the lanes are folded with FNV-1a at the end.
+class WordHasher {
+ public:
+  // Pieces must be multiples of 32 bytes, but the last.
+  void add(std::string_view bytes) {
+    PG_CHECK(tail_.empty(), "words64: a piece after one that left a tail");
+    std::size_t i = 0;
+    for (; i + 32 <= bytes.size(); i += 32)
+      for (int lane = 0; lane < 4; ++lane) lanes_[lane] = mix(lanes_[lane], load_le64(bytes.data() + i + 8 * lane));
+    tail_.assign(bytes.data() + i, bytes.size() - i);
   }
-  return fmt::format("{} sampled={}MiB+{}x{}KiB", format_fingerprint(size, splitmix64_finalize(hash)),
-                     kModelHeadBytes >> 20, kNumModelSamples, kModelSampleBytes >> 10);
-}
+
+  uint64_t finish(uint64_t num_bytes) const {
+    uint64_t hash = fnv1a_le(kFnvOffsetBasis, num_bytes, 8);
+    for (const uint64_t lane : lanes_) hash = fnv1a_le(hash, lane, 8);
+    return splitmix64_finalize(fnv1a_bytes(hash, tail_));
+  }
+
+ private:
+  static constexpr uint64_t kMultiplier = 0x9e3779b97f4a7c15ull;  // odd: multiplying is a bijection
+
+  static uint64_t load_le64(const char* p) {
+    uint64_t word = 0;
+    for (int b = 7; b >= 0; --b) word = (word << 8) | static_cast<unsigned char>(p[b]);
+    return word;
+  }
+  static uint64_t mix(uint64_t lane, uint64_t word) {
+    const uint64_t x = (lane ^ word) * kMultiplier;
+    return (x << 31) | (x >> 33);
+  }
+
+  uint64_t lanes_[4] = {kFnvOffsetBasis, kFnvPrime, ~kFnvOffsetBasis, ~kFnvPrime};
+  std::string tail_;
+};
 
 std::string fingerprint_weights_file(const std::filesystem::path& path) {
   const ReadFile file(path);
-  if (file.num_bytes() > kWholeHashMaxBytes) return fingerprint_sampled(file);
-  std::vector<char> buffer;
-  return format_fingerprint(file.num_bytes(),
-                            splitmix64_finalize(hash_range(file, 0, file.num_bytes(), kFnvOffsetBasis, buffer)));
+  if (file.num_bytes() <= kFnvModelMaxBytes) {
+    std::vector<char> buffer;
+    return format_fingerprint(file.num_bytes(),
+                              splitmix64_finalize(hash_range(file, 0, file.num_bytes(), kFnvOffsetBasis, buffer)));
+  }
+  std::vector<char> buffer(kChunkBytes);  // a multiple of 32: only the last piece leaves a tail
+  WordHasher hasher;
+  uint64_t offset = 0;
+  for (std::size_t got; (got = file.read_full_at(offset, buffer)) > 0; offset += got)
+    hasher.add(std::string_view(buffer.data(), got));
+  return fmt::format("bytes={} words64={:016x}", offset, hasher.finish(offset));
 }
 
 }  // namespace

@@ -1,12 +1,10 @@
 // Fingerprints that tell whether a file is the one an interrupted run used (--resume): its
-// size plus a 64-bit FNV-1a hash (util/fnv_hash.h) of its bytes, written as text, e.g.
-// "bytes=1234 fnv1a64=0123456789abcdef". An input is hashed whole. A model's weights file
-// too when it is small; a large one is hashed over its head (a GGUF file's header,
-// metadata and tensor table; a safetensors header) and over samples spread evenly over
-// the whole file, so that weights changed anywhere change it, at a bounded cost:
-//
-//   file:  [ head: 16 MiB ][....s....s....s....s....s....s....s....s ... s....s]  s: 4 KiB
-//          1024 samples evenly spaced from the end of the head; the last one ends at EOF
+// size plus a 64-bit hash of all its bytes, written as text. An input, and a model file up
+// to 64 MiB (config and tokenizer files, small models): FNV-1a (util/fnv_hash.h),
+// "bytes=1234 fnv1a64=0123456789abcdef". A larger model file, which may hold tens of GB: a
+// hash of 64-bit words in four lanes (several GB/s, so that a whole file costs about what
+// reading it does), "bytes=1234 words64=0123456789abcdef". Either changes when any byte
+// anywhere in the file does (each step is a bijection of the hash state).
 #pragma once
 
 #include <cstdint>
@@ -33,16 +31,13 @@ FileScan scan_file(const std::filesystem::path& path);
 std::string fingerprint_file(const std::filesystem::path& path,
                              uint64_t max_hashed_bytes = std::numeric_limits<uint64_t>::max());
 
-// A weights file up to this size is hashed whole.
-inline constexpr uint64_t kWholeHashMaxBytes = uint64_t{64} << 20;
-inline constexpr uint64_t kModelHeadBytes = uint64_t{16} << 20;
-inline constexpr uint64_t kNumModelSamples = 1024;
-inline constexpr uint64_t kModelSampleBytes = uint64_t{4} << 10;
+// Model files up to this size are hashed with FNV-1a, larger ones with words64.
+inline constexpr uint64_t kFnvModelMaxBytes = uint64_t{64} << 20;
 
-// A model file: hashed whole up to kWholeHashMaxBytes, else over its head and samples
-// ("bytes=N fnv1a64=X sampled=16MiB+1024x4KiB"). An HF directory: the same for each
-// regular file in it, by name ("name: bytes=... fnv1a64=...; ..."). Throws Error, naming
-// the path and the reason (e.g. "No such file or directory"), when it cannot be read.
+// A model file: its size and FNV-1a or words64 hash ("bytes=N words64=X"). An HF directory: the
+// same for each regular file in it, by name ("name: bytes=... words64=...; ..."). Throws
+// Error, naming the path and the reason (e.g. "No such file or directory"), when it
+// cannot be read.
 std::string fingerprint_model(const std::filesystem::path& path);
 
 }  // namespace pagedgen

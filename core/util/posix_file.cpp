@@ -59,13 +59,14 @@ std::optional<FileStatus> fd_status(int fd) {
 }
 
 std::optional<std::string> why_unreadable(const std::filesystem::path& path) {
-  // O_NONBLOCK: opening a FIFO with no writer yet must not hang this check.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return errno_text(errno);
   struct stat st {};
-  const bool is_directory = ::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+  if (::stat(path.c_str(), &st) != 0) return errno_text(errno);
+  if (S_ISDIR(st.st_mode)) return errno_text(EISDIR);
+  // A FIFO is not opened here: opening and closing it would let a writer's bytes be lost.
+  if (!S_ISREG(st.st_mode)) return ::access(path.c_str(), R_OK) == 0 ? std::nullopt : std::optional(errno_text(errno));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno_text(errno);
   ::close(fd);
-  if (is_directory) return errno_text(EISDIR);
   return std::nullopt;
 }
 
