@@ -38,9 +38,9 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // One file named twice (-i F -o F, a hard link, -i - < F -o F, --stats F -i F) would be
-// emptied or overwritten before it is read: refuse it before anything is written. Only
-// regular files count (a terminal may well be both standard input and output).
-void check_distinct_files(const GenerateOptions& o) {
+// emptied or overwritten before it is read: a usage error, found before anything is
+// written. Only regular files count (a terminal may well be both standard input and output).
+std::optional<std::string> find_file_named_twice(const GenerateOptions& o) {
   struct Named {
     std::string flag;
     std::string path;
@@ -59,8 +59,10 @@ void check_distinct_files(const GenerateOptions& o) {
   for (std::size_t i = 0; i < files.size(); ++i)
     for (std::size_t j = i + 1; j < files.size(); ++j)
       if (files[i].status->identity == files[j].status->identity)
-        fail("{} '{}' and {} '{}' are one file: writing {} would destroy {} before it is read; give another file",
-             files[i].flag, files[i].path, files[j].flag, files[j].path, files[j].flag, files[i].flag);
+        return fmt::format("{} '{}' and {} '{}' are one file: writing {} would destroy {} before it is read; give "
+                           "another file",
+                           files[i].flag, files[i].path, files[j].flag, files[j].path, files[j].flag, files[i].flag);
+  return std::nullopt;
 }
 
 // --plan-window and --shard K/N (io/line_windows.h); the job adds the input's length.
@@ -192,8 +194,8 @@ void write_outputs(const GenerateOptions& options, const RunStats& stats) {
 void report_interrupted(const GenerateOptions& options, const BatchJobResult& result, int signal) {
   std::string saved;
   if (result.num_journaled_lines > 0)
-    saved = fmt::format(", {} more finished lines kept in '{}'", result.num_journaled_lines,
-                        journal_path(options.output).string());
+    saved = fmt::format(", {} more finished line{} kept in '{}'", result.num_journaled_lines,
+                        result.num_journaled_lines == 1 ? "" : "s", journal_path(options.output).string());
   fmt::print(stderr, "pagedgen: stopped by {} after writing {} lines{}{}\n", signal == SIGINT ? "SIGINT" : "SIGTERM",
              result.num_written_lines, saved,
              options.output != "-" ? "; run the same command with --resume to go on" : "");
@@ -203,7 +205,10 @@ void report_interrupted(const GenerateOptions& options, const BatchJobResult& re
 
 int run_generate(const GenerateOptions& options) {
   const InterruptGuard interrupt;
-  check_distinct_files(options);
+  if (const std::optional<std::string> clash = find_file_named_twice(options)) {
+    fmt::print(stderr, "pagedgen: error: {}\n", *clash);
+    return kExitUsage;
+  }
   BatchJob job = open_job(options, resolve_model_path(options.model));
   if (job.resume_state().num_torn_bytes > 0 && !options.quiet)
     fmt::print(stderr, "pagedgen: --resume: dropping a torn last line ({} bytes) of '{}'\n",

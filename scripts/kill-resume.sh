@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Crash-safety check (not a ctest: it takes minutes): for greedy and for seeded sampling,
-# kills `generate` with SIGKILL at several random points, resumes each time, also stops
-# one run with SIGTERM (exit code 4), and requires the final file to equal an
-# uninterrupted run byte for byte, with every input line answered once, in order.
+# Crash-safety check (not a ctest: it takes minutes; tests/test_e2e_kill_resume is the
+# short one): for greedy and for seeded sampling, kills `generate` with SIGKILL at several
+# random points, resumes each time, also stops one run with SIGTERM (exit code 4), and
+# requires the final file to equal an uninterrupted run byte for byte, with every input
+# line answered once, in order. Each resume computes only the requests that neither the
+# output nor its journal (OUT.journal) holds; the last one's stats say how many.
 # Needs jq. Usage: scripts/kill-resume.sh [NUM_KILLS (default 5)] [extra generate flags...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,15 +32,21 @@ num_answered=$(grep -c . "$tmp/in.jsonl")
 flags=(-i "$tmp/in.jsonl" --max-tokens 12 --seed 17 --plan-window 6 -q "$@")
 
 num_lines() { if [ -f "$1" ]; then wc -l < "$1"; else echo 0; fi; }
+# Requests finished: the output's complete lines and the journal's finished-line entries.
+num_finished() {
+  local journaled=0
+  [ -f "$1.journal" ] && journaled=$(grep -ac '^[0-9a-f]\{16\} l ' "$1.journal" || true)
+  echo $(( $(num_lines "$1") + journaled ))
+}
 start_generate() {
   "$bin" generate "${flags[@]}" "${mode_flags[@]}" -o "$out" --resume &
   pid=$!
 }
-# Waits until the running generate has written 1 to 6 more lines (a random number), then a
-# random part of a second more: a random point in the middle of decoding, not of loading.
+# Waits until the running generate has finished 1 to 6 more requests (a random number), then
+# a random part of a second more: a random point in the middle of decoding, not of loading.
 wait_for_progress() {
-  local target=$(( $(num_lines "$out") + 1 + RANDOM % 6 ))
-  while kill -0 "$pid" 2>/dev/null && [ "$(num_lines "$out")" -lt "$target" ]; do sleep 0.1; done
+  local target=$(( $(num_finished "$out") + 1 + RANDOM % 6 ))
+  while kill -0 "$pid" 2>/dev/null && [ "$(num_finished "$out")" -lt "$target" ]; do sleep 0.1; done
   sleep "$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", r / 32768 }')"
 }
 for mode in greedy seeded; do
@@ -51,7 +59,7 @@ for mode in greedy seeded; do
     wait_for_progress
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
-    echo "$mode: SIGKILL $kill: $(num_lines "$out") complete lines, last byte: $(tail -c 1 "$out" 2>/dev/null | od -An -c | tr -d " ")"
+    echo "$mode: SIGKILL $kill: $(num_lines "$out") complete lines, $(num_finished "$out") requests finished, last byte: $(tail -c 1 "$out" 2>/dev/null | od -An -c | tr -d " ")"
   done
   start_generate
   wait_for_progress
@@ -60,7 +68,8 @@ for mode in greedy seeded; do
   wait "$pid" || code=$?
   echo "$mode: SIGTERM: exit code $code (4 = stopped, 0/1 = had finished), $(num_lines "$out") lines"
   [ "$code" -eq 4 ] || [ "$code" -le 1 ]
-  "$bin" generate "${flags[@]}" "${mode_flags[@]}" -o "$out" --resume || [ $? -eq 1 ]
+  "$bin" generate "${flags[@]}" "${mode_flags[@]}" -o "$out" --resume --stats "$tmp/$mode.stats.json" || [ $? -eq 1 ]
+  echo "$mode: the last resume computed $(jq .coverage.requests_this_run "$tmp/$mode.stats.json") requests; $(jq .coverage.requests_earlier "$tmp/$mode.stats.json") were answered before it"
   indices=$(jq -r .index "$out")
   [ "$(echo "$indices" | wc -l)" -eq "$num_answered" ] || { echo "$mode: FAIL: $(echo "$indices" | wc -l) lines, want $num_answered"; exit 1; }
   [ "$(echo "$indices" | sort -n | uniq | tr '\n' ' ')" = "$(echo "$indices" | tr '\n' ' ')" ] ||

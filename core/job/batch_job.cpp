@@ -114,19 +114,19 @@ BatchJobResult BatchJob::run(Engine& engine, const PromptBuilder& builder, const
   WindowRunner runner(input, sink, settings_, resume_state());
   try {
     result.interrupted = !runner.run(engine, builder, observer);
+    output.flush();
+    if (files_) files_->finish(!result.interrupted);
   } catch (const Error&) {
-    if (files_ && files_->output_failed()) throw files_->output_failure();
+    if (files_ && files_->write_failed()) throw files_->write_failure();
     throw;
   }
+  if (!files_ && !output) fail("writing the output failed (disk full or closed pipe?)");
   result.num_written_lines = runner.num_written();
   result.num_journaled_lines = runner.num_journaled();
   result.stats = RunStats{runner.job_stats(), engine_stats_now(engine)};
   result.stats.job.shard = fmt::format("{}/{}", settings_.windows.shard, settings_.windows.num_shards);
   result.stats.job.job_key = job_key_;
   result.any_line_failed |= result.stats.num_failed_requests() > 0;
-  output.flush();
-  if (files_) files_->finish(!result.interrupted);
-  else if (!output) fail("writing the output failed (disk full or closed pipe?)");
   return result;
 }
 

@@ -74,12 +74,16 @@ void JobFiles::finish(bool finished) {
   journal_.reset();
 }
 
-Error JobFiles::output_failure() const {
-  PG_CHECK(output_failed(), "no output failure to describe");
-  const uint64_t num_complete = resume_.num_output_lines + output_->num_complete_lines();
-  return Error(fmt::format("writing the output file '{}' failed: {}; {} lines are complete in it (a resumed run goes "
+Error JobFiles::write_failure() const {
+  PG_CHECK(write_failed(), "no write failure to describe");
+  const bool output_failed = output_ && output_->failure();
+  const uint64_t num_complete = resume_.num_output_lines + (output_ ? output_->num_complete_lines() : 0);
+  return Error(fmt::format("writing {} '{}' failed: {}; {} lines are complete in the output '{}' (a resumed run goes "
                            "on after them, once there is room)",
-                           path_.string(), errno_text(*output_->failure()), num_complete));
+                           output_failed ? "the output file" : "the journal",
+                           output_failed ? path_.string() : journal_->path().string(),
+                           errno_text(output_failed ? *output_->failure() : *journal_->failure()), num_complete,
+                           path_.string()));
 }
 
 }  // namespace pagedgen

@@ -44,10 +44,10 @@ class JobFiles {
   // Every line so far is in the output: fsync it, then empty the journal.
   void on_all_written();
   void finish(bool finished);
-  // A write or fsync of the output failed (a full disk)...
-  bool output_failed() const { return output_ && output_->failure(); }
-  // ... and the Error that says so: the reason, and the lines complete in the file.
-  Error output_failure() const;
+  // A write or fsync of the output or the journal failed (a full disk)...
+  bool write_failed() const { return (output_ && output_->failure()) || (journal_ && journal_->failure()); }
+  // ... and the Error that says so: which file, why, and the lines complete in the output.
+  Error write_failure() const;
 
  private:
   std::filesystem::path path_;

@@ -107,7 +107,7 @@ void JournalWriter::add_admission(uint64_t index, int64_t cached_tokens) {
 void JournalWriter::commit() {
   PG_CHECK(fd_ >= 0, "journal closed");
   if (pending_.empty()) return;
-  if (!write_all(fd_, pending_)) fail("writing the journal '{}' failed: {}", path_.string(), errno_text(errno));
+  if (!write_all(fd_, pending_)) fail_with_errno("writing");
   pending_.clear();
   if (std::chrono::steady_clock::now() - last_fsync_ >= fsync_interval_) fsync_or_fail();
 }
@@ -115,7 +115,7 @@ void JournalWriter::commit() {
 void JournalWriter::clear() {
   PG_CHECK(fd_ >= 0, "journal closed");
   pending_.clear();
-  if (::ftruncate(fd_, 0) != 0) fail("cannot empty the journal '{}': {}", path_.string(), errno_text(errno));
+  if (::ftruncate(fd_, 0) != 0) fail_with_errno("emptying");
   fsync_or_fail();
 }
 
@@ -127,7 +127,12 @@ void JournalWriter::remove() {
 
 void JournalWriter::fsync_or_fail() {
   last_fsync_ = std::chrono::steady_clock::now();
-  if (::fsync(fd_) != 0) fail("writing the journal '{}' failed: {}", path_.string(), errno_text(errno));
+  if (::fsync(fd_) != 0) fail_with_errno("writing");
+}
+
+void JournalWriter::fail_with_errno(const char* what) {
+  if (!failure_) failure_ = errno;
+  fail("{} the journal '{}' failed: {}", what, path_.string(), errno_text(*failure_));
 }
 
 }  // namespace pagedgen

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -59,14 +60,20 @@ class JournalWriter {
   // The run finished: closes and removes the file.
   void remove();
 
+  // The errno of the first write, truncate or fsync that failed; nullopt while none did.
+  std::optional<int> failure() const { return failure_; }
+  const std::filesystem::path& path() const { return path_; }
+
  private:
   void fsync_or_fail();
+  [[noreturn]] void fail_with_errno(const char* what);
 
   std::filesystem::path path_;
   int fd_ = -1;
   std::string pending_;  // entries added since the last commit
   std::chrono::duration<double> fsync_interval_;
   std::chrono::steady_clock::time_point last_fsync_;
+  std::optional<int> failure_;
 };
 
 }  // namespace pagedgen
