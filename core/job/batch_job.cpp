@@ -77,7 +77,8 @@ Manifest BatchJob::make_manifest(const std::optional<std::string>& input_fingerp
   Manifest manifest;
   const std::string input = input_fingerprint            ? *input_fingerprint
                             : settings_.input_path.empty() ? "standard input"
-                                                           : "stream " + settings_.input_path.string();
+                            : input_is_stream_             ? "stream " + settings_.input_path.string()
+                                                           : "file " + settings_.input_path.string() + ", not fingerprinted";
   manifest.settings.emplace_back("input", input);
   for (const auto& setting : settings_.manifest_settings) manifest.settings.push_back(setting);
   return manifest;

@@ -112,7 +112,8 @@ std::string RunStats::coverage_note() const {
                         j.num_earlier_requests);
   if (j.num_unfinished_requests > 0)
     note += fmt::format("; the run stopped early, with {} requests read but not finished (a resumed run computes "
-                        "them): the token and step figures include their work so far",
+                        "them): the sample, generated-token, computed-token, step and block figures include the work "
+                        "done on them so far",
                         j.num_unfinished_requests);
   return note;
 }

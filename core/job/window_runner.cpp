@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "io/output_format.h"
+#include "util/error.h"
 
 namespace pagedgen {
 
@@ -60,10 +61,9 @@ std::vector<PreparedRequest> WindowRunner::read_window(const PromptBuilder& buil
   const auto start = Clock::now();
   const uint64_t window = windows_.window_of(item_index(*pending_));
   std::vector<PreparedRequest> prepared;
-  batch_lines_.clear();
+  batch_.clear();
   for (; pending_ && windows_.window_of(item_index(*pending_)) == window; pending_ = reader_.next())
     prepare(std::move(*pending_), builder, prepared);
-  batch_started_.assign(batch_lines_.size(), false);
   prepare_seconds_ += seconds_since(start);
   return prepared;
 }
@@ -84,8 +84,9 @@ void WindowRunner::prepare(RequestItem item, const PromptBuilder& builder, std::
   std::variant<PreparedRequest, RequestError> built = builder.build(request);
   if (auto* error = std::get_if<RequestError>(&built)) return finish_error(std::move(*error));
   writer_.expect(request.index, RecordContext{request.is_chat(), request.model.value_or(model_name_)});
-  batch_lines_.push_back(request.index);
-  window.push_back(std::move(std::get<PreparedRequest>(built)));
+  PreparedRequest& prepared = std::get<PreparedRequest>(built);
+  batch_.push_back({request.index, static_cast<int32_t>(prepared.prompt_ids.size()), false});
+  window.push_back(std::move(prepared));
 }
 
 // Plans and decodes the window; each record is written once every earlier line is, and
@@ -112,16 +113,19 @@ bool WindowRunner::decode_window(Engine& engine, std::vector<PreparedRequest> wi
 
 // Journals the cached prompt tokens of each request that started (was first admitted) in
 // the last step, which a resumed run reports for it. The engine's batch holds the
-// window's requests in the order read_window gave them (Sequence::request_index).
+// window's requests in the order read_window gave them (Sequence::request_index); the
+// engine reports no starts, so its scheduler's running sequences are read.
 void WindowRunner::note_started_requests(const Engine& engine) {
   if (!output_.journal || !engine.has_unfinished()) return;
   const Scheduler& scheduler = engine.scheduler();
   for (const uint64_t seq_id : scheduler.running()) {
     const Sequence& seq = scheduler.sequence(seq_id);
     const auto position = static_cast<std::size_t>(seq.request_index);
-    if (seq.sample_index != 0 || position >= batch_lines_.size() || batch_started_[position]) continue;
-    batch_started_[position] = true;
-    const uint64_t index = batch_lines_[position];
+    PG_CHECK(position < batch_.size() && seq.num_prompt_tokens == batch_[position].num_prompt_tokens,
+             "sequence {} of request {} is not the batch's request at that position", seq_id, seq.request_index);
+    if (seq.sample_index != 0 || batch_[position].started) continue;
+    batch_[position].started = true;
+    const uint64_t index = batch_[position].line;
     const auto earlier = resumed_.cached_tokens.find(index);  // its first start was in an earlier run
     output_.journal->add_admission(index, earlier != resumed_.cached_tokens.end() ? earlier->second
                                                                                  : seq.num_cached_prompt_tokens);

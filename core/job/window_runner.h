@@ -70,8 +70,13 @@ class WindowRunner {
   RequestReader reader_;
   OutputWriter writer_;  // formats with reader_'s format
   std::optional<RequestItem> pending_;  // the first line of the next window
-  std::vector<uint64_t> batch_lines_;   // input line of each request of the engine's batch, in batch order
-  std::vector<bool> batch_started_;     // [batch_lines_.size()] its start is in the journal
+  // The engine's batch, in the order add_requests took it (Sequence::request_index).
+  struct BatchEntry {
+    uint64_t line = 0;              // input line
+    int32_t num_prompt_tokens = 0;  // to check the engine's order against
+    bool started = false;           // its start is in the journal
+  };
+  std::vector<BatchEntry> batch_;
   uint64_t num_done_ = 0;               // requests this run answered (error lines included)
   uint64_t num_read_ = 0;               // requests read, journal's lines included
   uint64_t num_from_journal_ = 0;       // lines written from a resumed run's journal
