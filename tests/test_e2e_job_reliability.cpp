@@ -253,6 +253,17 @@ TEST_CASE("a resume refuses a model whose weights changed after the first 8 MiB 
   REQUIRE(size > kFnvModelMaxBytes);
   const std::string args = fmt::format("-m {} -o {}", sh_quote(model), sh_quote(job.path("out.jsonl")));
   REQUIRE(job.generate("first", args).exit_code == 1);
+  {  // A manifest of version 1 (446a6bf .. 7e70570) fingerprinted only the first 8 MiB: refused.
+    const auto manifest = job.path("out.jsonl.manifest.json");
+    const std::string v2 = read_file(manifest);
+    std::string v1 = v2;
+    v1.replace(v1.find("\"pagedgen_manifest\": 2"), 22, "\"pagedgen_manifest\": 1");
+    std::ofstream(manifest, std::ios::binary) << v1;
+    const CliResult old = job.generate("old", args + " --resume");
+    CHECK(old.exit_code == 3);
+    CHECK(old.stderr_text.find("was written by an older pagedgen (manifest version 1)") != std::string::npos);
+    std::ofstream(manifest, std::ios::binary) << v2;
+  }
   {  // One bit of one byte in the middle of the file, far after the first 8 MiB.
     std::fstream file(model, std::ios::in | std::ios::out | std::ios::binary);
     file.seekg(static_cast<std::streamoff>(size / 2 + 5));
