@@ -1,15 +1,20 @@
 // Test helper: sequences on a paged KV pool whose block ids are handed out in a scrambled
 // (non-contiguous, non-monotonic) order, and the StepBatch of one forward step over them.
 // It plays the engine's part so that backend tests can vary block size, chunking and
-// batch composition on their own.
+// batch composition on their own. Misuse (a sequence never added, a pool run dry) throws
+// std::out_of_range, which fails the test case that made it (the next ones still run),
+// never reads out of bounds.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "step/step_batch.h"
 
@@ -17,7 +22,8 @@ namespace pagedgen::test {
 
 class PagedBatchBuilder {
  public:
-  PagedBatchBuilder(int32_t block_size, int32_t num_blocks, uint32_t seed) : block_size_(block_size) {
+  PagedBatchBuilder(int32_t block_size, int32_t num_blocks, uint32_t seed)
+      : block_size_(block_size), num_blocks_(num_blocks) {
     free_blocks_.resize(static_cast<std::size_t>(num_blocks));
     std::iota(free_blocks_.begin(), free_blocks_.end(), 0);
     std::mt19937 rng(seed);
@@ -30,8 +36,8 @@ class PagedBatchBuilder {
     return sequences_.size() - 1;
   }
 
-  std::size_t num_tokens(std::size_t seq) const { return sequences_[seq].num_tokens; }
-  const std::vector<int32_t>& block_table(std::size_t seq) const { return sequences_[seq].block_table; }
+  std::size_t num_tokens(std::size_t seq) const { return sequence(seq).num_tokens; }
+  const std::vector<int32_t>& block_table(std::size_t seq) const { return sequence(seq).block_table; }
 
   // One step: each (sequence, new token ids) pair appends its tokens, in the given order.
   // The last token of every listed sequence gets a logits row.
@@ -41,11 +47,14 @@ class PagedBatchBuilder {
     batch.num_seqs = static_cast<int32_t>(chunks.size());
     batch.query_start.push_back(0);
     std::size_t max_blocks = 1;
+    for (const auto& chunk : chunks) check_added(chunk.first);  // before any sequence changes
     for (const auto& [seq, tokens] : chunks) {
       Sequence& s = sequences_[seq];
       for (int32_t token : tokens) {
         const auto pos = static_cast<int32_t>(s.num_tokens);
         if (pos % block_size_ == 0) {
+          if (free_blocks_.empty())
+            throw std::out_of_range(fmt::format("PagedBatchBuilder: all {} blocks are in use", num_blocks_));
           s.block_table.push_back(free_blocks_.back());
           free_blocks_.pop_back();
         }
@@ -76,7 +85,18 @@ class PagedBatchBuilder {
     std::size_t num_tokens = 0;
     std::vector<int32_t> block_table;
   };
+  const Sequence& sequence(std::size_t seq) const {
+    check_added(seq);
+    return sequences_[seq];
+  }
+  void check_added(std::size_t seq) const {
+    if (seq >= sequences_.size())
+      throw std::out_of_range(fmt::format("PagedBatchBuilder: sequence {} was never added (add_sequence() "
+                                          "was called {} times)", seq, sequences_.size()));
+  }
+
   int32_t block_size_;
+  int32_t num_blocks_;
   std::vector<int32_t> free_blocks_;  // handed out from the back
   std::vector<Sequence> sequences_;
 };

@@ -53,6 +53,7 @@ struct AttentionShape {
 // Three sequences over three steps: prefills of 37, 300 and 1 tokens; then a decode, a
 // 250-token chunk (positions 300..549, across partitions 256 and 512) and 5 tokens; then
 // two decodes.
+constexpr std::size_t kNumSeqs = 3;
 const std::vector<std::vector<std::pair<std::size_t, int32_t>>> kSteps = {
     {{0, 37}, {1, 300}, {2, 1}},
     {{0, 1}, {1, 250}, {2, 5}},
@@ -135,6 +136,7 @@ std::vector<std::vector<Kv>> check_steps(int32_t block_size, const AttentionShap
   const gpu::DeviceBuffer gpu_k = test::to_device(convert_pool<Kv>(cpu_k));
   const gpu::DeviceBuffer gpu_v = test::to_device(convert_pool<Kv>(cpu_v));
   test::PagedBatchBuilder builder(block_size, num_blocks, 77u + static_cast<uint32_t>(block_size));
+  for (std::size_t s = 0; s < kNumSeqs; ++s) builder.add_sequence();
   cpu::CpuThreadPool pool(2);
   const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
   const int32_t tile = gpu::attention_queries_per_item(shape.group);

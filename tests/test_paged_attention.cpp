@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "backend/cpu_thread_pool.h"
@@ -202,6 +203,22 @@ TEST_CASE("paged attention: a sequence gives the same bits alone, batched, chunk
   // One token at a time (decode) at block size 1.
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> one_by_one(33, {{0, 1}});
   CHECK(same_bits(run_plan(dims, 1, 1, one_by_one, 2), alone));
+}
+
+TEST_CASE("PagedBatchBuilder: a sequence never added or a pool run dry throws, and changes nothing before") {
+  // test_gpu_paged_attention's check_steps once stepped sequences it never added: a
+  // segfault on the GPU machine, which stopped the test cases after it.
+  test::PagedBatchBuilder builder(4, 2, 1u);
+  CHECK_THROWS_AS(builder.step({{0, {1}}}), std::out_of_range);
+  CHECK_THROWS_AS(builder.num_tokens(0), std::out_of_range);
+  CHECK_THROWS_AS(builder.block_table(0), std::out_of_range);
+  const std::size_t seq = builder.add_sequence();
+  CHECK_THROWS_AS(builder.step({{seq, {1}}, {seq + 1, {2}}}), std::out_of_range);
+  CHECK(builder.num_tokens(seq) == 0);
+  const StepBatch batch = builder.step({{seq, std::vector<int32_t>(8, 1)}});  // both blocks
+  CHECK(batch.num_tokens == 8);
+  CHECK(builder.block_table(seq).size() == 2);
+  CHECK_THROWS_AS(builder.step({{seq, {1}}}), std::out_of_range);
 }
 
 TEST_CASE("write_kv_cache puts each token's heads at its slot and nowhere else") {
