@@ -76,7 +76,7 @@ int run_complete(const CompleteOptions& options) {
   engine.add_requests({std::move(request)});
   std::vector<OutputRecord> records;
   while (engine.has_unfinished())
-    for (OutputRecord& record : engine.step()) records.push_back(std::move(record));
+    for (OutputRecord& record : engine.step().finished) records.push_back(std::move(record));
   PG_CHECK(records.size() == 1, "{} records for one request", records.size());
   if (const auto* error = std::get_if<RequestError>(&records.front())) fail("{}: {}", error->code, error->message);
   const Completion& completion = std::get<RequestOutput>(records.front()).choices.at(0);

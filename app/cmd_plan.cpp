@@ -154,7 +154,7 @@ PlanRow plan_block_size(const PlanOptions& options, const LoadedInput& loaded, c
   Engine engine(make_engine_config(options.engine, block_size, num_blocks, max_model_len), backend, nullptr);
   engine.add_requests(loaded.requests);
   while (engine.has_unfinished())
-    for (OutputRecord& record : engine.step())
+    for (OutputRecord& record : engine.step().finished)
       if (auto* error = std::get_if<RequestError>(&record)) row.rejected.push_back(std::move(*error));
   std::ranges::sort(row.rejected, {}, &RequestError::index);
   row.stats = engine.stats();

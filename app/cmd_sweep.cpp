@@ -130,7 +130,7 @@ SweepRow run_block_size(const SweepContext& ctx, int32_t block_size) {
   std::vector<OutputRecord> records(ctx.loaded.errors.begin(), ctx.loaded.errors.end());
   engine.add_requests(ctx.loaded.requests);
   while (engine.has_unfinished())
-    for (OutputRecord& record : engine.step()) records.push_back(std::move(record));
+    for (OutputRecord& record : engine.step().finished) records.push_back(std::move(record));
   std::ranges::sort(records, {}, [](const OutputRecord& r) { return record_index(r); });
   for (OutputRecord& record : records) {
     row.lines.push_back(format_plain_line(record));

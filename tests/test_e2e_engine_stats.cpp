@@ -78,7 +78,7 @@ TEST_CASE("stats of a hand-worked two-group workload") {
   int num_done = 0;
   engine.add_requests(requests);
   while (engine.has_unfinished()) {
-    for (const OutputRecord& record : engine.step()) {
+    for (const OutputRecord& record : engine.step().finished) {
       REQUIRE(std::holds_alternative<RequestOutput>(record));
       CHECK(std::get<RequestOutput>(record).choices.at(0).num_tokens == 2);
       ++num_done;

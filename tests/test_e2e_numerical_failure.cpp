@@ -48,7 +48,7 @@ TEST_CASE("NaN logits: an error record for the request that hit them, the others
   engine.add_requests(requests);
   std::map<uint64_t, OutputRecord> records;
   while (engine.has_unfinished())
-    for (OutputRecord& record : engine.step()) CHECK(records.emplace(record_index(record), std::move(record)).second);
+    for (OutputRecord& record : engine.step().finished) CHECK(records.emplace(record_index(record), std::move(record)).second);
 
   REQUIRE(records.size() == 2);
   const auto* error = std::get_if<RequestError>(&records.at(0));

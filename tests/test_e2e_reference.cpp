@@ -94,7 +94,7 @@ TEST_CASE("the paged engine's greedy output equals the reference's token for tok
   std::vector<std::optional<std::string>> texts(prompts.size());
   engine.add_requests(requests);
   while (engine.has_unfinished()) {
-    for (const OutputRecord& record : engine.step()) {
+    for (const OutputRecord& record : engine.step().finished) {
       REQUIRE(std::holds_alternative<RequestOutput>(record));
       const auto& output = std::get<RequestOutput>(record);
       REQUIRE(output.choices.size() == 1);

@@ -159,12 +159,27 @@ class FakeEngine {
     int64_t steps = 0;
     while (engine_.has_unfinished()) {
       REQUIRE(++steps < 100000);
-      for (OutputRecord& record : engine_.step()) REQUIRE(records_.emplace(record_index(record), std::move(record)).second);
+      StepResult result = engine_.step();
+      for (const RequestStart& start : result.started)
+        REQUIRE(starts_.emplace(static_cast<uint64_t>(start.request_index), start.num_cached_prompt_tokens).second);
+      for (OutputRecord& record : result.finished) {
+        REQUIRE(records_.emplace(record_index(record), std::move(record)).second);
+      }
       check_invariants(engine_.scheduler());
       for (uint64_t id : engine_.scheduler().running()) REQUIRE(engine_.scheduler().sequence(id).num_uncomputed_tokens() > 0);
     }
-    // Nothing lost: one record per request.
+    // Nothing lost: one record per request. Each answered request started once, reporting
+    // the cached tokens its record reports; a rejected one never started.
     CHECK(records_.size() == requests_.size());
+    for (const auto& [index, record] : records_) {
+      const auto start = starts_.find(index);
+      if (const auto* output = std::get_if<RequestOutput>(&record)) {
+        REQUIRE(start != starts_.end());
+        CHECK(start->second == output->cached_tokens);
+      } else {
+        CHECK(start == starts_.end());
+      }
+    }
     CHECK(scheduler().kv().stats().num_used_blocks == 0);
     CHECK(scheduler().kv().stats().num_filled_slots == 0);
     CHECK(scheduler().kv().stats().num_logical_slots == 0);
@@ -178,6 +193,7 @@ class FakeEngine {
   int64_t num_copies() const { return backend_.num_copies; }
 
  private:
+  std::map<uint64_t, int32_t> starts_;  // request -> cached prompt tokens at its start
   FakeBackend backend_;
   Engine engine_;
   std::vector<FakeRequest> requests_;

@@ -42,13 +42,15 @@ void Engine::add_requests(std::vector<PreparedRequest> requests) {
 }
 
 // schedule -> run (forward + sample) -> process the token ids.
-std::vector<OutputRecord> Engine::step() {
+StepResult Engine::step() {
   PG_CHECK(has_unfinished(), "step with nothing to run");
   const auto start = Clock::now();
-  std::vector<OutputRecord> done;
+  StepResult result;
+  std::vector<OutputRecord>& done = result.finished;
   const SchedulerOutput out = scheduler_->schedule();
   output_.reject(out.rejected, done, stats_);
   if (!out.scheduled.empty()) {
+    output_.note_starts(out, *scheduler_, result.started);
     const SamplingBatch sampling = output_.sampling_batch(out, *scheduler_);
     backend_.copy_blocks(out.block_copies);
     const std::vector<SampledToken> tokens = backend_.step(out.batch, sampling);
@@ -61,7 +63,13 @@ std::vector<OutputRecord> Engine::step() {
   }
   stats_.generate_seconds += seconds_since(start);
   if (!has_unfinished()) end_batch();
-  return done;
+  return result;
+}
+
+EngineStats Engine::stats_so_far() const {
+  EngineStats stats = stats_;
+  if (has_unfinished()) add_scheduler_counters(*scheduler_, stats);
+  return stats;
 }
 
 void Engine::end_batch() { add_scheduler_counters(*scheduler_, stats_); }

@@ -5,7 +5,7 @@
 // backend that computes nothing) and `complete` all drive it the same way:
 //
 //   engine.add_requests(batch);
-//   while (engine.has_unfinished()) for (OutputRecord& r : engine.step()) ...;
+//   while (engine.has_unfinished()) for (OutputRecord& r : engine.step().finished) ...;
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,7 @@
 #include "engine/engine_stats.h"
 #include "engine/output_processor.h"
 #include "engine/prepared_request.h"
+#include "engine/step_result.h"
 #include "io/output_record.h"
 #include "sched/scheduler.h"
 #include "tokenizer/tokenizer.h"
@@ -45,10 +46,16 @@ class Engine {
   void add_requests(std::vector<PreparedRequest> requests);
   bool has_unfinished() const { return scheduler_ && scheduler_->has_unfinished(); }
 
-  // Runs one step; returns the records of the requests that finished in it (any order).
-  std::vector<OutputRecord> step();
+  // Runs one step; returns the records of the requests that finished in it and the
+  // requests that started in it.
+  StepResult step();
 
+  // The figures of the finished batches and the steps of the current one.
   const EngineStats& stats() const { return stats_; }
+  // stats() with the current batch's scheduler counters (prefix cache, copies, preemptions,
+  // computed tokens), which are added to stats() only when a batch ends: the figures of a
+  // run stopped mid-batch.
+  EngineStats stats_so_far() const;
   // The batch's scheduler, for tests that check its invariants between steps.
   const Scheduler& scheduler() const { return *scheduler_; }
 

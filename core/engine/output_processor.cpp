@@ -56,6 +56,17 @@ void OutputProcessor::reject(std::span<const RejectedSequence> rejected, std::ve
 
 // Rows in the order apply() consumes them: per sequence that needs logits, the new samples
 // of its fork (1..n-1), then its own next token.
+void OutputProcessor::note_starts(const SchedulerOutput& out, const Scheduler& scheduler,
+                                  std::vector<RequestStart>& started) {
+  for (const ScheduledSequence& s : out.scheduled) {
+    const Sequence& seq = scheduler.sequence(s.seq_id);
+    RequestState& state = states_[static_cast<std::size_t>(seq.request_index)];
+    if (seq.sample_index != 0 || state.started) continue;
+    state.started = true;
+    started.push_back({seq.request_index, seq.num_cached_prompt_tokens});
+  }
+}
+
 SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out, const Scheduler& scheduler) {
   SamplingBatch batch;
   batch.end_of_generation = end_of_generation_;

@@ -14,6 +14,7 @@
 
 #include "engine/engine_stats.h"
 #include "engine/prepared_request.h"
+#include "engine/step_result.h"
 #include "io/output_record.h"
 #include "sample/rng.h"
 #include "sample/sampling_batch.h"
@@ -36,6 +37,9 @@ class OutputProcessor {
   // are accounted for.
   void reject(std::span<const RejectedSequence> rejected, std::vector<OutputRecord>& done, EngineStats& stats);
 
+  // Adds to `started` the requests whose first sample `out` admits for the first time.
+  void note_starts(const SchedulerOutput& out, const Scheduler& scheduler, std::vector<RequestStart>& started);
+
   // The rows to sample after the step of `out` (draws each sample's random bits).
   SamplingBatch sampling_batch(const SchedulerOutput& out, const Scheduler& scheduler);
 
@@ -57,6 +61,7 @@ class OutputProcessor {
     int32_t num_finished = 0;
     int64_t cached_tokens = 0;
     bool forked = false;
+    bool started = false;
     std::optional<RequestError> error;
   };
   // What one sampling row extends: a running sample, or a sample of a fork not yet created.

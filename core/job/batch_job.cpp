@@ -1,6 +1,5 @@
 #include "job/batch_job.h"
 
-#include "engine/scheduler_figures.h"
 #include "io/request_reader.h"
 #include "job/window_runner.h"
 #include "util/error.h"
@@ -8,18 +7,6 @@
 #include "util/posix_file.h"
 
 namespace pagedgen {
-
-namespace {
-
-// The engine's figures now; a stopped batch's scheduler counters are added too, which the
-// engine adds only when a batch ends.
-EngineStats engine_stats_now(const Engine& engine) {
-  EngineStats stats = engine.stats();
-  if (engine.has_unfinished()) add_scheduler_counters(engine.scheduler(), stats);
-  return stats;
-}
-
-}  // namespace
 
 BatchJob::BatchJob(BatchJobSettings settings) : settings_(std::move(settings)) {
   const LineWindows& w = settings_.windows;
@@ -124,7 +111,7 @@ BatchJobResult BatchJob::run(Engine& engine, const PromptBuilder& builder, const
   if (!files_ && !output) fail("writing the output failed (disk full or closed pipe?)");
   result.num_written_lines = runner.num_written();
   result.num_journaled_lines = runner.num_journaled();
-  result.stats = RunStats{runner.job_stats(), engine_stats_now(engine)};
+  result.stats = RunStats{runner.job_stats(), engine.stats_so_far()};
   result.stats.job.shard = fmt::format("{}/{}", settings_.windows.shard, settings_.windows.num_shards);
   result.stats.job.job_key = job_key_;
   result.any_line_failed |= result.stats.num_failed_requests() > 0;

@@ -61,7 +61,7 @@ std::vector<PreparedRequest> WindowRunner::read_window(const PromptBuilder& buil
   const auto start = Clock::now();
   const uint64_t window = windows_.window_of(item_index(*pending_));
   std::vector<PreparedRequest> prepared;
-  batch_.clear();
+  batch_lines_.clear();
   for (; pending_ && windows_.window_of(item_index(*pending_)) == window; pending_ = reader_.next())
     prepare(std::move(*pending_), builder, prepared);
   prepare_seconds_ += seconds_since(start);
@@ -85,7 +85,7 @@ void WindowRunner::prepare(RequestItem item, const PromptBuilder& builder, std::
   if (auto* error = std::get_if<RequestError>(&built)) return finish_error(std::move(*error));
   writer_.expect(request.index, RecordContext{request.is_chat(), request.model.value_or(model_name_)});
   PreparedRequest& prepared = std::get<PreparedRequest>(built);
-  batch_.push_back({request.index, static_cast<int32_t>(prepared.prompt_ids.size()), false});
+  batch_lines_.push_back(request.index);
   window.push_back(std::move(prepared));
 }
 
@@ -99,11 +99,12 @@ bool WindowRunner::decode_window(Engine& engine, std::vector<PreparedRequest> wi
   if (output_.journal) output_.journal->commit();  // the window's error lines held
   engine.add_requests(std::move(window));
   while (engine.has_unfinished()) {
-    for (OutputRecord& record : engine.step()) {
+    StepResult result = engine.step();
+    note_starts(result.started);
+    for (OutputRecord& record : result.finished) {
       finish(std::move(record));
       progress();
     }
-    note_started_requests(engine);
     if (output_.journal) output_.journal->commit();
     progress();
     if (stop_requested(observer)) return false;
@@ -111,24 +112,17 @@ bool WindowRunner::decode_window(Engine& engine, std::vector<PreparedRequest> wi
   return true;
 }
 
-// Journals the cached prompt tokens of each request that started (was first admitted) in
-// the last step, which a resumed run reports for it. The engine's batch holds the
-// window's requests in the order read_window gave them (Sequence::request_index); the
-// engine reports no starts, so its scheduler's running sequences are read.
-void WindowRunner::note_started_requests(const Engine& engine) {
-  if (!output_.journal || !engine.has_unfinished()) return;
-  const Scheduler& scheduler = engine.scheduler();
-  for (const uint64_t seq_id : scheduler.running()) {
-    const Sequence& seq = scheduler.sequence(seq_id);
-    const auto position = static_cast<std::size_t>(seq.request_index);
-    PG_CHECK(position < batch_.size() && seq.num_prompt_tokens == batch_[position].num_prompt_tokens,
-             "sequence {} of request {} is not the batch's request at that position", seq_id, seq.request_index);
-    if (seq.sample_index != 0 || batch_[position].started) continue;
-    batch_[position].started = true;
-    const uint64_t index = batch_[position].line;
+// Journals the cached prompt tokens of each request that started in the last step, which a
+// resumed run reports for it.
+void WindowRunner::note_starts(std::span<const RequestStart> started) {
+  if (!output_.journal) return;
+  for (const RequestStart& start : started) {
+    const auto position = static_cast<std::size_t>(start.request_index);
+    PG_CHECK(position < batch_lines_.size(), "request {} started, of a batch of {}", position, batch_lines_.size());
+    const uint64_t index = batch_lines_[position];
     const auto earlier = resumed_.cached_tokens.find(index);  // its first start was in an earlier run
     output_.journal->add_admission(index, earlier != resumed_.cached_tokens.end() ? earlier->second
-                                                                                 : seq.num_cached_prompt_tokens);
+                                                                                 : start.num_cached_prompt_tokens);
   }
 }
 

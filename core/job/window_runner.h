@@ -15,6 +15,7 @@
 #include <istream>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -58,7 +59,7 @@ class WindowRunner {
   std::vector<PreparedRequest> read_window(const PromptBuilder& builder);
   void prepare(RequestItem item, const PromptBuilder& builder, std::vector<PreparedRequest>& window);
   bool decode_window(Engine& engine, std::vector<PreparedRequest> window, const BatchJobObserver& observer);
-  void note_started_requests(const Engine& engine);
+  void note_starts(std::span<const RequestStart> started);
   void finish(OutputRecord record);
   void finish_error(RequestError error);
   void journal_if_held(uint64_t index, const std::string* held_line);
@@ -70,13 +71,7 @@ class WindowRunner {
   RequestReader reader_;
   OutputWriter writer_;  // formats with reader_'s format
   std::optional<RequestItem> pending_;  // the first line of the next window
-  // The engine's batch, in the order add_requests took it (Sequence::request_index).
-  struct BatchEntry {
-    uint64_t line = 0;              // input line
-    int32_t num_prompt_tokens = 0;  // to check the engine's order against
-    bool started = false;           // its start is in the journal
-  };
-  std::vector<BatchEntry> batch_;
+  std::vector<uint64_t> batch_lines_;  // the input line of each request of the engine's batch
   uint64_t num_done_ = 0;               // requests this run answered (error lines included)
   uint64_t num_read_ = 0;               // requests read, journal's lines included
   uint64_t num_from_journal_ = 0;       // lines written from a resumed run's journal
