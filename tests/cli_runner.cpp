@@ -2,9 +2,12 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <simdjson.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include "test_paths.h"
 
@@ -19,6 +22,34 @@ CliResult run_pagedgen(const std::string& args, const std::filesystem::path& std
   REQUIRE(status != -1);
   REQUIRE(WIFEXITED(status));
   return {WEXITSTATUS(status), read_file(stderr_file)};
+}
+
+int run_shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+std::string sh_quote(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
+
+void wait_until(const std::function<bool()>& done, double timeout_seconds, const char* what) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) FAIL("timed out waiting for " << what);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::vector<std::string> complete_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (std::size_t begin = 0, end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1)
+    lines.push_back(text.substr(begin, end - begin));
+  return lines;
+}
+
+int64_t json_int(const std::string& json, const char* object, const char* key) {
+  simdjson::dom::parser parser;
+  return int64_t(parser.parse(json)[object][key]);
 }
 
 }  // namespace pagedgen::test

@@ -1,9 +1,13 @@
 // Runs the built pagedgen binary from a test: arguments as one shell string, stderr
-// captured, the exit code returned. For the CLI contract tests (test_e2e_*).
+// captured, the exit code returned; and the shell-level helpers of the CLI contract tests
+// (test_e2e_*): shell commands, quoting, polling, output lines and JSON fields.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace pagedgen::test {
 
@@ -18,5 +22,20 @@ struct CliResult {
 // `allow_gpu`.
 CliResult run_pagedgen(const std::string& args, const std::filesystem::path& stderr_file,
                        const std::filesystem::path& stdout_file = "/dev/null", bool allow_gpu = false);
+
+// Runs a shell command line; returns its exit code (fails the test if it did not exit).
+int run_shell(const std::string& command);
+
+// `path` in single quotes, for a shell command line (test paths hold no quote).
+std::string sh_quote(const std::filesystem::path& path);
+
+// Polls every 20 ms until `done` holds; fails the test after `timeout_seconds`.
+void wait_until(const std::function<bool()>& done, double timeout_seconds, const char* what);
+
+// The newline-terminated lines of `text` (a torn last line is not one).
+std::vector<std::string> complete_lines(const std::string& text);
+
+// The integer `json`[object][key] of a JSON document (an output line or stats file's text).
+int64_t json_int(const std::string& json, const char* object, const char* key);
 
 }  // namespace pagedgen::test

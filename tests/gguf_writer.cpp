@@ -157,6 +157,10 @@ void write_file(const std::filesystem::path& path, std::span<const std::byte> by
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
+void write_file(const std::filesystem::path& path, std::string_view text) {
+  write_file(path, std::as_bytes(std::span<const char>(text.data(), text.size())));
+}
+
 TempDir::TempDir(const std::string& prefix) {
   std::string pattern = (std::filesystem::temp_directory_path() / (prefix + ".XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);

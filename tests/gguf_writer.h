@@ -8,6 +8,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/gguf.h"
@@ -62,7 +63,9 @@ GgufValue gguf_array(GgufValueType element_type, std::vector<GgufValue> items);
 // "tok.weight" (Q8_0, dims {32, 2}) and "norm.weight" (F32, dims {8}).
 GgufWriter small_gguf();
 
+// Writes the file anew; throws when it cannot.
 void write_file(const std::filesystem::path& path, std::span<const std::byte> bytes);
+void write_file(const std::filesystem::path& path, std::string_view text);
 
 // A fresh empty directory under the system temp dir, removed by the destructor.
 class TempDir {

@@ -13,40 +13,18 @@
 
 #include "cli_runner.h"
 #include "gguf_writer.h"
+#include "mixed_job_input.h"
 #include "test_paths.h"
 
 using namespace pagedgen::test;
 
 namespace {
 
-// Greedy and seeded lines, chat and plain, with blank and bad lines among them (12 lines).
-const char* kInput = R"({"id": "g1", "prompt": "The capital of France is", "temperature": 0}
-{"id": "s1", "prompt": "Once upon a time", "temperature": 0.8}
-
-{"id": "c1", "messages": [{"role": "user", "content": "Name a fruit."}], "temperature": 0}
-{"id": "s2", "prompt": "Once upon a time", "temperature": 1.0, "n": 2, "seed": 3}
-{"id": "bad", "prompt": 7}
-{"id": "c2", "messages": [{"role": "user", "content": "Name a color."}], "temperature": 0.7}
-{"id": "g2", "prompt": "The capital of Italy is", "temperature": 0}
-
-{"id": "c3", "messages": [{"role": "user", "content": "Name a fruit."}], "temperature": 0}
-{"id": "g3", "prompt": "Two plus two is", "temperature": 0}
-{"id": "s3", "prompt": "The sea is", "temperature": 0.9, "top_p": 0.8}
-)";
-
-constexpr const char* kFlags = "--max-tokens 4 --seed 9";
 constexpr const char* kWindow = "--plan-window 3";  // the default unless a run gives its own
 
 int64_t stats_field(const std::filesystem::path& stats, const char* object, const char* key) {
   simdjson::dom::parser parser;
   return int64_t(parser.load(stats.string())[object][key]);
-}
-
-// Runs a shell command line; returns its exit code.
-int run_shell(const std::string& command) {
-  const int status = std::system(command.c_str());
-  REQUIRE(WIFEXITED(status));
-  return WEXITSTATUS(status);
 }
 
 struct Job {

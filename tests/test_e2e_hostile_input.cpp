@@ -20,12 +20,6 @@ using namespace pagedgen::test;
 
 namespace {
 
-void write_text(const std::filesystem::path& path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  REQUIRE(out.good());
-}
-
 std::vector<std::string> read_lines(const std::filesystem::path& path) {
   std::istringstream text(read_file(path));
   std::vector<std::string> lines;
@@ -86,7 +80,7 @@ TEST_CASE("a hostile middle line is an invalid_json line between two answered on
         const auto input = dir / "in.jsonl";
         const auto out = dir / "out.jsonl";
         std::filesystem::remove(out);
-        write_text(input, good_line(openai, "a") + "\n" + as_format(hostile, openai) + "\n" + good_line(openai, "c") + "\n");
+        write_file(input, good_line(openai, "a") + "\n" + as_format(hostile, openai) + "\n" + good_line(openai, "c") + "\n");
         const std::string source = from_stdin ? fmt::format("-i - < '{}'", input.string()) : fmt::format("-i '{}'", input.string());
         const CliResult r = run_pagedgen(fmt::format("generate -q --device cpu {} -o '{}'", source, out.string()),
                                          dir / "stderr.txt");
@@ -114,7 +108,7 @@ TEST_CASE("plan reports hostile lines as invalid instead of crashing") {
     CAPTURE(std::string(hostile.name));
     const auto input = dir / "in.jsonl";
     const auto json = dir / "plan.json";
-    write_text(input, good_line(false, "a") + "\n" + hostile.text + "\n" + good_line(false, "c") + "\n");
+    write_file(input, good_line(false, "a") + "\n" + hostile.text + "\n" + good_line(false, "c") + "\n");
     const CliResult r = run_pagedgen(fmt::format("plan -i '{}' --json '{}'", input.string(), json.string()),
                                      dir / "stderr.txt");
     CAPTURE(r.stderr_text);
@@ -153,16 +147,16 @@ constexpr std::string_view kTinyTokenizerJson = R"({
 TEST_CASE("plan and inspect on a model whose dimensions are 2^31 exit 3 naming the key") {
   TempDir dir("pagedgen-e2e-huge-dims");
   const auto input = dir / "in.jsonl";
-  write_text(input, good_line(false, "a") + "\n");
+  write_file(input, good_line(false, "a") + "\n");
 
   SUBCASE("config.json") {
     const auto model = dir / "hf";
     std::filesystem::create_directory(model);
-    write_text(model / "config.json", R"({"model_type": "llama", "num_hidden_layers": 2147483648,
+    write_file(model / "config.json", R"({"model_type": "llama", "num_hidden_layers": 2147483648,
         "hidden_size": 2147483648, "intermediate_size": 128, "num_attention_heads": 1, "num_key_value_heads": 1,
         "vocab_size": 4, "max_position_embeddings": 64})");
-    write_text(model / "model.safetensors", std::string("\x02\0\0\0\0\0\0\0{}", 10));
-    write_text(model / "tokenizer.json", kTinyTokenizerJson);
+    write_file(model / "model.safetensors", std::string("\x02\0\0\0\0\0\0\0{}", 10));
+    write_file(model / "tokenizer.json", kTinyTokenizerJson);
     const std::initializer_list<std::string_view> words = {"config.json", "'num_hidden_layers' is 2147483648"};
     expect_model_error(run_pagedgen(fmt::format("inspect -m '{}'", model.string()), dir / "stderr.txt"), words);
     expect_model_error(run_pagedgen(fmt::format("plan -m '{}' -i '{}'", model.string(), input.string()),

@@ -22,6 +22,7 @@
 #include "cli_runner.h"
 #include "gguf_writer.h"
 #include "job/run_journal.h"
+#include "mixed_job_input.h"
 #include "test_paths.h"
 #include "util/file_fingerprint.h"
 
@@ -30,56 +31,10 @@ using namespace pagedgen::test;
 
 namespace {
 
-// Greedy and seeded lines, chat and plain, with blank and bad lines among them (12 lines,
-// 10 requests; line 5 is bad).
-const char* kInput = R"({"id": "g1", "prompt": "The capital of France is", "temperature": 0}
-{"id": "s1", "prompt": "Once upon a time", "temperature": 0.8}
-
-{"id": "c1", "messages": [{"role": "user", "content": "Name a fruit."}], "temperature": 0}
-{"id": "s2", "prompt": "Once upon a time", "temperature": 1.0, "n": 2, "seed": 3}
-{"id": "bad", "prompt": 7}
-{"id": "c2", "messages": [{"role": "user", "content": "Name a color."}], "temperature": 0.7}
-{"id": "g2", "prompt": "The capital of Italy is", "temperature": 0}
-
-{"id": "c3", "messages": [{"role": "user", "content": "Name a fruit."}], "temperature": 0}
-{"id": "g3", "prompt": "Two plus two is", "temperature": 0}
-{"id": "s3", "prompt": "The sea is", "temperature": 0.9, "top_p": 0.8}
-)";
-
-constexpr const char* kFlags = "--max-tokens 4 --seed 9";
-
-int run_shell(const std::string& command) {
-  const int status = std::system(command.c_str());
-  REQUIRE(WIFEXITED(status));
-  return WEXITSTATUS(status);
-}
-
-std::string sh_quote(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
-
-// Waits (polling) until `done` holds; fails the test after `timeout_seconds`.
-void wait_until(const std::function<bool()>& done, double timeout_seconds, const char* what) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) FAIL("timed out waiting for " << what);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  for (std::size_t begin = 0, end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1)
-    lines.push_back(text.substr(begin, end - begin));
-  return lines;
-}
 
 std::string without_cached_tokens(const std::string& text) {
   static const std::regex cached(R"("cached_tokens":\d+)");
   return std::regex_replace(text, cached, "");
-}
-
-int64_t json_int(const std::string& json, const char* object, const char* key) {
-  simdjson::dom::parser parser;
-  return int64_t(parser.parse(json)[object][key]);
 }
 
 // Kills the process whose pid a file holds, when the scope ends (a writer left waiting).
@@ -167,7 +122,7 @@ TEST_CASE("a resume takes the journal's lines and cached tokens and computes onl
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   Job job;
   const std::string reference = job.reference("ref");
-  const std::vector<std::string> lines = lines_of(reference);  // input lines 0 1 3 4 5 6 7 9 10 11
+  const std::vector<std::string> lines = complete_lines(reference);  // input lines 0 1 3 4 5 6 7 9 10 11
   REQUIRE(lines.size() == 10);
   // What a run killed with input lines 0 and 1 written, 5 and 9 finished out of order, and
   // line 4 started with 7 cached prompt tokens (a made-up figure, to see it reported) leaves.
@@ -213,7 +168,7 @@ TEST_CASE("small inputs spread over every shard; merge refuses stats missing, tw
                                                        sh_quote(job.path(name + ".stats.json")), k));
     CHECK(r.exit_code <= 1);
     // Lines [0,4) [4,8) [8,12): 3, 4 and 3 requests.
-    CHECK(lines_of(read_file(job.path(name + ".jsonl"))).size() == (k == 1 ? 4u : 3u));
+    CHECK(complete_lines(read_file(job.path(name + ".jsonl"))).size() == (k == 1 ? 4u : 3u));
     outputs += " " + sh_quote(job.path(name + ".jsonl"));
     stats += " " + sh_quote(job.path(name + ".stats.json"));
   }

@@ -20,12 +20,6 @@ using namespace pagedgen::test;
 
 namespace {
 
-void write_text(const std::filesystem::path& path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  REQUIRE(out.good());
-}
-
 std::string json_string(std::string_view text) {
   std::string out = "\"";
   for (const char c : text) {
@@ -82,15 +76,15 @@ std::string tiny_tokenizer_json(std::string_view post_processor = "null") {
 
 TEST_CASE("HF tokenizer.json: vocab, both merge forms, added tokens, config special tokens") {
   const TempDir dir("pagedgen-hf-tiny");
-  write_text(dir / "tokenizer.json", tiny_tokenizer_json());
-  write_text(dir / "tokenizer_config.json", R"({
+  write_file(dir / "tokenizer.json", tiny_tokenizer_json());
+  write_file(dir / "tokenizer_config.json", R"({
     "add_bos_token": false,
     "bos_token": "<|im_start|>",
     "eos_token": {"content": "<|im_end|>", "lstrip": false, "special": true},
     "pad_token": null,
     "chat_template": "{% for message in messages %}{{ message.content }}{% endfor %}"
   })");
-  write_text(dir / "generation_config.json", R"({"bos_token_id": 10, "eos_token_id": [11, 9]})");
+  write_file(dir / "generation_config.json", R"({"bos_token_id": 10, "eos_token_id": [11, 9]})");
 
   const auto tokenizer = load_hf_tokenizer(dir.path());
   REQUIRE(dynamic_cast<const BpeTokenizer*>(tokenizer.get()) != nullptr);
@@ -118,7 +112,7 @@ TEST_CASE("HF tokenizer.json: vocab, both merge forms, added tokens, config spec
 
 TEST_CASE("HF tokenizer.json: a TemplateProcessing prefix token means add_bos") {
   const TempDir dir("pagedgen-hf-template");
-  write_text(dir / "tokenizer.json", tiny_tokenizer_json(R"({"type": "Sequence", "processors": [
+  write_file(dir / "tokenizer.json", tiny_tokenizer_json(R"({"type": "Sequence", "processors": [
     {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
     {"type": "TemplateProcessing",
      "single": [{"SpecialToken": {"id": "<|im_start|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
@@ -131,13 +125,13 @@ TEST_CASE("HF tokenizer.json: a TemplateProcessing prefix token means add_bos") 
 
 TEST_CASE("HF chat templates: named list, chat_template.jinja") {
   const TempDir listed("pagedgen-hf-list");
-  write_text(listed / "tokenizer_config.json", R"({"chat_template": [
+  write_file(listed / "tokenizer_config.json", R"({"chat_template": [
     {"name": "tool_use", "template": "TOOLS"}, {"name": "default", "template": "DEFAULT"}]})");
   CHECK(hf_chat_template(listed.path()) == "DEFAULT");
 
   const TempDir jinja("pagedgen-hf-jinja");
-  write_text(jinja / "tokenizer_config.json", R"({"eos_token": "</s>"})");
-  write_text(jinja / "chat_template.jinja", "{{ messages[0].content }}\n");
+  write_file(jinja / "tokenizer_config.json", R"({"eos_token": "</s>"})");
+  write_file(jinja / "chat_template.jinja", "{{ messages[0].content }}\n");
   CHECK(hf_chat_template(jinja.path()) == "{{ messages[0].content }}\n");
 }
 
@@ -181,8 +175,8 @@ TEST_CASE("HF tokenizer.json written from the default model's vocabulary tokeniz
   json += "]}}";
 
   const TempDir dir("pagedgen-hf-smollm");
-  write_text(dir / "tokenizer.json", json);
-  write_text(dir / "tokenizer_config.json",
+  write_file(dir / "tokenizer.json", json);
+  write_file(dir / "tokenizer_config.json",
              R"({"bos_token": "<|im_start|>", "eos_token": "<|im_end|>", "pad_token": "<|im_end|>"})");
   const auto from_hf = load_hf_tokenizer(dir.path());
 
@@ -262,7 +256,7 @@ TEST_CASE("HF loading errors name the directory or file and what is wrong") {
   CHECK(error_of([&] { load_hf_tokenizer(dir / "missing"); }).find("not a directory") != std::string::npos);
   CHECK(error_of([&] { load_hf_tokenizer(dir.path()); }).find("tokenizer.json") != std::string::npos);
 
-  write_text(dir / "tokenizer.json", "{\"model\": {\"type\": \"BPE\", ");
+  write_file(dir / "tokenizer.json", "{\"model\": {\"type\": \"BPE\", ");
   std::string message = error_of([&] { load_hf_tokenizer(dir.path()); });
   CHECK(message.find((dir / "tokenizer.json").string()) != std::string::npos);
   CHECK(message.find("JSON") != std::string::npos);
@@ -272,18 +266,18 @@ TEST_CASE("HF loading errors name the directory or file and what is wrong") {
   };
   std::string json = replace(tiny_tokenizer_json(), R"("Digits", "individual_digits": true)",
                              R"("Metaspace", "replacement": "x")");
-  write_text(dir / "tokenizer.json", json);
+  write_file(dir / "tokenizer.json", json);
   message = error_of([&] { load_hf_tokenizer(dir.path()); });
   CHECK(message.find("'Metaspace'") != std::string::npos);
   CHECK(message.find("pre_tokenizer.pretokenizers[0]") != std::string::npos);
 
   json = replace(tiny_tokenizer_json(), R"("type": "BPE")", R"("type": "WordPiece")");
-  write_text(dir / "tokenizer.json", json);
+  write_file(dir / "tokenizer.json", json);
   CHECK(error_of([&] { load_hf_tokenizer(dir.path()); }).find("'WordPiece'") != std::string::npos);
 
   // A tokenizer.model that is not SentencePiece, next to a usable tokenizer.json.
-  write_text(dir / "tokenizer.json", tiny_tokenizer_json());
-  write_text(dir / "tokenizer.model", "IQ== 0\nIg== 1\n");
+  write_file(dir / "tokenizer.json", tiny_tokenizer_json());
+  write_file(dir / "tokenizer.model", "IQ== 0\nIg== 1\n");
   CHECK(load_hf_tokenizer(dir.path())->encode("hello", false) == std::vector<TokenId>{8});
 }
 
@@ -298,7 +292,7 @@ TEST_CASE("a SentencePiece vocabulary with a piece starting with NUL is an Error
   model.pieces = {{"<unk>", 0.0f, TokenType::Unknown}, {"<s>", 0.0f, TokenType::Control},
                   {"</s>", 0.0f, TokenType::Control}, {std::string("\0a", 2), -1.0f, TokenType::Normal},
                   {"a", -2.0f, TokenType::Normal}};
-  write_text(dir / "tokenizer.model", serialize_spm_model(model));
+  write_file(dir / "tokenizer.model", serialize_spm_model(model));
   std::string message = error_of([&] { load_hf_tokenizer(dir.path()); });
   CHECK(message.find((dir / "tokenizer.model").string()) != std::string::npos);
   CHECK(message.find("libsentencepiece rejected the vocabulary") != std::string::npos);
