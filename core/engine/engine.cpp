@@ -13,6 +13,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// Adds the time since `since` to `seconds`; returns now, where the next phase starts.
+Clock::time_point lap(Clock::time_point since, double& seconds) {
+  const auto now = Clock::now();
+  seconds += std::chrono::duration<double>(now - since).count();
+  return now;
+}
+
 }  // namespace
 
 Engine::Engine(const EngineConfig& config, Backend& backend, const Tokenizer* tokenizer)
@@ -45,19 +52,27 @@ void Engine::add_requests(std::vector<PreparedRequest> requests) {
 StepResult Engine::step() {
   PG_CHECK(has_unfinished(), "step with nothing to run");
   const auto start = Clock::now();
+  last_step_timings_ = StepTimings{};
+  StepTimings& t = last_step_timings_;
   StepResult result;
   std::vector<OutputRecord>& done = result.finished;
   const SchedulerOutput out = scheduler_->schedule();
+  auto phase_start = lap(start, t.schedule_seconds);
   output_.reject(out.rejected, done, stats_);
   if (!out.scheduled.empty()) {
     output_.note_starts(out, *scheduler_, result.started);
     const SamplingBatch sampling = output_.sampling_batch(out, *scheduler_);
+    phase_start = lap(phase_start, t.sampling_batch_seconds);
     backend_.copy_blocks(out.block_copies);
     const std::vector<SampledToken> tokens = backend_.step(out.batch, sampling);
+    phase_start = lap(phase_start, t.backend_seconds);
     scheduler_->on_step_done(out);
     // The KV memory this step used: taken before finished samples give their blocks back.
     stats_.add_snapshot(take_kv_snapshot(*scheduler_, config_.max_model_len));
+    phase_start = lap(phase_start, t.step_done_seconds);
     output_.apply(tokens, *scheduler_, done, stats_);
+    lap(phase_start, t.output_seconds);
+    t.computes_prompt = out.computes_prompt;
     const double seconds = seconds_since(start);
     (out.computes_prompt ? stats_.prefill_seconds : stats_.decode_seconds) += seconds;
   }

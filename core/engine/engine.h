@@ -17,6 +17,7 @@
 #include "engine/output_processor.h"
 #include "engine/prepared_request.h"
 #include "engine/step_result.h"
+#include "engine/step_timings.h"
 #include "io/output_record.h"
 #include "sched/scheduler.h"
 #include "tokenizer/tokenizer.h"
@@ -56,6 +57,8 @@ class Engine {
   // computed tokens), which are added to stats() only when a batch ends: the figures of a
   // run stopped mid-batch.
   EngineStats stats_so_far() const;
+  // Where the host time of the last step() went, by phase (benchmarks).
+  const StepTimings& last_step_timings() const { return last_step_timings_; }
   // The batch's scheduler, for tests that check its invariants between steps.
   const Scheduler& scheduler() const { return *scheduler_; }
 
@@ -67,6 +70,7 @@ class Engine {
   OutputProcessor output_;
   std::unique_ptr<Scheduler> scheduler_;  // of the current batch
   EngineStats stats_;
+  StepTimings last_step_timings_;
 };
 
 }  // namespace pagedgen

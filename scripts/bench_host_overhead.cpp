@@ -1,0 +1,263 @@
+// Benchmark (not a test) of the engine's host work per step, on a machine without a GPU:
+// the real Engine over issue 10's workload shape (8 documents of 970 tokens x 32 questions
+// of 15, greedy, ignore_eos, 128 new tokens; batch 256, block size 16, 8192 tokens per step,
+// vocabulary 128,256; no tokenizer, so samples end at max_tokens) on two backends that run
+// no model:
+//   ids     hands back token ids directly, as a device sampler will;
+//   logits  today's path, the baseline: writes rows x vocab float32 logits into a host buffer
+//           (what the CUDA backend's copy to the host delivers) and samples every row with the
+//           host Sampler (LogitsBackend::step, the code the CPU and CUDA backends run).
+// Prints host microseconds per step by phase (Engine::last_step_timings), prefill steps
+// (any chunk computing prompt positions) apart from decode steps, the ratio of the decode
+// totals, and a JSON line.
+//   bench_host_overhead [--repeats N]   the ids path runs N times (default 3), the fastest
+//                                       decode kept; the logits path runs once
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/logits_backend.h"
+#include "engine/engine.h"
+
+using namespace pagedgen;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+constexpr int64_t kVocab = 128256;
+constexpr int32_t kDocuments = 8;
+constexpr int32_t kQuestions = 32;  // per document
+constexpr int32_t kDocumentTokens = 970;
+constexpr int32_t kQuestionTokens = 15;
+constexpr int32_t kNewTokens = 128;
+constexpr int32_t kBlockSize = 16;
+constexpr int32_t kBatch = kDocuments * kQuestions;  // every request runs at once: 256
+constexpr int32_t kMaxBatchTokens = 8192;
+constexpr int64_t kMaxModelLen = 2048;
+
+// splitmix64's finalizer: a well-mixed 64-bit value of a counter.
+uint64_t mix(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+TokenId token_of(uint64_t key) { return static_cast<TokenId>(mix(key) % static_cast<uint64_t>(kVocab)); }
+
+// Request r = document d's tokens, then question r's: the 32 requests of a document share
+// its 970 tokens (60 full blocks and a partial one).
+std::vector<PreparedRequest> workload() {
+  std::vector<PreparedRequest> requests;
+  for (uint64_t d = 0; d < kDocuments; ++d)
+    for (int32_t q = 0; q < kQuestions; ++q) {
+      PreparedRequest r;
+      r.index = requests.size();
+      r.seed_key = std::to_string(r.index);
+      for (uint64_t i = 0; i < kDocumentTokens; ++i) r.prompt_ids.push_back(token_of(d << 32 | i));
+      for (uint64_t i = 0; i < kQuestionTokens; ++i) r.prompt_ids.push_back(token_of((r.index + 1) << 48 | i));
+      r.sampling.temperature = 0.0;
+      r.sampling.max_tokens = kNewTokens;
+      r.sampling.ignore_eos = true;
+      requests.push_back(std::move(r));
+    }
+  return requests;
+}
+
+EngineConfig engine_config() {
+  const int32_t blocks_per_seq = (kDocumentTokens + kQuestionTokens + kNewTokens + kBlockSize - 1) / kBlockSize;
+  EngineConfig config;
+  config.block_size = kBlockSize;
+  config.num_blocks = kBatch * blocks_per_seq + 64;  // room for all, unshared: no preemption
+  config.max_num_seqs = kBatch;
+  config.max_batch_tokens = kMaxBatchTokens;
+  config.max_model_len = kMaxModelLen;
+  return config;
+}
+
+// What a backend saw of the last step, for the tables: the sequences, and the time it took
+// to write logits (none on the ids path). Taken and reset after every step.
+struct StepProbe {
+  int32_t num_seqs = 0;
+  double logits_seconds = 0;
+};
+
+// Both paths' backend: it runs no model and holds no K/V (no KV memory to size, nothing to
+// copy). On the ids path step() hands back ids; on the logits path it is
+// LogitsBackend::step, which calls forward() below and samples each row on the host.
+class NoModelBackend final : public LogitsBackend {
+ public:
+  enum class Path { ids, logits };
+  NoModelBackend(Path path, StepProbe& probe) : path_(path), probe_(probe) {}
+
+  std::string name() const override { return path_ == Path::ids ? "ids" : "logits"; }
+  // Llama-3-8B's K/V per token in bfloat16, for the stats only.
+  std::size_t kv_bytes_per_block(std::size_t block_size) const override { return 131072 * block_size; }
+  void allocate_kv_pool(std::size_t, std::size_t) override {}
+  void copy_blocks(std::span<const BlockCopy>) override {}
+  int64_t vocab_size() const override { return kVocab; }
+
+  std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) override {
+    probe_.num_seqs = batch.num_seqs;
+    if (path_ == Path::logits) return LogitsBackend::step(batch, sampling);
+    std::vector<SampledToken> tokens;
+    tokens.reserve(sampling.rows.size());
+    for (std::size_t i = 0; i < sampling.rows.size(); ++i) tokens.push_back(token_of(num_sampled_++));
+    return tokens;
+  }
+
+  // logits: (batch.logits_rows, kVocab), pseudo-random in [-8, 8), a new row every time.
+  void forward(const StepBatch& batch, std::span<float> logits) override {
+    const auto start = Clock::now();
+    for (std::size_t r = 0; r < batch.logits_rows.size(); ++r)
+      fill_row(logits.subspan(r * kVocab, kVocab), static_cast<uint32_t>(mix(num_sampled_++)));
+    probe_.logits_seconds = seconds_since(start);
+  }
+
+ private:
+  // A counter hash per element (it vectorizes, as a copy's stream of stores does).
+  static void fill_row(std::span<float> row, uint32_t seed) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      uint32_t h = (static_cast<uint32_t>(i) ^ seed) * 0x9e3779b1u;
+      h = (h ^ (h >> 15)) * 0x85ebca77u;
+      h ^= h >> 13;
+      row[i] = static_cast<float>(static_cast<int32_t>(h)) * 0x1p-28f;
+    }
+  }
+
+  Path path_;
+  StepProbe& probe_;
+  uint64_t num_sampled_ = 0;  // ids handed back, or logits rows written
+};
+
+// Sums of host seconds over the steps of one kind.
+struct Phases {
+  int64_t num_steps = 0;
+  int64_t num_seqs = 0;
+  double schedule = 0, sampling_batch = 0, logits = 0, sampling = 0, step_done = 0, output = 0, total = 0;
+
+  void add(const StepTimings& t, const StepProbe& probe, double total_seconds) {
+    ++num_steps;
+    num_seqs += probe.num_seqs;
+    schedule += t.schedule_seconds;
+    sampling_batch += t.sampling_batch_seconds;
+    logits += probe.logits_seconds;
+    sampling += t.backend_seconds - probe.logits_seconds;
+    step_done += t.step_done_seconds;
+    output += t.output_seconds;
+    total += total_seconds;
+  }
+  double us_per_step(double seconds) const { return num_steps ? seconds * 1e6 / static_cast<double>(num_steps) : 0; }
+};
+
+struct Run {
+  std::string path;
+  double plan_seconds = 0;  // Engine::add_requests
+  Phases prefill, decode;
+  int64_t num_generated_tokens = 0;
+};
+
+Run run(const std::string& path, Backend& backend, StepProbe& probe) {
+  Engine engine(engine_config(), backend, nullptr);
+  Run result;
+  result.path = path;
+  std::vector<PreparedRequest> requests = workload();
+  const auto start = Clock::now();
+  engine.add_requests(std::move(requests));
+  result.plan_seconds = seconds_since(start);
+  while (engine.has_unfinished()) {
+    const auto step_start = Clock::now();
+    engine.step();
+    const double seconds = seconds_since(step_start);
+    const StepTimings& t = engine.last_step_timings();
+    (t.computes_prompt ? result.prefill : result.decode).add(t, std::exchange(probe, StepProbe{}), seconds);
+  }
+  result.num_generated_tokens = engine.stats().num_generated_tokens;
+  return result;
+}
+
+Run fastest_ids_run(int repeats) {
+  Run best;
+  for (int i = 0; i < repeats; ++i) {
+    StepProbe probe;
+    NoModelBackend backend(NoModelBackend::Path::ids, probe);
+    Run r = run("ids", backend, probe);
+    if (i == 0 || r.decode.total < best.decode.total) best = std::move(r);
+  }
+  return best;
+}
+
+void print_row(const Run& r, const char* kind, const Phases& p) {
+  fmt::print("{:<7} {:<8} {:>5} {:>6.0f} {:>11.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>10.1f}\n", r.path,
+             kind, p.num_steps, p.num_steps ? static_cast<double>(p.num_seqs) / static_cast<double>(p.num_steps) : 0.0,
+             p.us_per_step(p.schedule), p.us_per_step(p.sampling_batch), p.us_per_step(p.logits),
+             p.us_per_step(p.sampling), p.us_per_step(p.step_done), p.us_per_step(p.output), p.us_per_step(p.total));
+}
+
+void print_table(const std::vector<Run>& runs) {
+  fmt::print("host microseconds per step (mean); batch {}, vocabulary {}, block size {}, {} x {} prompts of {} "
+             "tokens, {} new tokens, greedy\n",
+             kBatch, kVocab, kBlockSize, kDocuments, kQuestions, kDocumentTokens + kQuestionTokens, kNewTokens);
+  fmt::print("{:<7} {:<8} {:>5} {:>6} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}\n", "path", "kind", "steps", "seqs",
+             "sched+batch", "samp.batch", "logits", "sampling", "step done", "output", "total");
+  for (const Run& r : runs) {
+    print_row(r, "prefill", r.prefill);
+    print_row(r, "decode", r.decode);
+  }
+  fmt::print(
+      "  sched+batch  Scheduler::schedule(), which also builds the StepBatch (one call, not split)\n"
+      "  samp.batch   OutputProcessor::sampling_batch (random draws), with reject and note_starts\n"
+      "  logits       logits path: rows x {} float32 written to a host buffer (the device-to-host copy)\n"
+      "  sampling     logits path: the host Sampler over every row; ids path: the backend handing ids back\n"
+      "  step done    Scheduler::on_step_done + the step's KV memory figures (EngineStats snapshot)\n"
+      "  output       OutputProcessor::apply: append tokens, stop checks, finished records\n"
+      "  total        Engine::step() wall time (all of the above)\n",
+      kVocab);
+}
+
+std::string phases_json(const Phases& p) {
+  return fmt::format(
+      "{{\"steps\": {}, \"schedule_us\": {:.1f}, \"sampling_batch_us\": {:.1f}, \"logits_us\": {:.1f}, "
+      "\"sampling_us\": {:.1f}, \"step_done_us\": {:.1f}, \"output_us\": {:.1f}, \"total_us\": {:.1f}}}",
+      p.num_steps, p.us_per_step(p.schedule), p.us_per_step(p.sampling_batch), p.us_per_step(p.logits),
+      p.us_per_step(p.sampling), p.us_per_step(p.step_done), p.us_per_step(p.output), p.us_per_step(p.total));
+}
+
+void print_summary(const Run& ids, const Run& logits) {
+  const double ids_us = ids.decode.us_per_step(ids.decode.total);
+  const double logits_us = logits.decode.us_per_step(logits.decode.total);
+  fmt::print("plan (add_requests): ids {:.1f} ms, logits {:.1f} ms; generated tokens: ids {}, logits {}\n",
+             ids.plan_seconds * 1e3, logits.plan_seconds * 1e3, ids.num_generated_tokens,
+             logits.num_generated_tokens);
+  fmt::print("decode step, host time at batch {}: ids {:.1f} us, logits (baseline) {:.1f} us: {:.1f}x less; "
+             "target <= 1000 us: {}\n",
+             kBatch, ids_us, logits_us, logits_us / ids_us, ids_us <= 1000.0 ? "met" : "NOT met");
+  fmt::print("{{\"bench\": \"host_overhead\", \"batch\": {}, \"vocab\": {}, \"ids\": {{\"prefill\": {}, \"decode\": {}}}, "
+             "\"logits\": {{\"prefill\": {}, \"decode\": {}}}, \"decode_ratio\": {:.2f}}}\n",
+             kBatch, kVocab, phases_json(ids.prefill), phases_json(ids.decode), phases_json(logits.prefill),
+             phases_json(logits.decode), logits_us / ids_us);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeats = 3;
+  if (argc == 3 && std::string(argv[1]) == "--repeats") repeats = std::atoi(argv[2]);
+  if (argc != 1 && (argc != 3 || repeats < 1)) {
+    fmt::print(stderr, "usage: bench_host_overhead [--repeats N]\n");
+    return 2;
+  }
+  const Run ids = fastest_ids_run(repeats);
+  StepProbe probe;
+  NoModelBackend logits_backend(NoModelBackend::Path::logits, probe);
+  const Run logits = run("logits", logits_backend, probe);
+  print_table({ids, logits});
+  print_summary(ids, logits);
+  return 0;
+}
