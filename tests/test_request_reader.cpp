@@ -219,6 +219,16 @@ TEST_CASE("ids: strings and numbers kept as written, other types rejected") {
         "E 0 id=null invalid_type: id must be a string, a number or null, got an object");
   CHECK(parse_one("{\"id\": [1, tru], \"prompt\": \"x\"}") ==
         "E 0 id=null invalid_json: the line is not valid JSON: bad literal (expected true) (near byte 11)");
+  // 64-bit integers and other numbers stay as written; an integer beyond 64 bits (which
+  // the output's readers, --resume among them, cannot hold) is refused.
+  CHECK(parse_one("{\"prompt\": \"x\", \"id\": 18446744073709551615}") ==
+        "R 0 id=18446744073709551615 key=18446744073709551615 'x'");
+  CHECK(parse_one("{\"prompt\": \"x\", \"id\": 1.5e300}") == "R 0 id=1.5e300 key=1.5e300 'x'");
+  CHECK(parse_one("{\"prompt\": \"x\", \"id\": 18446744073709551616}") ==
+        "E 0 id=null invalid_value: id 18446744073709551616 is an integer beyond 64 bits, which JSON readers "
+        "cannot hold exactly; give it as a string");
+  CHECK(parse_one("{\"prompt\": \"x\", \"id\": -9223372036854775809}").starts_with(
+      "E 0 id=null invalid_value: id -9223372036854775809 is an integer beyond 64 bits"));
   // The id is read before the field that fails, wherever it stands in the line.
   CHECK(parse_one("{\"top_p\": 2, \"prompt\": \"x\", \"id\": \"late\"}") ==
         "E 0 id=\"late\" invalid_value: top_p must be in (0, 1] (1 = off), got 2");

@@ -9,6 +9,20 @@
 
 namespace pagedgen::json_fields {
 
+namespace {
+
+// An integer literal that neither int64 nor uint64 holds: valid JSON, but most readers
+// (simdjson's DOM among them, and so a resume of the output) refuse it or round it.
+bool is_big_integer(od::value& value, std::string_view token) {
+  if (token.find_first_of(".eE") != std::string_view::npos) return false;
+  int64_t signed_value = 0;
+  uint64_t unsigned_value = 0;
+  return value.get_int64().get(signed_value) != simdjson::SUCCESS &&
+         value.get_uint64().get(unsigned_value) != simdjson::SUCCESS;
+}
+
+}  // namespace
+
 LineIdentity read_line_identity(od::document& document, const char* line_begin, uint64_t index, IdKey id_key,
                                 std::string_view shape) {
   const auto check = [&](simdjson::error_code error) {
@@ -41,6 +55,11 @@ LineIdentity read_line_identity(od::document& document, const char* line_begin, 
         } else {
           double number = 0;
           check(value.get_double().get(number));
+          if (is_big_integer(value, *identity.id_json))
+            id_error = LineError{request_error::kInvalidValue,
+                                 fmt::format("{} {} is an integer beyond 64 bits, which JSON readers cannot hold "
+                                             "exactly; give it as a string",
+                                             id_key.name, *identity.id_json)};
           identity.seed_key = *identity.id_json;
         }
         continue;
