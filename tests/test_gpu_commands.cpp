@@ -1,7 +1,8 @@
 // `plan --device cuda` and `sweep --device cuda` on a real GPU: plan sizes the pool with the
 // CUDA backend (dummy weights of the model's shape, bfloat16 KV) and sweep runs every block
 // size on the device, with identical text in float32 and a list of differing lines (never a
-// failure) in bfloat16. Skipped without a GPU or the default model.
+// failure) in bfloat16. On the default model, or without it on a stand-in of its shape
+// (gpu_test_model.h). Skipped without a GPU.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -10,6 +11,7 @@
 
 #include "cli_runner.h"
 #include "gpu_test_device.h"
+#include "gpu_test_model.h"
 #include "test_paths.h"
 
 using namespace pagedgen;
@@ -30,12 +32,12 @@ test::CliResult run_on_gpu(const std::string& args, const std::filesystem::path&
 
 TEST_CASE("plan --device cuda: bfloat16 KV bytes and a pool sized from free device memory") {
   REQUIRE_GPU();
-  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   const std::filesystem::path input = test::source_dir() / "samples" / "chat.jsonl";
   const auto plan = [&](const std::string& device) {
     const std::filesystem::path json = work_dir() / fmt::format("plan-{}.json", device);
     const test::CliResult r = run_on_gpu(
-        fmt::format("plan -i '{}' --block-sizes 16 --device {} --json '{}'", input.string(), device, json.string()),
+        fmt::format("plan {} -i '{}' --block-sizes 16 --device {} --json '{}'", test::gpu_test_model_files_args(),
+                    input.string(), device, json.string()),
         "/dev/null");
     INFO(r.stderr_text);
     REQUIRE(r.exit_code == 0);
@@ -52,17 +54,17 @@ TEST_CASE("plan --device cuda: bfloat16 KV bytes and a pool sized from free devi
 
 TEST_CASE("sweep --device cuda: float32 text identical across block sizes; bfloat16 reports, never fails") {
   REQUIRE_GPU();
-  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   const std::filesystem::path input = test::source_dir() / "samples" / "chat.jsonl";
   const std::filesystem::path table = work_dir() / "table.txt";
   const test::CliResult exact = run_on_gpu(
-      fmt::format("sweep -q -i '{}' --device cuda --dtype float32 --block-sizes 8,16,64 --max-tokens 16",
-                  input.string()), table);
+      fmt::format("sweep -q {} -i '{}' --device cuda --dtype float32 --block-sizes 8,16,64 --max-tokens 16",
+                  test::gpu_test_model_args(), input.string()), table);
   INFO(exact.stderr_text);
   CHECK(exact.exit_code == 0);
   CHECK(test::read_file(table).find("outputs identical across block sizes: yes") != std::string::npos);
   const test::CliResult bf16 = run_on_gpu(
-      fmt::format("sweep -q -i '{}' --device cuda --block-sizes 8,16,64 --max-tokens 16", input.string()), table);
+      fmt::format("sweep -q {} -i '{}' --device cuda --block-sizes 8,16,64 --max-tokens 16",
+                  test::gpu_test_model_args(), input.string()), table);
   INFO(bf16.stderr_text);
   CHECK(bf16.exit_code == 0);
   CHECK(test::read_file(table).find("outputs identical across block sizes:") != std::string::npos);

@@ -9,6 +9,9 @@
 
 namespace pagedgen::test {
 
+// Each is found at run time first: $PAGEDGEN_TEST_SOURCE_DIR / $PAGEDGEN_TEST_BINARY, then
+// share/pagedgen and bin/pagedgen beside the test's directory (the GPU bundle's layout),
+// then the source and build trees the test was built from.
 std::filesystem::path source_dir();
 std::filesystem::path data_dir();            // tests/data
 std::filesystem::path shared_dir();          // ../shared beside the repository

@@ -1,0 +1,32 @@
+// The model the gpu tests run both backends on: the default model when it is installed,
+// otherwise random weights of its shape (samples/smollm2-135m.config.json, the same
+// weights for the CPU and the CUDA backend), so that no GPU test needs the 98 MB download.
+// For pagedgen itself a directory stands in for the model: that config, a byte-level
+// tokenizer with one token per vocabulary id, and SmolLM2's chat template.
+#pragma once
+
+#include <string>
+
+#include "model/model_config.h"
+#include "model/model_weights.h"
+
+namespace pagedgen::test {
+
+struct GpuTestModel {
+  bool dummy = false;    // random weights: outputs are compared between backends, never read
+  std::string name;      // for messages: the model file or the dummy config
+  ModelConfig config;
+  ModelWeights weights;  // float32, host
+};
+
+// Loaded once per test binary.
+const GpuTestModel& gpu_test_model();
+
+// pagedgen arguments that run the same model (with dummy weights on the device when the
+// default model is absent): "-m 'FILE'" or "--load-format dummy -m 'DIR' --tokenizer 'DIR'".
+std::string gpu_test_model_args();
+
+// The same for commands that read no weights (plan): "-m 'FILE'" or "-m 'DIR'".
+std::string gpu_test_model_files_args();
+
+}  // namespace pagedgen::test
