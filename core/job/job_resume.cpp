@@ -62,6 +62,8 @@ ResumeState prepare_job_resume(const std::filesystem::path& output, const Manife
       throw SettingError("resume", error.what());
     }
   }
+  // A finished output torn afterwards lacks its last line: not finished any more.
+  state.finished = state.finished && state.num_torn_bytes == 0;
   if (state.finished) return state;
   state.journal = journal_after(output, state, owned);
   for (const auto& [line, text] : state.journal.lines) state.has_error_lines |= read_output_line(text)->is_error;
