@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sample/sampler.h"
+#include "sample/sampling_math.h"
 #include "sample/stop_checker.h"
 
 using namespace pagedgen;
@@ -48,20 +49,17 @@ std::vector<float> bumpy_logits(std::size_t vocab, uint32_t salt) {
   return logits;
 }
 
-__extension__ typedef unsigned __int128 Uint128;
-
 // Straightforward restatement of the sampler's documented procedure with a full sort and
-// sequential prefix sums.
+// sequential prefix sums (the numbers themselves from sampling_math.h, as the sampler's).
 TokenId reference_sample(const std::vector<float>& logits, const SamplingParams& params, Rng& rng) {
   struct C {
     uint64_t q;
     TokenId id;
   };
-  const double max_logit = *std::max_element(logits.begin(), logits.end());
+  const float max_logit = *std::max_element(logits.begin(), logits.end());
   std::vector<C> all;
   for (std::size_t i = 0; i < logits.size(); ++i) {
-    const double p = std::exp((static_cast<double>(logits[i]) - max_logit) * (1.0 / params.temperature));
-    const auto q = static_cast<uint64_t>(p * 17592186044416.0);  // 2^44
+    const uint64_t q = sampling::weight(logits[i], max_logit, 1.0 / params.temperature);
     if (q > 0) all.push_back({q, static_cast<TokenId>(i)});
   }
   std::sort(all.begin(), all.end(), [](const C& a, const C& b) { return a.q > b.q || (a.q == b.q && a.id < b.id); });
@@ -72,17 +70,15 @@ TokenId reference_sample(const std::vector<float>& logits, const SamplingParams&
     return total;
   };
   if (params.top_p < 1.0) {
-    const uint64_t total = sum();
-    const auto need = std::clamp<uint64_t>(static_cast<uint64_t>(std::ceil(params.top_p * static_cast<double>(total))), 1, total);
+    const uint64_t need = sampling::top_p_last_position(params.top_p, sum()) + 1;
     uint64_t running = 0;
     std::size_t kept = 0;
     while (running < need) running += all[kept++].q;
     all.resize(kept);
   }
   if (params.min_p > 0.0)
-    while (static_cast<double>(all.back().q) < params.min_p * 17592186044416.0) all.pop_back();
-  const uint64_t u53 = rng.next_u64() >> 11;
-  uint64_t target = static_cast<uint64_t>((static_cast<Uint128>(u53) * sum()) >> 53);
+    while (static_cast<double>(all.back().q) < params.min_p * 17592186044416.0) all.pop_back();  // 2^44
+  uint64_t target = sampling::draw_target(rng.next_u64(), sum());
   for (const C& c : all) {
     if (target < c.q) return c.id;
     target -= c.q;
@@ -105,6 +101,23 @@ TEST_CASE("greedy takes the argmax, lowest id on ties, and draws nothing") {
   CHECK(sampler.sample(all_equal, greedy(), 0, {}, rng) == 0);
   const std::vector<float> last_best = {-5.0f, -4.0f, -1.0f};
   CHECK(sampler.sample(last_best, greedy(), 0, {}, rng) == 2);
+}
+
+TEST_CASE("a row with a NaN or +inf, or no unmasked finite logit, gives no token") {
+  Sampler sampler;
+  const std::vector<TokenId> eog = {1};
+  SamplingParams masking = sampled();
+  masking.min_tokens = 1;
+  for (const SamplingParams& params : {greedy(), sampled(), masking}) {
+    CHECK_FALSE(sampler.sample(std::vector<float>{0.0f, NAN, 1.0f}, params, 0, eog, uint64_t{7}).has_value());
+    CHECK_FALSE(sampler.sample(std::vector<float>{0.0f, INFINITY, 1.0f}, params, 0, eog, uint64_t{7}).has_value());
+    CHECK_FALSE(sampler.sample(std::vector<float>(3, -INFINITY), params, 0, eog, uint64_t{7}).has_value());
+  }
+  // A NaN in a masked id still breaks the row; a finite logit only at a masked id gives none.
+  CHECK_FALSE(sampler.sample(std::vector<float>{0.0f, NAN}, masking, 0, eog, uint64_t{7}).has_value());
+  const std::vector<float> only_eog = {-INFINITY, 2.0f, -INFINITY};
+  CHECK_FALSE(sampler.sample(only_eog, masking, 0, eog, uint64_t{7}).has_value());
+  CHECK(sampler.sample(only_eog, masking, 1, eog, uint64_t{7}) == 1);
 }
 
 TEST_CASE("min_tokens masks end-of-generation and stop ids until enough tokens exist") {
@@ -193,7 +206,7 @@ TEST_CASE("top-p keeps the shortest prefix reaching p, worked by hand") {
   for (uint64_t seed = 0; seed < 300; ++seed) {
     const double u = first_uniform(seed);
     Rng rng(seed);
-    const TokenId token = sampler.sample(logits, params, 0, {}, rng);
+    const TokenId token = sampler.sample(logits, params, 0, {}, rng).value();
     CHECK(token == (u < 2.0 / 3.0 ? 0 : 1));
     ++count[token];
   }
@@ -220,7 +233,7 @@ TEST_CASE("top-p cuts exactly at a token boundary in fixed point") {
       Rng peek(seed), rng(seed);
       // Equal weights: the draw picks token floor(u * num_kept) in id order.
       const auto expected = static_cast<TokenId>(((peek.next_u64() >> 11) * num_kept) >> 53);
-      const TokenId token = sampler.sample(logits, params, 0, {}, rng);
+      const TokenId token = sampler.sample(logits, params, 0, {}, rng).value();
       REQUIRE(token == expected);
       highest = std::max(highest, token);
     }
@@ -244,7 +257,7 @@ TEST_CASE("top-p applies to the renormalised top-k set") {
     Rng a(seed), b(seed);
     CHECK(sampler.sample(logits, with_k, 0, {}, a) == (u < 2.0 / 3.0 ? 0 : 1));
     // Z = 1.8: breakpoints 1/1.8 and 1.5/1.8.
-    const TokenId token = sampler.sample(logits, without_k, 0, {}, b);
+    const TokenId token = sampler.sample(logits, without_k, 0, {}, b).value();
     CHECK(token == (u < 1.0 / 1.8 ? 0 : u < 1.5 / 1.8 ? 1 : 2));
     saw_token_2 = saw_token_2 || token == 2;
   }
@@ -292,7 +305,7 @@ TEST_CASE("sampling frequencies follow the probabilities (20000 draws, 5 sigma)"
   Rng rng(2024);
   int count[4] = {0, 0, 0, 0};
   const int draws = 20000;
-  for (int i = 0; i < draws; ++i) ++count[sampler.sample(logits, sampled(), 0, {}, rng)];
+  for (int i = 0; i < draws; ++i) ++count[sampler.sample(logits, sampled(), 0, {}, rng).value()];
   const double p[4] = {0.5, 0.25, 0.15, 0.10};
   for (int t = 0; t < 4; ++t) {
     const double sigma = std::sqrt(draws * p[t] * (1 - p[t]));
@@ -332,7 +345,7 @@ TEST_CASE("same seed, same tokens; another seed, other tokens") {
   const auto run = [&](uint64_t seed) {
     Rng rng(seed);
     std::vector<TokenId> tokens;
-    for (int i = 0; i < 50; ++i) tokens.push_back(sampler.sample(logits, params, i, {}, rng));
+    for (int i = 0; i < 50; ++i) tokens.push_back(sampler.sample(logits, params, i, {}, rng).value());
     return tokens;
   };
   CHECK(run(5) == run(5));

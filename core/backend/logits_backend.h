@@ -1,6 +1,7 @@
-// LogitsBackend: a Backend that computes logits (the CPU and CUDA backends) and, until a
-// device sampler replaces it, samples them on the host with the one Sampler (sampler.h).
-// forward() alone serves the tests that compare logits across backends and references.
+// LogitsBackend: a Backend that computes logits (the CPU and CUDA backends). Its step()
+// samples them on the host with the Sampler (sampler.h), which is the CPU backend's path;
+// the CUDA backend overrides step() to sample on the device. forward() alone serves the
+// tests that compare logits across backends and references.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,7 @@ class LogitsBackend : public Backend {
   virtual int64_t vocab_size() const = 0;
 
   // forward(), then each sampling row on the host from its logits row (none for a row
-  // with a NaN, a +inf or no finite logit).
+  // with a NaN, a +inf or no unmasked finite logit).
   std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) override;
 
  private:

@@ -34,7 +34,8 @@ constexpr int64_t kMaxHiddenSize = int64_t{1} << 18;
 constexpr int64_t kMaxIntermediateSize = int64_t{1} << 20;
 constexpr int64_t kMaxHeads = int64_t{1} << 12;
 constexpr int64_t kMaxHeadDim = int64_t{1} << 12;
-constexpr int64_t kMaxVocabSize = int64_t{1} << 24;
+// The sampler's fixed-point weights and sort keys hold ids below 2^19 (sample/sampling_math.h).
+constexpr int64_t kMaxVocabSize = int64_t{1} << 19;
 constexpr int64_t kMaxContextLength = INT32_MAX;  // positions are 32-bit
 // 2 x layers x KV heads x head dim; today's largest models need about 2^20.
 constexpr int64_t kMaxKvElementsPerToken = int64_t{1} << 32;

@@ -4,86 +4,75 @@
 #include <array>
 #include <bit>
 #include <cmath>
-#include <limits>
 #include <optional>
 
+#include "sample/sampling_math.h"
 #include "util/error.h"
 
 namespace pagedgen {
 
 namespace {
 
-__extension__ typedef unsigned __int128 Uint128;  // GCC and Clang; exact 53 x 62-bit products
-
 // Below this many candidates, select_by_mass sorts instead of partitioning.
 constexpr std::size_t kSortRange = 32;
-// exp(x) * 2^44 < 1 for every x below -44 ln 2 = -30.498: such weights are 0 without
-// calling exp (any cut-off below -30.498 gives the same weights).
-constexpr double kZeroWeightExponent = -31.0;
 
 bool comes_before(const auto& a, const auto& b) {
-  return a.weight > b.weight || (a.weight == b.weight && a.id < b.id);
+  return sampling::sort_key(a.weight, a.id) > sampling::sort_key(b.weight, b.id);
 }
 
-void check_logit(float logit, std::size_t i) {
-  PG_CHECK(!std::isnan(logit) && logit != std::numeric_limits<float>::infinity(),
-           "logit {} of token {} (must be finite or -inf)", logit, i);
-}
-
-// Index of the best unmasked logit (lowest id on ties); nullopt when none is above -inf.
+// Index of the best unmasked logit (lowest id on ties); nullopt when the row is not
+// usable: a NaN or +inf anywhere, or no unmasked logit above -inf.
 std::optional<std::size_t> argmax(std::span<const float> logits, std::span<const TokenId> masked) {
   std::optional<std::size_t> best;
   std::size_t next_masked = 0;
   for (std::size_t i = 0; i < logits.size(); ++i) {
-    check_logit(logits[i], i);
+    if (sampling::breaks_row(logits[i])) return std::nullopt;
     if (next_masked < masked.size() && static_cast<std::size_t>(masked[next_masked]) == i) {
       ++next_masked;
       continue;
     }
     if (!best || logits[i] > logits[*best]) best = i;
   }
-  if (!best || logits[*best] == -std::numeric_limits<float>::infinity()) return std::nullopt;
+  if (!best || logits[*best] == -INFINITY) return std::nullopt;
   return best;
 }
 
 }  // namespace
 
-TokenId Sampler::sample(std::span<const float> logits, const SamplingParams& params,
-                        int32_t num_generated, std::span<const TokenId> end_of_generation,
-                        Rng& rng) {
+void masked_ids(const SamplingParams& params, int32_t num_generated, std::span<const TokenId> end_of_generation,
+                std::size_t vocab_size, std::vector<TokenId>& masked) {
+  masked.clear();
+  if (num_generated >= params.min_tokens) return;
+  for (TokenId id : params.stop_token_ids)
+    if (id >= 0 && static_cast<std::size_t>(id) < vocab_size) masked.push_back(id);
+  if (!params.ignore_eos)
+    for (TokenId id : end_of_generation)
+      if (id >= 0 && static_cast<std::size_t>(id) < vocab_size) masked.push_back(id);
+  std::sort(masked.begin(), masked.end());
+  masked.erase(std::unique(masked.begin(), masked.end()), masked.end());
+}
+
+SampledToken Sampler::sample(std::span<const float> logits, const SamplingParams& params,
+                             int32_t num_generated, std::span<const TokenId> end_of_generation, Rng& rng) {
   return sample(logits, params, num_generated, end_of_generation, params.is_greedy() ? 0 : rng.next_u64());
 }
 
-TokenId Sampler::sample(std::span<const float> logits, const SamplingParams& params,
-                        int32_t num_generated, std::span<const TokenId> end_of_generation,
-                        uint64_t random_bits) {
-  PG_CHECK(!logits.empty(), "empty logits row");
-  masked_.clear();
-  if (num_generated < params.min_tokens) {
-    for (TokenId id : params.stop_token_ids)
-      if (id >= 0 && static_cast<std::size_t>(id) < logits.size()) masked_.push_back(id);
-    if (!params.ignore_eos)
-      for (TokenId id : end_of_generation)
-        if (id >= 0 && static_cast<std::size_t>(id) < logits.size()) masked_.push_back(id);
-    std::sort(masked_.begin(), masked_.end());
-    masked_.erase(std::unique(masked_.begin(), masked_.end()), masked_.end());
-  }
-  if (params.is_greedy()) {
-    const std::optional<std::size_t> best = argmax(logits, masked_);
-    PG_CHECK(best.has_value(), "every token is masked or has logit -inf");
-    return static_cast<TokenId>(*best);
-  }
-  return sample_random(logits, params, random_bits);
+SampledToken Sampler::sample(std::span<const float> logits, const SamplingParams& params,
+                             int32_t num_generated, std::span<const TokenId> end_of_generation,
+                             uint64_t random_bits) {
+  PG_CHECK(!logits.empty() && logits.size() <= static_cast<std::size_t>(sampling::kMaxVocabSize),
+           "logits row of {} tokens (the sampler takes 1 to {})", logits.size(), sampling::kMaxVocabSize);
+  masked_ids(params, num_generated, end_of_generation, logits.size(), masked_);
+  const std::optional<std::size_t> best = argmax(logits, masked_);
+  if (!best) return std::nullopt;
+  if (params.is_greedy()) return static_cast<TokenId>(*best);
+  return sample_random(logits, params, logits[*best], random_bits);
 }
 
-TokenId Sampler::sample_random(std::span<const float> logits, const SamplingParams& params,
+TokenId Sampler::sample_random(std::span<const float> logits, const SamplingParams& params, float max_logit,
                                uint64_t random_bits) {
   // 1-2: fixed-point weights relative to the best unmasked logit.
-  const std::optional<std::size_t> best = argmax(logits, masked_);
-  PG_CHECK(best.has_value(), "every token is masked or has logit -inf");
-  const double max_logit = logits[*best];
-  const double inverse_temperature = 1.0 / params.temperature;
-  const double scale = std::ldexp(1.0, kWeightBits);
+  const double inverse_temperature = sampling::inverse_temperature(params.temperature);
   candidates_.clear();
   std::size_t next_masked = 0;
   for (std::size_t i = 0; i < logits.size(); ++i) {
@@ -91,11 +80,7 @@ TokenId Sampler::sample_random(std::span<const float> logits, const SamplingPara
       ++next_masked;
       continue;
     }
-    // 1 / temperature may overflow to inf for a denormal temperature; 0 * inf must stay 0.
-    const double difference = static_cast<double>(logits[i]) - max_logit;
-    const double exponent = difference == 0.0 ? 0.0 : difference * inverse_temperature;
-    if (exponent < kZeroWeightExponent) continue;
-    const auto weight = static_cast<uint64_t>(std::exp(exponent) * scale);  // floor: both >= 0
+    const uint64_t weight = sampling::weight(logits[i], max_logit, inverse_temperature);
     if (weight > 0) candidates_.push_back({weight, static_cast<TokenId>(i)});
   }
   const auto before = [](const Candidate& a, const Candidate& b) { return comes_before(a, b); };
@@ -108,21 +93,16 @@ TokenId Sampler::sample_random(std::span<const float> logits, const SamplingPara
   }
   // 5: top-p. The token holding mass position need - 1 is the last one kept.
   if (params.top_p < 1.0) {
-    const uint64_t total = total_weight();
-    const auto need = static_cast<uint64_t>(std::ceil(params.top_p * static_cast<double>(total)));
-    const Candidate last = select_by_mass(std::clamp<uint64_t>(need, 1, total) - 1);
+    const Candidate last = select_by_mass(sampling::top_p_last_position(params.top_p, total_weight()));
     std::erase_if(candidates_, [&](const Candidate& c) { return comes_before(last, c); });
   }
   // 6: min-p, a threshold on the weight (the best weighs exactly 2^44 and stays).
   if (params.min_p > 0.0) {
-    const double threshold = params.min_p * scale;
-    std::erase_if(candidates_, [&](const Candidate& c) { return static_cast<double>(c.weight) < threshold; });
+    const uint64_t least = sampling::min_p_weight(params.min_p);
+    std::erase_if(candidates_, [&](const Candidate& c) { return c.weight < least; });
   }
   // 7: one draw, inverse CDF in exact integers.
-  const uint64_t total = total_weight();
-  const uint64_t u53 = random_bits >> 11;
-  const auto target = static_cast<uint64_t>((static_cast<Uint128>(u53) * total) >> 53);
-  return select_by_mass(target).id;
+  return select_by_mass(sampling::draw_target(random_bits, total_weight())).id;
 }
 
 uint64_t Sampler::total_weight() const {

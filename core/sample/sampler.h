@@ -1,16 +1,20 @@
 // Sampler: picks a sample's next token from its logits row. Greedy is argmax (lowest id
 // wins ties); otherwise temperature, then top-k, top-p and min-p over the tokens ordered
 // by probability, then one uniform draw. Bit-for-bit deterministic for the same inputs.
+// This is the CPU implementation; gpu/sampling_kernels.h is the device one. Both take
+// every number below from sampling_math.h, so they pick the same token.
 //
-// Exact procedure for temperature > 0:
+// A row is not usable (no token, nullopt) when any logit is NaN or +inf, or no unmasked
+// logit is above -inf. Exact procedure for temperature > 0:
 //   1. mask: while num_generated < min_tokens, the stop_token_ids and (unless ignore_eos)
 //      the end-of-generation ids cannot be picked (greedy masks them too).
-//   2. weights, softmax in double then fixed point: q[i] = floor(2^44 * exp((logit[i] -
-//      max_logit) * (1 / temperature))), so the most likely token weighs exactly 2^44. Tokens
-//      with q == 0 (masked, -inf, or below ~5.7e-14 of the best) are never picked. With
-//      integer weights every sum is exact, whatever the order or the algorithm that
-//      forms it.
-//   3. order: by q descending, then id ascending. Each cut below keeps a prefix of it.
+//   2. weights, fixed point: q[i] = floor(2^44 * e^((logit[i] - max_logit) * (1 /
+//      temperature))) in double, with sampling_math.h's portable_exp (not std::exp), so the
+//      most likely token weighs exactly 2^44. Tokens with q == 0 (masked, -inf, or below
+//      ~5.7e-14 of the best) are never picked. With integer weights every sum is exact,
+//      whatever the order or the algorithm that forms it.
+//   3. order: by q descending, then id ascending (sampling::sort_key). Each cut below
+//      keeps a prefix of it.
 //   4. top-k (if k > 0): keep the first k.
 //   5. top-p (if p < 1): Z = sum of the kept q; keep the shortest prefix whose sum is
 //      >= ceil(p * Z) (computed in double), i.e. top-p on the renormalised top-k set.
@@ -20,7 +24,8 @@
 //      [sum of the q before it, that + q) in the order of 3 holds target.
 // Steps 4-6 follow vLLM's order and min_tokens rule. Greedy consumes no random draw;
 // every sampled step consumes exactly one 64-bit output. The cost is O(vocab) per step:
-// cuts and the draw use bucketed weighted selection, never a full sort.
+// cuts and the draw use bucketed weighted selection, never a full sort. Rows have at most
+// 2^19 tokens (sampling::kMaxVocabSize).
 #pragma once
 
 #include <cstdint>
@@ -28,27 +33,30 @@
 #include <vector>
 
 #include "sample/rng.h"
+#include "sample/sampling_batch.h"
 #include "sample/sampling_params.h"
 #include "step/ids.h"
 
 namespace pagedgen {
 
+// Step 1: the ids of a row of `vocab_size` tokens that cannot be picked, sorted and unique,
+// into `masked` (cleared first; empty once num_generated reaches min_tokens).
+void masked_ids(const SamplingParams& params, int32_t num_generated, std::span<const TokenId> end_of_generation,
+                std::size_t vocab_size, std::vector<TokenId>& masked);
+
 class Sampler {
  public:
-  // Fixed-point scale of the weights (step 2): 2^44 keeps the sum of a 2^18-token
-  // vocabulary below 2^62.
-  static constexpr int kWeightBits = 44;
-
-  // logits:            [vocab_size] this sample's row; finite or -inf (NaN/+inf are bugs)
+  // logits:            [vocab_size] this sample's row
   // num_generated:     tokens this sample has generated so far (min_tokens masking)
   // end_of_generation: ids that end a generation (Tokenizer::special().end_of_generation)
   // rng:               this sample's stream (advanced by one output unless greedy)
-  TokenId sample(std::span<const float> logits, const SamplingParams& params,
-                 int32_t num_generated, std::span<const TokenId> end_of_generation, Rng& rng);
+  // Returns nullopt when the row is not usable (see above).
+  SampledToken sample(std::span<const float> logits, const SamplingParams& params, int32_t num_generated,
+                      std::span<const TokenId> end_of_generation, Rng& rng);
   // The same with the draw taken beforehand: random_bits = rng.next_u64() (ignored when
   // greedy), as the engine hands it to a backend in a SamplingRow.
-  TokenId sample(std::span<const float> logits, const SamplingParams& params,
-                 int32_t num_generated, std::span<const TokenId> end_of_generation, uint64_t random_bits);
+  SampledToken sample(std::span<const float> logits, const SamplingParams& params, int32_t num_generated,
+                      std::span<const TokenId> end_of_generation, uint64_t random_bits);
 
  private:
   struct Candidate {
@@ -56,7 +64,8 @@ class Sampler {
     TokenId id;
   };
 
-  TokenId sample_random(std::span<const float> logits, const SamplingParams& params, uint64_t random_bits);
+  TokenId sample_random(std::span<const float> logits, const SamplingParams& params, float max_logit,
+                        uint64_t random_bits);
   Candidate select_by_mass(uint64_t target);
   uint64_t total_weight() const;
 
