@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <unordered_set>
 
@@ -14,11 +13,13 @@
 #include "cuda_check.h"
 #include "cuda_gemm.h"
 #include "device_buffer.h"
+#include "device_sampler.h"
 #include "device_weights.h"
 #include "dtype_dispatch.h"
 #include "kv_cache_kernels.h"
 #include "llama_kernels.h"
 #include "paged_attention_kernel.h"
+#include "staged_upload.h"
 #include "util/byte_units.h"
 #include "util/error.h"
 
@@ -29,59 +30,6 @@ namespace {
 // Partial attention results of one launch (attention_plan.h): enough for decode at batch
 // 256 over 4k-token contexts with an 8B model; longer steps take several launches.
 constexpr std::size_t kPartialWorkspaceBytes = std::size_t{64} << 20;
-
-std::size_t align256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-
-// Pinned host memory, grown on demand: each step's arrays go to the device in one copy.
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  ~PinnedBuffer() {
-    if (data_ != nullptr) cudaFreeHost(data_);
-  }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-
-  std::byte* reserve(std::size_t bytes) {
-    if (bytes > bytes_) {
-      if (data_ != nullptr) CUDA_CHECK(cudaFreeHost(data_));
-      data_ = nullptr;
-      CUDA_CHECK(cudaMallocHost(&data_, bytes));
-      bytes_ = bytes;
-    }
-    return static_cast<std::byte*>(data_);
-  }
-
- private:
-  void* data_ = nullptr;
-  std::size_t bytes_ = 0;
-};
-
-// Host arrays laid out back to back (256-byte aligned) for one host-to-device copy.
-class ArrayPack {
- public:
-  template <typename T>
-  std::size_t add(std::span<const T> values) {
-    const std::size_t offset = size_;
-    parts_.push_back({values.data(), values.size_bytes(), offset});
-    size_ = align256(offset + values.size_bytes());
-    return offset;
-  }
-  std::size_t size() const { return size_; }
-  void copy_to(std::byte* host) const {
-    for (const Part& p : parts_)
-      if (p.bytes > 0) std::memcpy(host + p.offset, p.data, p.bytes);
-  }
-
- private:
-  struct Part {
-    const void* data;
-    std::size_t bytes;
-    std::size_t offset;
-  };
-  std::vector<Part> parts_;
-  std::size_t size_ = 0;
-};
 
 }  // namespace
 
@@ -115,8 +63,8 @@ struct CudaBackend::Impl {
   DeviceBuffer partial_out;  // [max_partials][num_heads][head_dim]
   DeviceBuffer partial_max;  // [max_partials][num_heads]
   DeviceBuffer partial_sum;  // [max_partials][num_heads]
-  DeviceBuffer step_arrays;
-  PinnedBuffer staging;
+  StagedUpload step_arrays;
+  DeviceSampler sampler;
 
   Impl(const ModelConfig& c, const CudaBackendOptions& o) : config(c), options(o) {
     CudaBackend::check_supported(c);
@@ -178,20 +126,11 @@ struct CudaBackend::Impl {
   }
 
   std::size_t activation_bytes() const {
-    std::size_t bytes = gemm->workspace_bytes() + step_arrays.bytes();
+    std::size_t bytes = gemm->workspace_bytes() + step_arrays.device_bytes() + sampler.device_bytes();
     for (const DeviceBuffer* b : {&x, &xn, &qkv, &q, &k, &v, &attn, &delta, &gate_up, &act, &head_in, &logits,
                                   &partial_out, &partial_max, &partial_sum})
       bytes += b->bytes();
     return bytes;
-  }
-
-  // Copies the packed arrays to the device; returns the device address of offset 0.
-  std::byte* upload(const ArrayPack& pack) {
-    std::byte* host = staging.reserve(pack.size());
-    pack.copy_to(host);
-    if (pack.size() > step_arrays.bytes()) step_arrays = DeviceBuffer(std::max(pack.size(), step_arrays.bytes() * 2));
-    CUDA_CHECK(cudaMemcpyAsync(step_arrays.data(), host, pack.size(), cudaMemcpyHostToDevice, stream));
-    return step_arrays.as<std::byte>();
   }
 
   template <typename T>
@@ -199,12 +138,21 @@ struct CudaBackend::Impl {
     return kv_pool.as<T>() + index * static_cast<std::size_t>(layout.elements_per_layer());
   }
 
+  // Checks the batch, then queues its forward pass on `stream`: the logits of
+  // batch.logits_rows end up in `logits` (rows, vocab) on the device.
+  void queue_forward(const StepBatch& batch, std::size_t logits_size) {
+    PG_CHECK(kv_pool.bytes() > 0, "a step before allocate_kv_pool");
+    check_step_batch(batch, layout, config.vocab_size, logits_size);
+    if (batch.num_tokens == 0) return;
+    dispatch_dtype(options.dtype, [&]<typename T>(TypeTag<T>) { forward<T>(batch); });
+  }
+
   template <typename T>
-  void forward(const StepBatch& batch, std::span<float> out_logits);
+  void forward(const StepBatch& batch);
 };
 
 template <typename T>
-void CudaBackend::Impl::forward(const StepBatch& batch, std::span<float> out_logits) {
+void CudaBackend::Impl::forward(const StepBatch& batch) {
   const int32_t n = batch.num_tokens;
   const auto num_logits = static_cast<int32_t>(batch.logits_rows.size());
   ensure_activations(static_cast<std::size_t>(n), static_cast<std::size_t>(num_logits));
@@ -229,7 +177,7 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<float> out_log
   const std::size_t at_logits_rows = pack.add(std::span(batch.logits_rows));
   const std::size_t at_items = pack.add(std::span(plan.items));
   const std::size_t at_partial_index = pack.add(std::span(plan.partial_index));
-  std::byte* device_arrays = upload(pack);
+  std::byte* device_arrays = step_arrays.upload(pack, stream);
   auto array = [&]<typename A>(std::size_t offset) { return reinterpret_cast<const A*>(device_arrays + offset); };
   const int32_t* positions = array.template operator()<int32_t>(at_positions);
 
@@ -291,10 +239,7 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<float> out_log
                                           array.template operator()<int32_t>(at_logits_rows), num_logits, hidden, eps},
                            stream);
     gemm->run(head_in.data(), w.output, logits.as<float>(), num_logits, hidden, config.vocab_size);
-    CUDA_CHECK(cudaMemcpyAsync(out_logits.data(), logits.data(), out_logits.size_bytes(), cudaMemcpyDeviceToHost,
-                               stream));
   }
-  CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 CudaBackend::CudaBackend(const ModelConfig& config, const ModelWeights& weights, const CudaBackendOptions& options)
@@ -352,10 +297,18 @@ void CudaBackend::allocate_kv_pool(std::size_t num_blocks, std::size_t block_siz
 
 void CudaBackend::forward(const StepBatch& batch, std::span<float> logits) {
   Impl& m = *impl_;
-  PG_CHECK(m.kv_pool.bytes() > 0, "forward before allocate_kv_pool");
-  check_step_batch(batch, m.layout, m.config.vocab_size, logits.size());
-  if (batch.num_tokens == 0) return;
-  dispatch_dtype(m.options.dtype, [&]<typename T>(TypeTag<T>) { m.forward<T>(batch, logits); });
+  m.queue_forward(batch, logits.size());
+  if (batch.num_tokens > 0 && !logits.empty())
+    CUDA_CHECK(cudaMemcpyAsync(logits.data(), m.logits.data(), logits.size_bytes(), cudaMemcpyDeviceToHost, m.stream));
+  CUDA_CHECK(cudaStreamSynchronize(m.stream));
+}
+
+std::vector<SampledToken> CudaBackend::step(const StepBatch& batch, const SamplingBatch& sampling) {
+  Impl& m = *impl_;
+  const auto vocab = static_cast<int32_t>(m.config.vocab_size);
+  const auto num_logits_rows = static_cast<int32_t>(batch.logits_rows.size());
+  m.queue_forward(batch, batch.logits_rows.size() * static_cast<std::size_t>(vocab));
+  return m.sampler.sample(m.logits.as<float>(), num_logits_rows, vocab, sampling, m.stream);
 }
 
 void CudaBackend::copy_blocks(std::span<const BlockCopy> copies) {
@@ -369,7 +322,7 @@ void CudaBackend::copy_blocks(std::span<const BlockCopy> copies) {
   if (list.empty()) return;
   ArrayPack pack;
   pack.add(std::span<const BlockCopy>(list));
-  const auto* device_copies = reinterpret_cast<const BlockCopy*>(m.upload(pack));
+  const auto* device_copies = reinterpret_cast<const BlockCopy*>(m.step_arrays.upload(pack, m.stream));
   const std::size_t block_bytes = kv_bytes_per_block(static_cast<std::size_t>(m.layout.block_size)) /
                                   static_cast<std::size_t>(2 * m.config.num_layers);
   // Copies run in order: a launch takes copies until one touches a block an earlier copy

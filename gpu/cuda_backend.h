@@ -1,8 +1,10 @@
 // The CUDA backend: the Backend contract on one GPU. Weights, activations and the paged KV
 // pool (K and V per layer as [num_blocks][num_kv_heads][block_size][head_dim], in the
-// device dtype) live on the device; forward() runs the Llama block with cuBLAS GEMMs and
-// the kernels of llama_kernels.h, kv_cache_kernels.h and paged_attention_kernel.h, and
-// copies back only the logits rows the step asks for. No CUDA includes: the app uses it.
+// device dtype) live on the device; a step runs the Llama block with cuBLAS GEMMs and the
+// kernels of llama_kernels.h, kv_cache_kernels.h and paged_attention_kernel.h, then samples
+// on the device (device_sampler.h) and copies back only the token ids. forward() copies
+// the logits rows instead, for the tests and benchmarks that compare them. No CUDA
+// includes: the app uses it.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "backend/logits_backend.h"
 #include "device_dtype.h"
@@ -43,6 +46,9 @@ class CudaBackend final : public LogitsBackend {
   int32_t kv_pool_blocks(const KvPoolBudget& budget, std::size_t block_size) const override;
   void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) override;
   void forward(const StepBatch& batch, std::span<float> logits) override;
+  // The forward pass, then every sampling row on the device: the CPU Sampler's tokens from
+  // the same logits, with no logits crossing to the host.
+  std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) override;
   int64_t vocab_size() const override;
   void copy_blocks(std::span<const BlockCopy> copies) override;
   DeviceMemoryReport device_memory() const override;

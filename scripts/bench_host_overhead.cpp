@@ -3,10 +3,10 @@
 // of 15, greedy, ignore_eos, 128 new tokens; batch 256, block size 16, 8192 tokens per step,
 // vocabulary 128,256; no tokenizer, so samples end at max_tokens) on two backends that run
 // no model:
-//   ids     hands back token ids directly, as a device sampler will;
-//   logits  today's path, the baseline: writes rows x vocab float32 logits into a host buffer
-//           (what the CUDA backend's copy to the host delivers) and samples every row with the
-//           host Sampler (LogitsBackend::step, the code the CPU and CUDA backends run).
+//   ids     hands back token ids directly, as the CUDA backend's device sampler does;
+//   logits  the old path, the baseline: writes rows x vocab float32 logits into a host buffer
+//           (what the CUDA backend copied to the host before it sampled on the device) and
+//           samples every row with the host Sampler (LogitsBackend::step, the CPU backend's).
 // Prints host microseconds per step by phase (Engine::last_step_timings), prefill steps
 // (any chunk computing prompt positions) apart from decode steps, the ratio of the decode
 // totals, and a JSON line.

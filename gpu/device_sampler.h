@@ -1,0 +1,37 @@
+// DeviceSampler: samples a step's rows on the device from logits that are already there
+// (sampling_kernels.h), so only the chosen token ids cross to the host. Each row's
+// parameters, random bits and masked ids go over in one asynchronous copy from pinned
+// memory, the ids come back the same way, and one stream synchronization ends the step.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "device_buffer.h"
+#include "sample/sampling_batch.h"
+#include "staged_upload.h"
+
+namespace pagedgen::gpu {
+
+class DeviceSampler {
+ public:
+  // logits: device (num_logits_rows, vocab) float32, written by work queued on `stream`.
+  // Queues the sampling after it, waits for the stream and returns one SampledToken per
+  // row of `sampling`, in order (none for a row whose logits are not usable), exactly as
+  // the CPU Sampler would pick from the same logits.
+  std::vector<SampledToken> sample(const float* logits, int32_t num_logits_rows, int32_t vocab,
+                                   const SamplingBatch& sampling, cudaStream_t stream);
+
+  std::size_t device_bytes() const { return inputs_.device_bytes() + tokens_.bytes(); }
+
+ private:
+  StagedUpload inputs_;               // rows, then masked ids
+  DeviceBuffer tokens_;               // [rows] int32 chosen ids
+  PinnedBuffer host_tokens_;          // [rows] int32, copied back
+  std::vector<TokenId> row_masked_;   // one row's masked ids (scratch)
+  std::vector<TokenId> masked_;       // every row's, back to back
+};
+
+}  // namespace pagedgen::gpu

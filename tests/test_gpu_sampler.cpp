@@ -1,0 +1,96 @@
+// DeviceSampler against the CPU Sampler on the same logits and random bits: the same token
+// (or the same "not usable") for every row, over vocabularies of 1 to 128,256 tokens, rows
+// that are LLM-like, flat, tied, peaked, -inf runs, a single finite token, NaN, +inf or all
+// -inf, and random mixes of greedy, temperature, top-k, top-p, min-p and min_tokens
+// masking, several rows reading one logits row as the n samples of a prompt do. Skips
+// without a GPU.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <deque>
+#include <random>
+#include <vector>
+
+#include "device_sampler.h"
+#include "gpu_test_device.h"
+#include "sample/sampler.h"
+#include "sampling_rows.h"
+
+using namespace pagedgen;
+
+namespace {
+
+struct Outcome {
+  int num_rows = 0;
+  int num_tokens = 0;  // rows that gave a token (the rest were not usable)
+};
+
+// num_logits_rows random rows of `vocab` logits, each sampled by rows_per_logits rows with
+// their own parameters; every device token must equal the CPU Sampler's.
+Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_logits, std::mt19937_64& gen) {
+  std::vector<float> logits;
+  for (int r = 0; r < num_logits_rows; ++r) {
+    const std::vector<float> row = test::make_logits_row(vocab, static_cast<test::RowKind>(r % test::kNumRowKinds), gen);
+    logits.insert(logits.end(), row.begin(), row.end());
+  }
+  std::deque<SamplingParams> params;  // stable addresses for SamplingRow::params
+  SamplingBatch batch;
+  batch.end_of_generation = test::kEndOfGeneration;
+  for (int r = 0; r < num_logits_rows; ++r)
+    for (int s = 0; s < rows_per_logits; ++s) {
+      params.push_back(test::random_sampling_params(gen));
+      batch.rows.push_back(SamplingRow{r, &params.back(), static_cast<int32_t>(gen() % 6), gen()});
+    }
+  const gpu::DeviceBuffer device_logits = test::to_device(logits);
+  gpu::DeviceSampler device_sampler;
+  const std::vector<SampledToken> got = device_sampler.sample(device_logits.as<float>(), num_logits_rows,
+                                                              static_cast<int32_t>(vocab), batch, nullptr);
+  REQUIRE(got.size() == batch.rows.size());
+  Sampler sampler;
+  Outcome outcome;
+  for (std::size_t i = 0; i < batch.rows.size(); ++i) {
+    const SamplingRow& row = batch.rows[i];
+    const std::span<const float> row_logits(logits.data() + static_cast<std::size_t>(row.logits_row) * vocab, vocab);
+    const SampledToken expected =
+        sampler.sample(row_logits, *row.params, row.num_generated, batch.end_of_generation, row.random_bits);
+    CAPTURE(vocab);
+    CAPTURE(i);
+    CAPTURE(row.logits_row % test::kNumRowKinds);
+    CAPTURE(row.params->temperature);
+    CAPTURE(row.params->top_k);
+    CAPTURE(row.params->top_p);
+    CAPTURE(row.params->min_p);
+    CAPTURE(row.num_generated);
+    REQUIRE(got[i] == expected);
+    ++outcome.num_rows;
+    outcome.num_tokens += expected.has_value();
+  }
+  return outcome;
+}
+
+}  // namespace
+
+TEST_CASE("the device sampler picks the CPU Sampler's token for every row") {
+  REQUIRE_GPU();
+  std::mt19937_64 gen(31337);
+  Outcome total;
+  // (vocab, logits rows, sampling rows per logits row)
+  const struct {
+    std::size_t vocab;
+    int num_logits_rows;
+    int rows_per_logits;
+  } shapes[] = {{1, 9, 4}, {7, 27, 4}, {1000, 90, 3}, {49152, 72, 3}, {128256, 54, 2}, {128256, 300, 1}};
+  for (const auto& shape : shapes) {
+    const Outcome outcome = check_against_cpu(shape.vocab, shape.num_logits_rows, shape.rows_per_logits, gen);
+    total.num_rows += outcome.num_rows;
+    total.num_tokens += outcome.num_tokens;
+  }
+  MESSAGE(total.num_rows << " rows equal (" << total.num_tokens << " with a token, the rest not usable on both)");
+}
+
+TEST_CASE("the device sampler with no rows returns none") {
+  REQUIRE_GPU();
+  const gpu::DeviceBuffer device_logits = test::to_device(std::vector<float>(10, 0.0f));
+  gpu::DeviceSampler device_sampler;
+  CHECK(device_sampler.sample(device_logits.as<float>(), 1, 10, SamplingBatch{}, nullptr).empty());
+}
