@@ -6,7 +6,7 @@
 //   ids     hands back token ids directly, as the CUDA backend's device sampler does;
 //   logits  the old path, the baseline: writes rows x vocab float32 logits into a host buffer
 //           (what the CUDA backend copied to the host before it sampled on the device) and
-//           samples every row with the host Sampler (LogitsBackend::step, the CPU backend's).
+//           samples every row with the host Sampler (HostSampling, the CPU backend's step).
 // Prints host microseconds per step by phase (Engine::last_step_timings), prefill steps
 // (any chunk computing prompt positions) apart from decode steps, the ratio of the decode
 // totals, and a JSON line.
@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/host_sampling.h"
 #include "backend/logits_backend.h"
 #include "engine/engine.h"
 
@@ -90,7 +91,8 @@ struct StepProbe {
 
 // Both paths' backend: it runs no model and holds no K/V (no KV memory to size, nothing to
 // copy). On the ids path step() hands back ids; on the logits path it is
-// LogitsBackend::step, which calls forward() below and samples each row on the host.
+// the CPU backend's step (HostSampling), which calls forward() below and samples each row
+// on the host.
 class NoModelBackend final : public LogitsBackend {
  public:
   enum class Path { ids, logits };
@@ -105,7 +107,7 @@ class NoModelBackend final : public LogitsBackend {
 
   std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) override {
     probe_.num_seqs = batch.num_seqs;
-    if (path_ == Path::logits) return LogitsBackend::step(batch, sampling);
+    if (path_ == Path::logits) return host_sampling_.step(*this, batch, sampling);
     std::vector<SampledToken> tokens;
     tokens.reserve(sampling.rows.size());
     for (std::size_t i = 0; i < sampling.rows.size(); ++i) tokens.push_back(token_of(num_sampled_++));
@@ -132,6 +134,7 @@ class NoModelBackend final : public LogitsBackend {
   }
 
   Path path_;
+  HostSampling host_sampling_;  // the logits path's step
   StepProbe& probe_;
   uint64_t num_sampled_ = 0;  // ids handed back, or logits rows written
 };

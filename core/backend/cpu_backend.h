@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/cpu_thread_pool.h"
+#include "backend/host_sampling.h"
 #include "backend/kv_layout.h"
 #include "backend/logits_backend.h"
 #include "model/model_config.h"
@@ -29,6 +30,10 @@ class CpuBackend final : public LogitsBackend {
   void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) override;
   void forward(const StepBatch& batch, std::span<float> logits) override;
   int64_t vocab_size() const override { return config_.vocab_size; }
+  // forward(), then each row sampled on the host.
+  std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) override {
+    return host_sampling_.step(*this, batch, sampling);
+  }
   void copy_blocks(std::span<const BlockCopy> copies) override;
 
   std::size_t num_threads() const { return pool_.num_threads(); }
@@ -48,6 +53,7 @@ class CpuBackend final : public LogitsBackend {
   const ModelConfig& config_;
   const ModelWeights& weights_;
   cpu::CpuThreadPool pool_;
+  HostSampling host_sampling_;
   KvLayout layout_;
   std::vector<std::vector<float>> k_pools_;  // per layer: layout_.elements_per_layer()
   std::vector<std::vector<float>> v_pools_;  // per layer: layout_.elements_per_layer()

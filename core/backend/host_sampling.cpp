@@ -1,13 +1,14 @@
-#include "backend/logits_backend.h"
+#include "backend/host_sampling.h"
 
 #include "util/error.h"
 
 namespace pagedgen {
 
-std::vector<SampledToken> LogitsBackend::step(const StepBatch& batch, const SamplingBatch& sampling) {
-  const auto vocab = static_cast<std::size_t>(vocab_size());
+std::vector<SampledToken> HostSampling::step(LogitsBackend& backend, const StepBatch& batch,
+                                             const SamplingBatch& sampling) {
+  const auto vocab = static_cast<std::size_t>(backend.vocab_size());
   logits_.resize(batch.logits_rows.size() * vocab);
-  forward(batch, logits_);
+  backend.forward(batch, logits_);
   std::vector<SampledToken> tokens;
   tokens.reserve(sampling.rows.size());
   for (const SamplingRow& row : sampling.rows) {
