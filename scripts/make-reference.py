@@ -2,8 +2,11 @@
 """Writes tests/data/reference/: logits and greedy continuations of the default model
 (SmolLM2-135M-Instruct.Q4_1.gguf) computed by an independent implementation, llama.cpp
 through llama-cpp-python, for the CPU backend test to compare pagedgen's forward pass with.
+With --quantized it writes tests/data/reference-q4_1/ instead: the same prompts run on the
+Q4_1 file as it is (see "--quantized" below), the reference for pagedgen's quantized
+(`--cpu-math fast`) path.
 
-How it stays comparable with pagedgen:
+How it stays comparable with pagedgen (default mode, the exact F32 path):
   - The Q4_1/Q8_0 model is first converted to an all-F32 GGUF in a temp dir: every tensor
     dequantized with gguf.quants.dequantize (the same numbers pagedgen's dequantizer gives,
     see tests/test_dequant.cpp), all metadata copied, general.file_type = 0 (ALL_F32). So
@@ -17,7 +20,17 @@ How it stays comparable with pagedgen:
     back with Llama.eval; 32 steps always, with no stop on EOS, so every prompt has the
     same count.
 
-Outputs (the total stays under 3 MB):
+--quantized (tests/data/reference-q4_1/): no conversion; llama.cpp loads the Q4_1/Q8_0
+file itself and uses its default CPU matmuls for those types: each activation row is
+quantized per 32-value block (to Q8_1 against the Q4_1 layers, Q8_0 against the Q8_0
+token embedding / tied output) and multiplied with integer dot products, scales applied
+per block. Everything else is as above: F32 KV cache, flash attention off, n_ctx 512,
+2 threads, the same 13 prompts, tokenization and greedy loop. Its logits differ from the
+F32 reference by the activation rounding (far more than summation order), so greedy
+tokens can part ways after a low-margin step; manifest.json's "generator" says which
+mode made the files.
+
+Outputs of either mode (the total stays under 3 MB):
   manifest.json  {"format": 1, "model_file", "model_sha256", "vocab_size", "num_prompts",
                   "num_greedy_tokens", "logits_file", "logits_dtype", "logits_layout",
                   "generator": {versions and llama.cpp settings}, "notes": [...],
@@ -32,9 +45,12 @@ numpy 2.4.6, Python 3.11):
   python3 -m venv /tmp/refvenv
   /tmp/refvenv/bin/pip install llama-cpp-python==0.3.36 gguf numpy
   /tmp/refvenv/bin/python scripts/make-reference.py [out_dir]   (default tests/data/reference)
+  /tmp/refvenv/bin/python scripts/make-reference.py --quantized [out_dir]
+                                                 (default tests/data/reference-q4_1)
 The model is found as pagedgen finds it (core/model/default_model.cpp): $PAGEDGEN_MODEL,
 else $PAGEDGEN_MODELS_DIR, $XDG_CACHE_HOME/pagedgen/models, ~/.cache/pagedgen/models.
 """
+import argparse
 import hashlib
 import json
 import os
@@ -52,6 +68,18 @@ DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 NUM_GREEDY_TOKENS = 32
 N_CTX = 512
 N_THREADS = 2
+
+WEIGHTS_F32 = ("all tensors dequantized to F32 with gguf.quants.dequantize "
+               "(general.file_type = ALL_F32)")
+WEIGHTS_QUANTIZED = ("the Q4_1/Q8_0 file as it is, llama.cpp's default CPU matmuls: "
+                     "activations quantized per 32-value block (Q8_1 against Q4_1, Q8_0 "
+                     "against Q8_0), integer dot products")
+NOTE_F32 = ("Computed in F32 on CPU; expect differences of order 1e-4..1e-3 in logits "
+            "from summation order, not exact equality.")
+NOTE_QUANTIZED = ("Computed on CPU with quantized activations (see generator.weights); "
+                  "another implementation quantizing the same way differs by rounding "
+                  "and summation order, the F32 reference (tests/data/reference) by the "
+                  "activation quantization itself.")
 
 CHATML_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 
@@ -182,18 +210,29 @@ def greedy(llm: llama_cpp.Llama, prompt_ids: list[int]):
 
 
 def main() -> None:
-    out_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else (
-        Path(__file__).resolve().parent.parent / "tests" / "data" / "reference")
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quantized", action="store_true",
+                        help="run llama.cpp on the Q4_1 file itself (no F32 conversion)")
+    parser.add_argument("out_dir", nargs="?", type=Path,
+                        help="default tests/data/reference, or tests/data/reference-q4_1 "
+                             "with --quantized")
+    args = parser.parse_args()
+    data_dir = Path(__file__).resolve().parent.parent / "tests" / "data"
+    out_dir = args.out_dir or data_dir / ("reference-q4_1" if args.quantized else "reference")
     model_path = find_default_model()
     print(f"model: {model_path}")
     model_sha256 = sha256_of(model_path)
 
     with tempfile.TemporaryDirectory(prefix="pagedgen-ref-") as tmp:
-        f32_path = Path(tmp) / "model-f32.gguf"
-        convert_to_f32(model_path, f32_path)
-        print(f"converted to F32: {f32_path} ({f32_path.stat().st_size} bytes)")
+        if args.quantized:
+            run_path = model_path
+        else:
+            run_path = Path(tmp) / "model-f32.gguf"
+            convert_to_f32(model_path, run_path)
+            print(f"converted to F32: {run_path} ({run_path.stat().st_size} bytes)")
         llm = llama_cpp.Llama(
-            model_path=str(f32_path), n_ctx=N_CTX, n_threads=N_THREADS,
+            model_path=str(run_path), n_ctx=N_CTX, n_threads=N_THREADS,
             n_threads_batch=N_THREADS, logits_all=True,
             type_k=int(GGMLQuantizationType.F32), type_v=int(GGMLQuantizationType.F32),
             flash_attn=False, n_batch=N_CTX, n_ubatch=N_CTX, n_gpu_layers=0,
@@ -243,8 +282,8 @@ def main() -> None:
             "llama_cpp_python": llama_cpp.__version__,
             "gguf": getattr(gguf, "__version__", None) or _package_version("gguf"),
             "numpy": np.__version__,
-            "weights": "all tensors dequantized to F32 with gguf.quants.dequantize "
-                       "(general.file_type = ALL_F32)",
+            "mode": "quantized" if args.quantized else "f32",
+            "weights": WEIGHTS_QUANTIZED if args.quantized else WEIGHTS_F32,
             "kv_cache": "F32 (type_k = type_v = 0)",
             "flash_attn": False,
             "n_ctx": N_CTX,
@@ -259,8 +298,7 @@ def main() -> None:
             "with Llama.eval; always num_greedy_tokens steps, no stop on EOS.",
             "greedy_margins[i]: best minus second-best logit at greedy step i; where it is "
             "tiny, another correct F32 implementation may pick the other token.",
-            "Computed in F32 on CPU; expect differences of order 1e-4..1e-3 in logits "
-            "from summation order, not exact equality.",
+            NOTE_QUANTIZED if args.quantized else NOTE_F32,
         ],
         "prompts": entries,
     }
