@@ -27,12 +27,24 @@ namespace {
 // Dummy weights are the same for every run: throughput runs compare like with like.
 constexpr uint64_t kDummySeed = 0;
 
+// The instruction set --cpu-isa asks for; one the CPU lacks is refused.
+cpu::CpuIsa chosen_cpu_isa(const BackendOptions& options) {
+  const cpu::CpuIsa best = cpu::best_cpu_isa();
+  if (options.cpu_isa == "auto") return best;
+  const cpu::CpuIsa asked = *cpu::parse_cpu_isa(options.cpu_isa);  // the option's check allows only known names
+  if (asked > best)
+    fail_setting("cpu_isa", "{}, but this CPU supports only up to {}", options.cpu_isa, cpu::cpu_isa_name(best));
+  return asked;
+}
+
 std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, const ModelSource& source,
                                           std::unique_ptr<ModelWeights>& host_weights) {
+  const cpu::CpuIsa isa = chosen_cpu_isa(options);
+  const WeightForm form = options.cpu_math == "fast" ? WeightForm::kPackedWhereQuantized : WeightForm::kFloat32;
   host_weights = std::make_unique<ModelWeights>(source.dummy ? make_dummy_weights(source.config, kDummySeed)
-                                                             : source.files->load_weights());
+                                                             : source.files->load_weights(form));
   return std::make_unique<CpuBackend>(source.config, *host_weights,
-                                      options.threads > 0 ? options.threads : default_num_threads());
+                                      options.threads > 0 ? options.threads : default_num_threads(), isa);
 }
 
 #if PAGEDGEN_HAVE_CUDA
@@ -106,6 +118,16 @@ void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
   command.add_option("--threads", o.threads, fmt::format("CPU threads, 1 to the {} cores (default: all)", cores))
       ->check(CLI::Range(1, cores));
   if (!weights) return;
+  command.add_option("--cpu-math", o.cpu_math,
+                     "CPU matrix products: fast (quantized weights stay quantized, activations int8 per 32 values, "
+                     "as llama.cpp) or exact (all float32: the reference that GPU --dtype float32 output equals)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fast", "exact"}));
+  command.add_option("--cpu-isa", o.cpu_isa,
+                     "Instruction set of the fast CPU path: auto (the best this CPU has), avx2, generic "
+                     "(portable C++); every choice gives the same output")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "avx2", "generic"}));
   command.add_option("--load-format", o.load_format,
                      "auto: weights from the model files; dummy: -m names an HF config.json (or its directory) "
                      "and the weights are random, for throughput runs (needs --tokenizer)")

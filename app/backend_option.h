@@ -1,5 +1,5 @@
 // The options that choose where a command runs (--device, --dtype,
-// --gpu-memory-utilization, --load-format, --tokenizer, --threads), and the functions that
+// --gpu-memory-utilization, --load-format, --tokenizer, --threads, --cpu-math, --cpu-isa), and the functions that
 // build the chosen backend: with the model's weights (generate, sweep, complete), or only to
 // answer how big its KV pool is (plan).
 #pragma once
@@ -23,12 +23,14 @@ struct BackendOptions {
   std::string dtype = "bfloat16";     // CUDA weights, activations and KV cache
   double gpu_memory_utilization = 0.9;
   std::size_t threads = 0;            // CPU threads, 0 = all
+  std::string cpu_math = "fast";      // fast (int8 on quantized weights) | exact (float32)
+  std::string cpu_isa = "auto";       // auto | avx2 | generic: the fast path's instruction set
   std::string load_format = "auto";   // auto | dummy
   std::string tokenizer;              // dummy: the model whose tokenizer to use
 };
 
 // --device, --dtype, --gpu-memory-utilization and --threads; with `weights`, also
-// --load-format and --tokenizer (commands that load weights).
+// --load-format, --tokenizer, --cpu-math and --cpu-isa (commands that load weights).
 void add_backend_options(CLI::App& command, BackendOptions& options, bool weights = true);
 
 // The model named by -m and --load-format: real files, or (dummy) an HF config.json whose

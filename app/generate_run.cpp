@@ -121,6 +121,7 @@ std::vector<std::pair<std::string, std::string>> manifest_settings(const Generat
       // The backend: GPU sums round differently from the CPU's, and dtypes differ more.
       {"device", o.backend.device},
       {"dtype", o.backend.dtype},
+      {"cpu_math", o.backend.cpu_math},
       {"load_format", o.backend.load_format},
       {"shard", o.shard},
   };

@@ -7,6 +7,7 @@
 #include "backend/cpu_gemm.h"
 #include "backend/cpu_ops.h"
 #include "backend/paged_attention.h"
+#include "backend/quant_gemm.h"
 #include "backend/step_batch_check.h"
 #include "util/byte_units.h"
 #include "util/error.h"
@@ -26,11 +27,17 @@ void add_in_place(float* x, const float* y, std::size_t n) {
 
 }  // namespace
 
-CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, std::size_t num_threads)
-    : config_(config), weights_(weights), pool_(std::max<std::size_t>(1, num_threads)) {
+CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, std::size_t num_threads,
+                       cpu::CpuIsa isa)
+    : config_(config), weights_(weights), pool_(std::max<std::size_t>(1, num_threads)), isa_(isa) {
   PG_CHECK(weights.layers.size() == static_cast<std::size_t>(config.num_layers), "weights have {} layers, config {}",
            weights.layers.size(), config.num_layers);
   layout_ = KvLayout{0, config.num_kv_heads, 0, config.head_dim};
+  has_packed_ = weights.token_embd_packed != nullptr || weights.output_packed != nullptr;
+  for (const LayerWeights& layer : weights.layers) {
+    const PackedLayerWeights& p = layer.packed;
+    for (const PackedMatrix* m : {p.wq, p.wk, p.wv, p.wo, p.w_gate, p.w_up, p.w_down}) has_packed_ = has_packed_ || m != nullptr;
+  }
 }
 
 std::size_t CpuBackend::kv_bytes_per_block(std::size_t block_size) const {
@@ -73,6 +80,11 @@ void CpuBackend::ensure_activations(std::size_t num_tokens, std::size_t num_logi
   grow(gate_, num_tokens * ffn);
   grow(up_, num_tokens * ffn);
   grow(head_in_, num_logits * hidden);
+  if (has_packed_) {
+    const std::size_t widest = std::max({hidden, q_dim, ffn});
+    const std::size_t rows = std::max(num_tokens, num_logits);
+    if (xq_.size() < rows * (widest / 32)) xq_.resize(rows * (widest / 32));
+  }
 }
 
 template <typename Fn>
@@ -84,6 +96,23 @@ void CpuBackend::for_row_chunks(std::size_t num_rows, Fn&& fn) {
     const std::size_t begin = chunk * kRowsPerChunk;
     fn(begin, std::min(num_rows, begin + kRowsPerChunk));
   });
+}
+
+void CpuBackend::quantize_rows(const float* x, std::size_t rows, std::size_t cols) {
+  if (!has_packed_ || cols % 32 != 0) return;  // then no matrix of this width is packed
+  const std::size_t num_blocks = cols / 32;
+  for_row_chunks(rows, [&](std::size_t r0, std::size_t r1) {
+    cpu::quantize_rows_q8(x + r0 * cols, r1 - r0, cols, xq_.data() + r0 * num_blocks);
+  });
+}
+
+void CpuBackend::matmul(const float* x, const float* dense, const PackedMatrix* packed, float* y, std::size_t rows,
+                        std::size_t in_features, std::size_t out_features) {
+  if (packed != nullptr) {
+    cpu::quant_gemm(xq_.data(), rows, *packed, y, pool_, isa_);
+  } else {
+    cpu::gemm(x, dense, y, rows, in_features, out_features, pool_);
+  }
 }
 
 void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
@@ -106,16 +135,24 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
   ensure_activations(n, num_logits);
   const std::span<const int32_t> positions(batch.positions);
 
-  cpu::embedding_gather(weights_.token_embd, batch.token_ids, x_.data(), hidden);
+  if (weights_.token_embd_packed != nullptr) {
+    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
+      for (std::size_t r = r0; r < r1; ++r)
+        weights_.token_embd_packed->dequantize_row(static_cast<std::size_t>(batch.token_ids[r]), x_.data() + r * hidden);
+    });
+  } else {
+    cpu::embedding_gather(weights_.token_embd, batch.token_ids, x_.data(), hidden);
+  }
   for (std::size_t layer = 0; layer < weights_.layers.size(); ++layer) {
     const LayerWeights& w = weights_.layers[layer];
     // Attention sub-block: x += wo @ attention(rope(wq @ norm(x)), rope(wk @ norm(x)), wv @ norm(x))
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
       cpu::rms_norm(x_.data() + r0 * hidden, w.attn_norm, xn_.data() + r0 * hidden, r1 - r0, hidden, eps);
     });
-    cpu::gemm(xn_.data(), w.wq, q_.data(), n, hidden, q_dim, pool_);
-    cpu::gemm(xn_.data(), w.wk, k_.data(), n, hidden, kv_dim, pool_);
-    cpu::gemm(xn_.data(), w.wv, v_.data(), n, hidden, kv_dim, pool_);
+    quantize_rows(xn_.data(), n, hidden);
+    matmul(xn_.data(), w.wq, w.packed.wq, q_.data(), n, hidden, q_dim);
+    matmul(xn_.data(), w.wk, w.packed.wk, k_.data(), n, hidden, kv_dim);
+    matmul(xn_.data(), w.wv, w.packed.wv, v_.data(), n, hidden, kv_dim);
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
       if (w.bq != nullptr) {
         cpu::add_bias(q_.data() + r0 * q_dim, w.bq, r1 - r0, q_dim);
@@ -134,19 +171,22 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
         cpu::paged_attention_args(batch, q_.data(), static_cast<int32_t>(num_heads), k_pools_[layer].data(),
                                   v_pools_[layer].data(), layout_, scale, attn_.data()),
         pool_);
-    cpu::gemm(attn_.data(), w.wo, proj_.data(), n, q_dim, hidden, pool_);
+    quantize_rows(attn_.data(), n, q_dim);
+    matmul(attn_.data(), w.wo, w.packed.wo, proj_.data(), n, q_dim, hidden);
     add_in_place(x_.data(), proj_.data(), n * hidden);
 
     // MLP sub-block: x += w_down @ (silu(w_gate @ norm(x)) * (w_up @ norm(x)))
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
       cpu::rms_norm(x_.data() + r0 * hidden, w.ffn_norm, xn_.data() + r0 * hidden, r1 - r0, hidden, eps);
     });
-    cpu::gemm(xn_.data(), w.w_gate, gate_.data(), n, hidden, ffn, pool_);
-    cpu::gemm(xn_.data(), w.w_up, up_.data(), n, hidden, ffn, pool_);
+    quantize_rows(xn_.data(), n, hidden);
+    matmul(xn_.data(), w.w_gate, w.packed.w_gate, gate_.data(), n, hidden, ffn);
+    matmul(xn_.data(), w.w_up, w.packed.w_up, up_.data(), n, hidden, ffn);
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
       cpu::silu_mul(gate_.data() + r0 * ffn, up_.data() + r0 * ffn, gate_.data() + r0 * ffn, (r1 - r0) * ffn);
     });
-    cpu::gemm(gate_.data(), w.w_down, proj_.data(), n, ffn, hidden, pool_);
+    quantize_rows(gate_.data(), n, ffn);
+    matmul(gate_.data(), w.w_down, w.packed.w_down, proj_.data(), n, ffn, hidden);
     add_in_place(x_.data(), proj_.data(), n * hidden);
   }
 
@@ -155,7 +195,8 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
     const auto row = static_cast<std::size_t>(batch.logits_rows[i]);
     cpu::rms_norm(x_.data() + row * hidden, weights_.output_norm, head_in_.data() + i * hidden, 1, hidden, eps);
   }
-  cpu::gemm(head_in_.data(), weights_.output, logits.data(), num_logits, hidden, vocab, pool_);
+  quantize_rows(head_in_.data(), num_logits, hidden);
+  matmul(head_in_.data(), weights_.output, weights_.output_packed, logits.data(), num_logits, hidden, vocab);
 }
 
 void CpuBackend::copy_blocks(std::span<const BlockCopy> copies) {

@@ -1,6 +1,9 @@
 // The CPU backend on the paged KV cache: owns the float32 K/V pool of every layer and runs
-// the Llama forward pass of a StepBatch with batch-invariant GEMMs (cpu_gemm.h) and paged
-// attention (paged_attention.h), so a token's logits are the same bits however it is batched.
+// the Llama forward pass of a StepBatch with batch-invariant matrix products and paged
+// attention (paged_attention.h), so a token's logits are the same bits however it is
+// batched. Two kinds of matrix product, chosen by the weights' form (model_weights.h):
+// float32 weights use the exact float GEMM (cpu_gemm.h); weights kept quantized use the
+// int8 fast path (quant_gemm.h) on activations quantized per 32-value block.
 #pragma once
 
 #include <cstddef>
@@ -8,10 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu_isa.h"
 #include "backend/cpu_thread_pool.h"
 #include "backend/host_sampling.h"
 #include "backend/kv_layout.h"
 #include "backend/logits_backend.h"
+#include "backend/q8_activations.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
 #include "util/parallel_for.h"
@@ -20,8 +25,10 @@ namespace pagedgen {
 
 class CpuBackend final : public LogitsBackend {
  public:
-  // `config` and `weights` must outlive the backend. `num_threads` counts the caller.
-  CpuBackend(const ModelConfig& config, const ModelWeights& weights, std::size_t num_threads = default_num_threads());
+  // `config` and `weights` must outlive the backend. `num_threads` counts the caller; `isa`
+  // is the instruction set of the int8 kernels (any gives the same bits).
+  CpuBackend(const ModelConfig& config, const ModelWeights& weights, std::size_t num_threads = default_num_threads(),
+             cpu::CpuIsa isa = cpu::best_cpu_isa());
 
   std::string name() const override { return "cpu"; }
   std::size_t kv_bytes_per_block(std::size_t block_size) const override;
@@ -49,10 +56,18 @@ class CpuBackend final : public LogitsBackend {
   // fn(row_begin, row_end) over [0, num_rows) in parallel chunks; rows are independent.
   template <typename Fn>
   void for_row_chunks(std::size_t num_rows, Fn&& fn);
+  // xq_ = x (rows, cols) quantized, when any of the matrices it will meet is packed.
+  void quantize_rows(const float* x, std::size_t rows, std::size_t cols);
+  // y (rows, out) = x (rows, in) @ w^T, w being `dense` or `packed` (the other null); a
+  // packed product reads xq_, which must hold x quantized.
+  void matmul(const float* x, const float* dense, const PackedMatrix* packed, float* y, std::size_t rows,
+              std::size_t in_features, std::size_t out_features);
 
   const ModelConfig& config_;
   const ModelWeights& weights_;
   cpu::CpuThreadPool pool_;
+  cpu::CpuIsa isa_;
+  bool has_packed_ = false;  // some matrix is kept quantized: activations get quantized
   HostSampling host_sampling_;
   KvLayout layout_;
   std::vector<std::vector<float>> k_pools_;  // per layer: layout_.elements_per_layer()
@@ -69,6 +84,7 @@ class CpuBackend final : public LogitsBackend {
   std::vector<float> gate_;     // (num_tokens, intermediate)
   std::vector<float> up_;       // (num_tokens, intermediate)
   std::vector<float> head_in_;  // (num_logits, hidden) final-normed rows that need logits
+  std::vector<cpu::Q8Block> xq_;  // the current matrix input quantized (fast path)
 };
 
 }  // namespace pagedgen

@@ -43,8 +43,8 @@ class ModelFiles {
   // Every weight tensor of the file under its canonical name.
   const std::vector<RawTensor>& tensors() const { return tensors_; }
   const RawTensor* find_tensor(std::string_view canonical_name) const;
-  // Dequantizes every tensor the config needs to float32 (model_weights.h).
-  ModelWeights load_weights() const;
+  // Loads every tensor the config needs in `form` (model_weights.h).
+  ModelWeights load_weights(WeightForm form = WeightForm::kFloat32) const;
 
  private:
   std::filesystem::path path_;

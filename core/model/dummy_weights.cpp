@@ -97,7 +97,7 @@ ModelWeights make_dummy_weights(const ModelConfig& config, uint64_t seed) {
                                     get(p + "attn_v.weight"), find(p + "attn_q.bias"), find(p + "attn_k.bias"),
                                     find(p + "attn_v.bias"), get(p + "attn_output.weight"),
                                     get(p + "ffn_norm.weight"), get(p + "ffn_gate.weight"), get(p + "ffn_up.weight"),
-                                    get(p + "ffn_down.weight")});
+                                    get(p + "ffn_down.weight"), PackedLayerWeights{}});
   }
   w.rope_inv_freq = rope_inverse_frequencies(config, nullptr);
   return w;

@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "model/dequant.h"
+#include "model/quant_blocks.h"
 #include "util/error.h"
 #include "util/parallel_for.h"
 
@@ -19,11 +20,32 @@ struct PendingTensor {
   std::size_t num_elements;
 };
 
+struct PendingPacked {
+  const RawTensor* raw;
+  const PackedMatrix** dst;
+};
+
 class WeightLoader {
  public:
   WeightLoader(const ModelConfig& config, std::span<const RawTensor> tensors, const std::string& source,
-               ModelWeights& weights)
-      : config_(config), tensors_(tensors), source_(source), weights_(weights) {}
+               WeightForm form, ModelWeights& weights)
+      : config_(config), tensors_(tensors), source_(source), form_(form), weights_(weights) {}
+
+  // A matrix: kept quantized (in *packed, filled by convert_all) when the form asks for it
+  // and its type allows, else float32 (in *dense).
+  void require_matrix(const std::string& name, std::vector<uint64_t> shape, const float** dense,
+                      const PackedMatrix** packed) {
+    const RawTensor* raw = find(name);
+    const std::optional<QuantFormat> format =
+        raw != nullptr ? quant_format(static_cast<GgmlType>(raw->raw_type)) : std::nullopt;
+    if (form_ == WeightForm::kFloat32 || !format || raw->shape != shape || shape[1] % format->block_elements != 0) {
+      *dense = require(name, std::move(shape));
+      return;
+    }
+    *dense = nullptr;
+    pending_packed_.push_back({raw, packed});
+    weights_.num_parameters += shape[0] * shape[1];
+  }
 
   // Reserves float storage for `name` with the expected row-major shape; the data is
   // converted later, all tensors at once, in parallel.
@@ -36,8 +58,7 @@ class WeightLoader {
   }
 
   const float* optional(const std::string& name, std::vector<uint64_t> shape) {
-    const auto it = std::ranges::find(tensors_, name, &RawTensor::name);
-    const RawTensor* raw = it == tensors_.end() ? nullptr : &*it;
+    const RawTensor* raw = find(name);
     if (raw == nullptr) return nullptr;
     if (raw->shape != shape)
       fail("{}: tensor '{}' has shape {}, expected {} for this model's config",
@@ -60,19 +81,33 @@ class WeightLoader {
       const PendingTensor& t = pending_[i];
       dequantize(static_cast<GgmlType>(t.raw->raw_type), t.raw->data, {t.dst, t.num_elements});
     });
+    for (const PendingPacked& p : pending_packed_) {  // each packs in parallel itself
+      weights_.packed_storage.push_back(std::make_unique<PackedMatrix>(
+          static_cast<GgmlType>(p.raw->raw_type), reinterpret_cast<const uint8_t*>(p.raw->data.data()),
+          p.raw->shape[0], p.raw->shape[1]));
+      *p.dst = weights_.packed_storage.back().get();
+    }
   }
 
  private:
+  const RawTensor* find(const std::string& name) const {
+    const auto it = std::ranges::find(tensors_, name, &RawTensor::name);
+    return it == tensors_.end() ? nullptr : &*it;
+  }
+
   const ModelConfig& config_;
   std::span<const RawTensor> tensors_;
   const std::string& source_;
+  WeightForm form_;
   ModelWeights& weights_;
   std::vector<PendingTensor> pending_;
+  std::vector<PendingPacked> pending_packed_;
 };
 
 }  // namespace
 
-ModelWeights load_model_weights(const ModelConfig& c, std::span<const RawTensor> tensors, const std::string& source) {
+ModelWeights load_model_weights(const ModelConfig& c, std::span<const RawTensor> tensors, const std::string& source,
+                                WeightForm form) {
   const auto hidden = static_cast<uint64_t>(c.hidden_size);
   const auto q_dim = static_cast<uint64_t>(c.num_heads * c.head_dim);
   const auto kv_dim = static_cast<uint64_t>(c.num_kv_heads * c.head_dim);
@@ -80,32 +115,37 @@ ModelWeights load_model_weights(const ModelConfig& c, std::span<const RawTensor>
   const auto vocab = static_cast<uint64_t>(c.vocab_size);
 
   ModelWeights w;
-  WeightLoader loader(c, tensors, source, w);
-  w.token_embd = loader.require("token_embd.weight", {vocab, hidden});
+  WeightLoader loader(c, tensors, source, form, w);
+  loader.require_matrix("token_embd.weight", {vocab, hidden}, &w.token_embd, &w.token_embd_packed);
   w.output_norm = loader.require("output_norm.weight", {hidden});
-  w.output = c.tied_embeddings ? w.token_embd : loader.require("output.weight", {vocab, hidden});
+  if (!c.tied_embeddings) loader.require_matrix("output.weight", {vocab, hidden}, &w.output, &w.output_packed);
   const float* freq_divisors =
       loader.optional("rope_freqs.weight", {static_cast<uint64_t>(c.rope_dim / 2)});
+  // In place and never reallocated: the loader fills the packed pointers later.
+  w.layers.reserve(static_cast<std::size_t>(c.num_layers));
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = fmt::format("blk.{}.", i);
-    LayerWeights l{};
+    LayerWeights& l = w.layers.emplace_back();
     l.attn_norm = loader.require(p + "attn_norm.weight", {hidden});
-    l.wq = loader.require(p + "attn_q.weight", {q_dim, hidden});
-    l.wk = loader.require(p + "attn_k.weight", {kv_dim, hidden});
-    l.wv = loader.require(p + "attn_v.weight", {kv_dim, hidden});
+    loader.require_matrix(p + "attn_q.weight", {q_dim, hidden}, &l.wq, &l.packed.wq);
+    loader.require_matrix(p + "attn_k.weight", {kv_dim, hidden}, &l.wk, &l.packed.wk);
+    loader.require_matrix(p + "attn_v.weight", {kv_dim, hidden}, &l.wv, &l.packed.wv);
     if (c.qkv_bias) {
       l.bq = loader.require(p + "attn_q.bias", {q_dim});
       l.bk = loader.require(p + "attn_k.bias", {kv_dim});
       l.bv = loader.require(p + "attn_v.bias", {kv_dim});
     }
-    l.wo = loader.require(p + "attn_output.weight", {hidden, q_dim});
+    loader.require_matrix(p + "attn_output.weight", {hidden, q_dim}, &l.wo, &l.packed.wo);
     l.ffn_norm = loader.require(p + "ffn_norm.weight", {hidden});
-    l.w_gate = loader.require(p + "ffn_gate.weight", {ffn, hidden});
-    l.w_up = loader.require(p + "ffn_up.weight", {ffn, hidden});
-    l.w_down = loader.require(p + "ffn_down.weight", {hidden, ffn});
-    w.layers.push_back(l);
+    loader.require_matrix(p + "ffn_gate.weight", {ffn, hidden}, &l.w_gate, &l.packed.w_gate);
+    loader.require_matrix(p + "ffn_up.weight", {ffn, hidden}, &l.w_up, &l.packed.w_up);
+    loader.require_matrix(p + "ffn_down.weight", {hidden, ffn}, &l.w_down, &l.packed.w_down);
   }
   loader.convert_all();
+  if (c.tied_embeddings) {  // the output head is the embedding table
+    w.output = w.token_embd;
+    w.output_packed = w.token_embd_packed;
+  }
   w.rope_inv_freq = rope_inverse_frequencies(c, freq_divisors);
   return w;
 }

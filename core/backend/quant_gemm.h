@@ -1,0 +1,28 @@
+// The CPU's fast-path matrix product: int8 activations (q8_activations.h) times weights kept
+// quantized (packed_matrix.h). Output element (r, c) is, over the blocks b of the row, in
+// order b = 0, 1, ...:
+//
+//   isum = sum_i w_int[c][b][i] * x.q[r][b][i], each half of 16 times its integer
+//          sub-scale (Q6_K), minus offset * (sub0 * x.qsum0 + sub1 * x.qsum1)   (exact)
+//   acc  = fma(d[c][b] * x.d[r][b], float(isum), acc)
+//   acc  = fma(m[c][b], x.s[r][b], acc)                      (formats with a min only)
+//
+// Integer sums are exact and each output is one fixed chain of float operations, so the
+// result depends on that row and column alone (batch invariance by construction) and is
+// the same bits on every instruction-set path.
+#pragma once
+
+#include <cstddef>
+
+#include "backend/cpu_isa.h"
+#include "backend/cpu_thread_pool.h"
+#include "model/packed_matrix.h"
+#include "backend/q8_activations.h"
+
+namespace pagedgen::cpu {
+
+// y (rows, w.rows()) = x (rows, w.num_blocks() blocks) @ w^T. Parallel over groups of w rows.
+void quant_gemm(const Q8Block* x, std::size_t rows, const PackedMatrix& w, float* y, CpuThreadPool& pool,
+                CpuIsa isa);
+
+}  // namespace pagedgen::cpu
