@@ -23,7 +23,7 @@ struct BackendOptions {
   std::string dtype = "bfloat16";     // CUDA weights, activations and KV cache
   double gpu_memory_utilization = 0.9;
   std::size_t threads = 0;            // CPU threads, 0 = all
-  std::string cpu_math = "fast";      // fast (int8 on quantized weights) | exact (float32)
+  std::string cpu_math = "exact";     // exact (float32) | fast (int8 on quantized weights); exact until fast is faster
   std::string cpu_isa = "auto";       // auto | avx2 | generic: the fast path's instruction set
   std::string load_format = "auto";   // auto | dummy
   std::string tokenizer;              // dummy: the model whose tokenizer to use
