@@ -58,12 +58,9 @@ def greedy_request(request_id, prompt, max_tokens):
 
 
 def shared_workload(args):
-    text = Text(args.seed)
-    for d in range(args.documents):
-        doc = document(text, d, args.doc_words)
-        for q in range(args.questions):
-            prompt = f"{doc}\n\nQuestion {q + 1}: {question(text, args.question_words)}\nAnswer:"
-            yield greedy_request(f"doc{d}-q{q}", prompt, args.shared_max_tokens)
+    # The GPU generator's documents and questions, made greedy with a fixed length.
+    for request in _gpu.workload(args):
+        yield greedy_request(request["id"], request["prompt"], args.shared_max_tokens)
 
 
 def prefill_workload(args):
