@@ -1,6 +1,7 @@
 #include "backend_option.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <optional>
@@ -29,11 +30,13 @@ constexpr uint64_t kDummySeed = 0;
 
 // The instruction set --cpu-isa asks for; one the CPU lacks is refused.
 cpu::CpuIsa chosen_cpu_isa(const BackendOptions& options) {
-  const cpu::CpuIsa best = cpu::best_cpu_isa();
-  if (options.cpu_isa == "auto") return best;
+  if (options.cpu_isa == "auto") return cpu::best_cpu_isa();
   const cpu::CpuIsa asked = *cpu::parse_cpu_isa(options.cpu_isa);  // the option's check allows only known names
-  if (asked > best)
-    fail_setting("cpu_isa", "{}, but this CPU supports only up to {}", options.cpu_isa, cpu::cpu_isa_name(best));
+  if (!cpu::cpu_supports(asked)) {
+    std::vector<std::string> names;
+    for (cpu::CpuIsa isa : cpu::supported_cpu_isas()) names.push_back(cpu::cpu_isa_name(isa));
+    fail_setting("cpu_isa", "{}, but this CPU supports only {}", options.cpu_isa, fmt::join(names, ", "));
+  }
   return asked;
 }
 
@@ -124,10 +127,10 @@ void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
       ->capture_default_str()
       ->check(CLI::IsMember({"fast", "exact"}));
   command.add_option("--cpu-isa", o.cpu_isa,
-                     "Instruction set of the fast CPU path: auto (the best this CPU has), avx2, generic "
-                     "(portable C++); every choice gives the same output")
+                     "Instruction set of the fast CPU path: auto (the best this CPU has), avx512-vnni, avx-vnni, "
+                     "avx2, generic (portable C++); every choice gives the same output")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "avx2", "generic"}));
+      ->check(CLI::IsMember({"auto", "avx512-vnni", "avx-vnni", "avx2", "generic"}));
   command.add_option("--load-format", o.load_format,
                      "auto: weights from the model files; dummy: -m names an HF config.json (or its directory) "
                      "and the weights are random, for throughput runs (needs --tokenizer)")

@@ -24,7 +24,7 @@ struct BackendOptions {
   double gpu_memory_utilization = 0.9;
   std::size_t threads = 0;            // CPU threads, 0 = all
   std::string cpu_math = "exact";     // exact (float32) | fast (int8 on quantized weights); exact until fast is faster
-  std::string cpu_isa = "auto";       // auto | avx2 | generic: the fast path's instruction set
+  std::string cpu_isa = "auto";       // auto | avx512-vnni | avx-vnni | avx2 | generic: the fast path's instruction set
   std::string load_format = "auto";   // auto | dummy
   std::string tokenizer;              // dummy: the model whose tokenizer to use
 };

@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
-# Benchmark (not a test): the CPU backend's batch-invariant GEMM against OpenBLAS on the
-# SmolLM2-135M shapes. Usage: scripts/bench-cpu-gemm.sh [BUILD_DIR] [THREADS] [SECONDS]
-# BUILD_DIR (default build) must hold a built pagedgen_core; the bench is compiled here.
+# Benchmark (not a test): the CPU backend's matrix products on the SmolLM2-135M shapes:
+# the exact path's batch-invariant GEMM against OpenBLAS, then the fast path's quant_gemm on
+# every instruction set this CPU has against the exact GEMM (scripts/bench_cpu_gemm.cpp).
+# Usage: scripts/bench-cpu-gemm.sh [BUILD_DIR] [THREADS] [SECONDS]
+# Builds the bench_cpu_gemm target in BUILD_DIR (default build, configured by scripts/build.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${1:-build}"
 threads="${2:-2}"
 seconds="${3:-0.5}"
-lib="$build_dir/core/libpagedgen_core.a"
-if [[ ! -f "$lib" ]]; then
-  echo "bench-cpu-gemm: $lib not found; build first (e.g. ninja -C $build_dir pagedgen_core)" >&2
+if [[ ! -f "$build_dir/build.ninja" ]]; then
+  echo "bench-cpu-gemm: $build_dir is not configured; run scripts/build.sh first" >&2
   exit 1
 fi
-cblas_dir="$(dirname "$(find /usr/include -name cblas.h -path '*openblas*' | head -n1)")"
-out="$build_dir/bench_cpu_gemm"
-g++ -std=c++20 -O2 -march=native -Icore -I"$cblas_dir" scripts/bench_cpu_gemm.cpp "$lib" \
-  -lopenblas -lfmt -pthread -o "$out"
-"$out" "$threads" "$seconds"
+ninja -C "$build_dir" bench_cpu_gemm >/dev/null
+"$build_dir/app/bench_cpu_gemm" "$threads" "$seconds"

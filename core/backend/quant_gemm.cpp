@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backend/quant_tile.h"
+#include "util/error.h"
 
 namespace pagedgen::cpu {
 
@@ -18,33 +19,12 @@ T load(const uint8_t* record, uint32_t offset, std::size_t index) {
   return value;
 }
 
-// Weight i of row c of a record, as the integer the kernels multiply.
-int stored_weight(const PackedMatrix& w, const uint8_t* rec, std::size_t c, int i) {
-  const PackedLayout& layout = w.layout();
-  const int bits = w.format().bits;
-  if (bits == 8) return static_cast<int8_t>(rec[layout.q8 + 32 * c + static_cast<std::size_t>(i)]);
-  const uint8_t byte = rec[layout.qs + 16 * c + static_cast<std::size_t>(i % 16)];
-  uint32_t q = i < 16 ? byte & 15u : byte >> 4u;
-  if (bits >= 5) q |= ((load<uint32_t>(rec, layout.qh, c) >> i) & 1u) << 4;
-  if (bits == 6) q |= ((load<uint32_t>(rec, layout.qh2, c) >> i) & 1u) << 5;
-  return static_cast<int>(q);
-}
-
-// Columns per parallel task, in groups of 8 rows of w: a task's records stay in a core's
-// L2 while the activation rows stream past, and there are enough tasks for every thread.
-std::size_t groups_per_task(const PackedMatrix& w, std::size_t num_threads) {
-  constexpr std::size_t kL2Bytes = 256 * 1024;
-  const std::size_t group_bytes = w.num_blocks() * w.layout().bytes;
-  const std::size_t fit = std::max<std::size_t>(1, kL2Bytes / group_bytes);
-  return std::max<std::size_t>(1, std::min(fit, w.num_groups() / (4 * num_threads)));
-}
-
-}  // namespace
-
-void quant_tile_generic(const PackedMatrix& w, const QuantTile& tile) {
+// The definition every SIMD path reproduces (quant_gemm.h), one output at a time.
+void generic_tile(const PackedMatrix& w, const QuantTile& tile) {
   const QuantFormat& format = w.format();
   const PackedLayout& layout = w.layout();
   const std::size_t nb = w.num_blocks();
+  const int32_t offset = w.weight_offset();
   for (std::size_t r = 0; r < tile.num_rows; ++r) {
     for (std::size_t c = 0; c < tile.num_cols; ++c) {
       float acc = 0.0f;
@@ -52,10 +32,10 @@ void quant_tile_generic(const PackedMatrix& w, const QuantTile& tile) {
         const uint8_t* rec = w.record(tile.group, b);
         const Q8Block& x = tile.x[r * nb + b];
         const int32_t sub0 = format.has_sub_scales ? load<int32_t>(rec, layout.sub, c) : 1;
-        const int32_t sub1 = format.has_sub_scales ? load<int32_t>(rec, layout.sub, 8 + c) : 1;
+        const int32_t sub1 = format.has_sub_scales ? load<int32_t>(rec, layout.sub, PackedMatrix::kGroupRows + c) : 1;
         int32_t half[2] = {0, 0};
-        for (int i = 0; i < 32; ++i) half[i / 16] += stored_weight(w, rec, c, i) * x.q[i];
-        const int32_t isum = sub0 * half[0] + sub1 * half[1] - format.offset * (sub0 * x.qsum[0] + sub1 * x.qsum[1]);
+        for (int i = 0; i < 32; ++i) half[i / 16] += w.stored_weight(rec, c, i) * x.q[i];
+        const int32_t isum = sub0 * (half[0] - offset * x.qsum[0]) + sub1 * (half[1] - offset * x.qsum[1]);
         acc = std::fma(load<float>(rec, 0, c) * x.d, static_cast<float>(isum), acc);
         if (format.has_min) acc = std::fma(load<float>(rec, layout.m, c), x.s, acc);
       }
@@ -64,24 +44,48 @@ void quant_tile_generic(const PackedMatrix& w, const QuantTile& tile) {
   }
 }
 
+// Groups of 16 columns per parallel task: a task's records stay in a core's L2 while the
+// activation rows stream past, and there are enough tasks for every thread.
+std::size_t groups_per_task(const PackedMatrix& w, std::size_t num_threads) {
+  constexpr std::size_t kL2Bytes = 512 * 1024;
+  const std::size_t group_bytes = w.num_blocks() * w.layout().bytes;
+  const std::size_t fit = std::max<std::size_t>(1, kL2Bytes / group_bytes);
+  return std::max<std::size_t>(1, std::min(fit, w.num_groups() / (4 * num_threads)));
+}
+
+}  // namespace
+
+QuantKernel quant_kernel_generic() { return {&generic_tile, 4}; }
+
+QuantKernel quant_kernel(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kGeneric: return quant_kernel_generic();
+    case CpuIsa::kAvx2: return quant_kernel_avx2();
+    case CpuIsa::kAvxVnni: return quant_kernel_avx_vnni();
+    case CpuIsa::kAvx512Vnni: return quant_kernel_avx512_vnni();
+  }
+  PG_CHECK(false, "unknown instruction set {}", static_cast<int>(isa));
+  return quant_kernel_generic();
+}
+
 void quant_gemm(const Q8Block* x, std::size_t rows, const PackedMatrix& w, float* y, CpuThreadPool& pool,
                 CpuIsa isa) {
   if (rows == 0 || w.rows() == 0) return;
-  const auto kernel = isa == CpuIsa::kAvx2 ? &quant_tile_avx2 : &quant_tile_generic;
+  const QuantKernel kernel = quant_kernel(isa);
   const std::size_t per_task = groups_per_task(w, pool.num_threads());
   const std::size_t num_tasks = (w.num_groups() + per_task - 1) / per_task;
   const std::size_t nb = w.num_blocks();
   pool.run(num_tasks, [&](std::size_t task, std::size_t) {
     const std::size_t group_end = std::min(w.num_groups(), (task + 1) * per_task);
-    for (std::size_t row = 0; row < rows; row += kMaxTileRows) {
+    for (std::size_t row = 0; row < rows; row += kernel.max_rows) {
       for (std::size_t group = task * per_task; group < group_end; ++group) {
         const std::size_t col = group * PackedMatrix::kGroupRows;
-        kernel(w, QuantTile{.x = x + row * nb,
-                            .num_rows = std::min(kMaxTileRows, rows - row),
-                            .group = group,
-                            .y = y + row * w.rows() + col,
-                            .y_stride = w.rows(),
-                            .num_cols = std::min(PackedMatrix::kGroupRows, w.rows() - col)});
+        kernel.run(w, QuantTile{.x = x + row * nb,
+                                .num_rows = std::min(kernel.max_rows, rows - row),
+                                .group = group,
+                                .y = y + row * w.rows() + col,
+                                .y_stride = w.rows(),
+                                .num_cols = std::min(PackedMatrix::kGroupRows, w.rows() - col)});
       }
     }
   });

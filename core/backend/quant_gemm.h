@@ -2,8 +2,9 @@
 // quantized (packed_matrix.h). Output element (r, c) is, over the blocks b of the row, in
 // order b = 0, 1, ...:
 //
-//   isum = sum_i w_int[c][b][i] * x.q[r][b][i], each half of 16 times its integer
-//          sub-scale (Q6_K), minus offset * (sub0 * x.qsum0 + sub1 * x.qsum1)   (exact)
+//   h_k  = sum over i in half k (weights 16k..16k+15) of stored[c][b][i] * x.q[r][b][i]
+//   isum = sub0 * (h_0 - offset * x.qsum0) + sub1 * (h_1 - offset * x.qsum1)      (exact;
+//          sub = 1 but for Q6_K, offset = PackedMatrix::weight_offset())
 //   acc  = fma(d[c][b] * x.d[r][b], float(isum), acc)
 //   acc  = fma(m[c][b], x.s[r][b], acc)                      (formats with a min only)
 //
@@ -21,7 +22,8 @@
 
 namespace pagedgen::cpu {
 
-// y (rows, w.rows()) = x (rows, w.num_blocks() blocks) @ w^T. Parallel over groups of w rows.
+// y (rows, w.rows()) = x (rows, w.num_blocks() blocks) @ w^T. Parallel over groups of 16 w rows;
+// `isa` must be one the CPU supports.
 void quant_gemm(const Q8Block* x, std::size_t rows, const PackedMatrix& w, float* y, CpuThreadPool& pool,
                 CpuIsa isa);
 

@@ -1,26 +1,36 @@
-// One tile of quant_gemm (quant_gemm.h): up to kMaxTileRows activation rows times one group
-// of 8 weight rows, over every block. Each instruction-set path implements it.
+// One tile of quant_gemm (quant_gemm.h): a few activation rows times one group of 16
+// weight rows, over every block. Each instruction-set path implements it with the same
+// integer sums and the same float chain, so all of them give the same bits.
 #pragma once
 
 #include <cstddef>
 
-#include "model/packed_matrix.h"
+#include "backend/cpu_isa.h"
 #include "backend/q8_activations.h"
+#include "model/packed_matrix.h"
 
 namespace pagedgen::cpu {
 
-constexpr std::size_t kMaxTileRows = 4;
-
 struct QuantTile {
   const Q8Block* x;        // the tile's first row; rows follow every w.num_blocks() blocks
-  std::size_t num_rows;    // 1..kMaxTileRows
+  std::size_t num_rows;    // 1..the kernel's max_rows
   std::size_t group;       // of w
-  float* y;                // output (first row, column 8 * group)
+  float* y;                // output (first row, column 16 * group)
   std::size_t y_stride;    // w.rows()
-  std::size_t num_cols;    // 1..8: columns of the group inside the matrix
+  std::size_t num_cols;    // 1..16: rows of w in the group (fewer only in the last group)
 };
 
-void quant_tile_generic(const PackedMatrix& w, const QuantTile& tile);
-void quant_tile_avx2(const PackedMatrix& w, const QuantTile& tile);
+struct QuantKernel {
+  void (*run)(const PackedMatrix& w, const QuantTile& tile);
+  std::size_t max_rows;  // activation rows per tile, as many as its registers hold
+};
+
+QuantKernel quant_kernel_generic();
+QuantKernel quant_kernel_avx2();
+QuantKernel quant_kernel_avx_vnni();
+QuantKernel quant_kernel_avx512_vnni();
+
+// The kernel of `isa` (which the CPU must support: cpu_isa.h).
+QuantKernel quant_kernel(CpuIsa isa);
 
 }  // namespace pagedgen::cpu

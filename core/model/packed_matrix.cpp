@@ -1,6 +1,8 @@
 #include "model/packed_matrix.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "util/error.h"
@@ -10,37 +12,53 @@ namespace pagedgen {
 
 namespace {
 
+constexpr std::size_t kRows = PackedMatrix::kGroupRows;
+
 template <typename T>
 T* field(uint8_t* record, uint32_t offset) {
   return reinterpret_cast<T*>(record + offset);
 }
 
 template <typename T>
-const T* field(const uint8_t* record, uint32_t offset) {
-  return reinterpret_cast<const T*>(record + offset);
+T load(const uint8_t* record, uint32_t offset, std::size_t index) {
+  T value;
+  std::memcpy(&value, record + offset + index * sizeof(T), sizeof(T));
+  return value;
 }
 
-// Writes block `block` of row `c` (0..7) of a group into its record.
+// Byte of weight i (0..31) of row c in the 4-bit plane, and whether it is the high nibble.
+std::size_t nibble_byte(std::size_t c, int i) {
+  const auto j = static_cast<std::size_t>(i / 8), t = static_cast<std::size_t>(i % 4);
+  return (j * kRows + c) * 4 + t;
+}
+bool high_nibble(int i) { return i % 8 >= 4; }
+
+// Bit of weight i in a row's qh / qh2 word: byte t = i % 4, bit u = i / 4 (its step).
+uint32_t high_bit(int i) { return 8u * static_cast<uint32_t>(i % 4) + static_cast<uint32_t>(i / 4); }
+
+// Writes block `block` of row `c` (0..15) of a group into its record.
 void pack_block(const QuantFormat& format, const PackedLayout& layout, const QuantBlock32& block, std::size_t c,
                 uint8_t* record) {
   field<float>(record, 0)[c] = block.d;
   if (format.has_min) field<float>(record, layout.m)[c] = block.m;
   if (format.has_sub_scales) {
     field<int32_t>(record, layout.sub)[c] = block.sub_scale[0];
-    field<int32_t>(record, layout.sub)[8 + c] = block.sub_scale[1];
+    field<int32_t>(record, layout.sub)[kRows + c] = block.sub_scale[1];
   }
   if (format.bits == 8) {
-    std::memcpy(field<int8_t>(record, layout.q8) + 32 * c, block.q, 32);
+    uint8_t* q8 = field<uint8_t>(record, layout.q8);
+    for (int i = 0; i < 32; ++i)
+      q8[(static_cast<std::size_t>(i / 4) * kRows + c) * 4 + static_cast<std::size_t>(i % 4)] =
+          static_cast<uint8_t>(static_cast<int>(block.q[i]) + 128);
     return;
   }
-  uint8_t* qs = field<uint8_t>(record, layout.qs) + 16 * c;
+  uint8_t* qs = field<uint8_t>(record, layout.qs);
   uint32_t qh = 0, qh2 = 0;
   for (int i = 0; i < 32; ++i) {
-    const auto q = static_cast<uint32_t>(block.q[i]);
-    if (i < 16) qs[i] = static_cast<uint8_t>(q & 15);
-    else qs[i - 16] = static_cast<uint8_t>(qs[i - 16] | ((q & 15) << 4));
-    qh |= ((q >> 4) & 1u) << i;
-    qh2 |= ((q >> 5) & 1u) << i;
+    const auto q = static_cast<uint32_t>(static_cast<uint8_t>(block.q[i]));
+    qs[nibble_byte(c, i)] |= static_cast<uint8_t>((q & 15u) << (high_nibble(i) ? 4 : 0));
+    qh |= ((q >> 4) & 1u) << high_bit(i);
+    qh2 |= ((q >> 5) & 1u) << high_bit(i);
   }
   if (format.bits >= 5) field<uint32_t>(record, layout.qh)[c] = qh;
   if (format.bits == 6) field<uint32_t>(record, layout.qh2)[c] = qh2;
@@ -50,21 +68,23 @@ void pack_block(const QuantFormat& format, const PackedLayout& layout, const Qua
 
 PackedLayout packed_layout(const QuantFormat& format) {
   PackedLayout layout;
-  uint32_t at = 8 * sizeof(float);  // d
-  if (format.has_min) { layout.m = at; at += 8 * sizeof(float); }
-  if (format.has_sub_scales) { layout.sub = at; at += 16 * sizeof(int32_t); }
+  uint32_t at = kRows * sizeof(float);  // d
+  if (format.has_min) { layout.m = at; at += kRows * sizeof(float); }
+  if (format.has_sub_scales) { layout.sub = at; at += 2 * kRows * sizeof(int32_t); }
   if (format.bits == 8) {
     layout.q8 = at;
-    at += 8 * 32;
+    at += kRows * 32;
   } else {
     layout.qs = at;
-    at += 8 * 16;
-    if (format.bits >= 5) { layout.qh = at; at += 8 * sizeof(uint32_t); }
-    if (format.bits == 6) { layout.qh2 = at; at += 8 * sizeof(uint32_t); }
+    at += kRows * 16;
+    if (format.bits >= 5) { layout.qh = at; at += kRows * sizeof(uint32_t); }
+    if (format.bits == 6) { layout.qh2 = at; at += kRows * sizeof(uint32_t); }
   }
   layout.bytes = at;
   return layout;
 }
+
+void PackedMatrix::FreeBytes::operator()(uint8_t* p) const { std::free(p); }
 
 PackedMatrix::PackedMatrix(GgmlType type, const uint8_t* data, std::size_t rows, std::size_t cols)
     : type_(type), rows_(rows), cols_(cols) {
@@ -73,8 +93,12 @@ PackedMatrix::PackedMatrix(GgmlType type, const uint8_t* data, std::size_t rows,
   PG_CHECK(cols % format->block_elements == 0, "{} columns are not whole {} blocks", cols, ggml_type_name(type));
   format_ = *format;
   layout_ = packed_layout(format_);
-  data_ = std::make_unique<uint8_t[]>(bytes());
-  std::memset(data_.get(), 0, bytes());
+  PG_CHECK(layout_.bytes % 64 == 0, "a {} record of {} bytes is not whole cache lines", ggml_type_name(type),
+           layout_.bytes);
+  const std::size_t total = std::max<std::size_t>(64, bytes());
+  data_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, total)));
+  if (!data_) throw std::bad_alloc();
+  std::memset(data_.get(), 0, total);
   const std::size_t row_bytes = cols / format_.block_elements * format_.block_bytes;
   const std::size_t nb = num_blocks();
   parallel_for(num_groups(), default_num_threads(), [&](std::size_t group) {
@@ -87,28 +111,29 @@ PackedMatrix::PackedMatrix(GgmlType type, const uint8_t* data, std::size_t rows,
   });
 }
 
+int PackedMatrix::stored_weight(const uint8_t* rec, std::size_t c, int i) const {
+  if (format_.bits == 8)
+    return rec[layout_.q8 + (static_cast<std::size_t>(i / 4) * kRows + c) * 4 + static_cast<std::size_t>(i % 4)];
+  const uint8_t byte = rec[layout_.qs + nibble_byte(c, i)];
+  uint32_t q = high_nibble(i) ? byte >> 4 : byte & 15u;
+  if (format_.bits >= 5) q |= ((load<uint32_t>(rec, layout_.qh, c) >> high_bit(i)) & 1u) << 4;
+  if (format_.bits == 6) q |= ((load<uint32_t>(rec, layout_.qh2, c) >> high_bit(i)) & 1u) << 5;
+  return static_cast<int>(q);
+}
+
 void PackedMatrix::dequantize_row(std::size_t row, float* out) const {
   PG_CHECK(row < rows_, "row {} of a {}-row matrix", row, rows_);
   const std::size_t group = row / kGroupRows;
   const std::size_t c = row % kGroupRows;
+  const int shift = format_.bits == 8 ? 128 : 0;  // the stored bytes of 8-bit weights are q + 128
   for (std::size_t b = 0; b < num_blocks(); ++b, out += 32) {
     const uint8_t* rec = record(group, b);
     QuantBlock32 block{};
-    block.d = field<float>(rec, 0)[c];
-    block.m = format_.has_min ? field<float>(rec, layout_.m)[c] : 0.0f;
-    block.sub_scale[0] = static_cast<int16_t>(format_.has_sub_scales ? field<int32_t>(rec, layout_.sub)[c] : 1);
-    block.sub_scale[1] = static_cast<int16_t>(format_.has_sub_scales ? field<int32_t>(rec, layout_.sub)[8 + c] : 1);
-    for (int i = 0; i < 32; ++i) {
-      if (format_.bits == 8) {
-        block.q[i] = field<int8_t>(rec, layout_.q8)[32 * c + i];
-        continue;
-      }
-      const uint8_t byte = field<uint8_t>(rec, layout_.qs)[16 * c + i % 16];
-      uint32_t q = i < 16 ? byte & 15u : byte >> 4;
-      if (format_.bits >= 5) q |= ((field<uint32_t>(rec, layout_.qh)[c] >> i) & 1u) << 4;
-      if (format_.bits == 6) q |= ((field<uint32_t>(rec, layout_.qh2)[c] >> i) & 1u) << 5;
-      block.q[i] = static_cast<int8_t>(q);
-    }
+    block.d = load<float>(rec, 0, c);
+    block.m = format_.has_min ? load<float>(rec, layout_.m, c) : 0.0f;
+    block.sub_scale[0] = static_cast<int16_t>(format_.has_sub_scales ? load<int32_t>(rec, layout_.sub, c) : 1);
+    block.sub_scale[1] = static_cast<int16_t>(format_.has_sub_scales ? load<int32_t>(rec, layout_.sub, kRows + c) : 1);
+    for (int i = 0; i < 32; ++i) block.q[i] = static_cast<int8_t>(stored_weight(rec, c, i) - shift);
     for (int i = 0; i < 32; ++i) out[i] = quant_weight(format_, block, i);
   }
 }

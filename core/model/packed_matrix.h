@@ -1,18 +1,30 @@
 // A quantized weight matrix kept quantized for the CPU's fast path, regrouped so the int8
-// kernels (backend/quant_gemm.h) read the same 32-weight block of 8 output rows together and
-// produce 8 outputs per step. Nothing is expanded: a record holds the 8 rows' scales as
-// floats and their integers as stored (4-bit planes plus high-bit planes, or int8), about
+// kernels (backend/quant_gemm.h) read one 32-weight block of 16 output rows together and
+// produce 16 outputs per step. Nothing is expanded: a record holds the 16 rows' scales as
+// floats and their integers as stored (4-bit planes plus high-bit planes, or bytes), about
 // 1.1-1.3x the file's bytes.
 //
-// Record (group g = rows 8g..8g+7, block b = columns 32b..32b+31), fields present by format:
-//   float   d[8]            scale per row
-//   float   m[8]            added min per row                     (has_min)
-//   int32   sub[2][8]       integer scale of weights 0-15, 16-31  (has_sub_scales)
-//   uint8   qs[8][16]       low 4 bits: weight i in qs[i] & 15, weight i + 16 in qs[i] >> 4
-//   uint32  qh[8]           bit 4 of weight i in bit i             (5 and 6 bits)
-//   uint32  qh2[8]          bit 5 of weight i in bit i             (6 bits)
-//   int8    q8[8][32]       the weights                            (8 bits, instead of qs)
-// Rows past the matrix's last (in the last group) are zeros.
+// The integers are interleaved by "step" of 4 weights, so that one 32-bit lane holds 4
+// consecutive weights of one row and a vector of lanes covers many rows at once: a
+// dot-product instruction (vpdpbusd, or vpmaddubsw + vpmaddwd) against the 4 activation
+// bytes of that step, broadcast to every lane, adds each row's 4 products to its own lane.
+// Eight steps make a block, and each lane ends with its row's exact block sum: no
+// horizontal reduction anywhere.
+//
+//   step s (0..7) = weights 4s..4s+3 of the block;   lane c = row 16g + c of the group
+//
+// Record (group g = rows 16g..16g+15, block b = columns 32b..32b+31), fields by format:
+//   float   d[16]           scale per row
+//   float   m[16]           added min per row                       (has_min)
+//   int32   sub[2][16]      integer scale of weights 0-15, 16-31    (has_sub_scales)
+//   uint8   qs[4][16][4]    step pair j, row c, byte t: low nibble = bits 0-3 of weight
+//                           8j + t (step 2j), high nibble = of weight 8j + 4 + t (step 2j+1)
+//   uint32  qh[16]          row c: bit u of byte t = bit 4 of weight 4u + t   (5, 6 bits)
+//   uint32  qh2[16]         row c: bit u of byte t = bit 5 of weight 4u + t   (6 bits)
+//   uint8   q8[8][16][4]    step s, row c, byte t: weight 4s + t plus 128      (8 bits)
+// 8-bit weights are stored plus 128 (unsigned, as vpdpbusd wants them), so the integer
+// subtracted from every stored weight is weight_offset(): the format's offset, plus 128
+// for 8 bits. Rows past the matrix's last (in the last group) are zeros.
 #pragma once
 
 #include <cstddef>
@@ -34,7 +46,7 @@ PackedLayout packed_layout(const QuantFormat& format);
 
 class PackedMatrix {
  public:
-  static constexpr std::size_t kGroupRows = 8;
+  static constexpr std::size_t kGroupRows = 16;
 
   // Packs `data`: a (rows, cols) tensor stored as `type`, which must have a quant_format and
   // cols a multiple of its block. Parallel over groups of rows.
@@ -43,6 +55,8 @@ class PackedMatrix {
   GgmlType type() const { return type_; }
   const QuantFormat& format() const { return format_; }
   const PackedLayout& layout() const { return layout_; }
+  // Subtracted from every stored integer: weight = d * sub * (stored - weight_offset()) [+ m].
+  int32_t weight_offset() const { return format_.offset + (format_.bits == 8 ? 128 : 0); }
   std::size_t rows() const { return rows_; }
   std::size_t cols() const { return cols_; }
   std::size_t num_blocks() const { return cols_ / 32; }
@@ -54,6 +68,9 @@ class PackedMatrix {
     return data_.get() + (group * num_blocks() + block) * layout_.bytes;
   }
 
+  // Stored integer i (0..31) of row c (0..15) of a record, before weight_offset().
+  int stored_weight(const uint8_t* record, std::size_t c, int i) const;
+
   // Row `row` as floats (cols), the same values dequantize() gives: the embedding lookup.
   void dequantize_row(std::size_t row, float* out) const;
 
@@ -63,7 +80,10 @@ class PackedMatrix {
   PackedLayout layout_;
   std::size_t rows_;
   std::size_t cols_;
-  std::unique_ptr<uint8_t[]> data_;
+  struct FreeBytes {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t[], FreeBytes> data_;  // 64-byte aligned: records start on cache lines
 };
 
 }  // namespace pagedgen
