@@ -1,6 +1,7 @@
 #include "backend/cpu_backend.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -106,13 +107,18 @@ void CpuBackend::quantize_rows(const float* x, std::size_t rows, std::size_t col
   });
 }
 
-void CpuBackend::matmul(const float* x, const float* dense, const PackedMatrix* packed, float* y, std::size_t rows,
-                        std::size_t in_features, std::size_t out_features) {
-  if (packed != nullptr) {
-    cpu::quant_gemm(xq_.data(), rows, *packed, y, pool_, isa_);
-  } else {
-    cpu::gemm(x, dense, y, rows, in_features, out_features, pool_);
+void CpuBackend::matmuls(const float* x, std::size_t rows, std::size_t in_features,
+                         std::initializer_list<Product> products) {
+  std::array<cpu::QuantProduct, 3> packed;
+  std::size_t num_packed = 0;
+  for (const Product& p : products) {
+    if (p.packed != nullptr) {
+      packed.at(num_packed++) = {p.packed, p.y};
+    } else {
+      cpu::gemm(x, p.dense, p.y, rows, in_features, p.out_features, pool_);
+    }
   }
+  cpu::quant_gemm(xq_.data(), rows, std::span(packed.data(), num_packed), pool_, isa_);
 }
 
 void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
@@ -150,9 +156,9 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
       cpu::rms_norm(x_.data() + r0 * hidden, w.attn_norm, xn_.data() + r0 * hidden, r1 - r0, hidden, eps);
     });
     quantize_rows(xn_.data(), n, hidden);
-    matmul(xn_.data(), w.wq, w.packed.wq, q_.data(), n, hidden, q_dim);
-    matmul(xn_.data(), w.wk, w.packed.wk, k_.data(), n, hidden, kv_dim);
-    matmul(xn_.data(), w.wv, w.packed.wv, v_.data(), n, hidden, kv_dim);
+    matmuls(xn_.data(), n, hidden,
+            {{w.wq, w.packed.wq, q_.data(), q_dim}, {w.wk, w.packed.wk, k_.data(), kv_dim},
+             {w.wv, w.packed.wv, v_.data(), kv_dim}});
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
       if (w.bq != nullptr) {
         cpu::add_bias(q_.data() + r0 * q_dim, w.bq, r1 - r0, q_dim);
@@ -172,7 +178,7 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
                                   v_pools_[layer].data(), layout_, scale, attn_.data()),
         pool_);
     quantize_rows(attn_.data(), n, q_dim);
-    matmul(attn_.data(), w.wo, w.packed.wo, proj_.data(), n, q_dim, hidden);
+    matmuls(attn_.data(), n, q_dim, {{w.wo, w.packed.wo, proj_.data(), hidden}});
     add_in_place(x_.data(), proj_.data(), n * hidden);
 
     // MLP sub-block: x += w_down @ (silu(w_gate @ norm(x)) * (w_up @ norm(x)))
@@ -180,13 +186,13 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
       cpu::rms_norm(x_.data() + r0 * hidden, w.ffn_norm, xn_.data() + r0 * hidden, r1 - r0, hidden, eps);
     });
     quantize_rows(xn_.data(), n, hidden);
-    matmul(xn_.data(), w.w_gate, w.packed.w_gate, gate_.data(), n, hidden, ffn);
-    matmul(xn_.data(), w.w_up, w.packed.w_up, up_.data(), n, hidden, ffn);
+    matmuls(xn_.data(), n, hidden,
+            {{w.w_gate, w.packed.w_gate, gate_.data(), ffn}, {w.w_up, w.packed.w_up, up_.data(), ffn}});
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
       cpu::silu_mul(gate_.data() + r0 * ffn, up_.data() + r0 * ffn, gate_.data() + r0 * ffn, (r1 - r0) * ffn);
     });
     quantize_rows(gate_.data(), n, ffn);
-    matmul(gate_.data(), w.w_down, w.packed.w_down, proj_.data(), n, ffn, hidden);
+    matmuls(gate_.data(), n, ffn, {{w.w_down, w.packed.w_down, proj_.data(), hidden}});
     add_in_place(x_.data(), proj_.data(), n * hidden);
   }
 
@@ -196,7 +202,7 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
     cpu::rms_norm(x_.data() + row * hidden, weights_.output_norm, head_in_.data() + i * hidden, 1, hidden, eps);
   }
   quantize_rows(head_in_.data(), num_logits, hidden);
-  matmul(head_in_.data(), weights_.output, weights_.output_packed, logits.data(), num_logits, hidden, vocab);
+  matmuls(head_in_.data(), num_logits, hidden, {{weights_.output, weights_.output_packed, logits.data(), vocab}});
 }
 
 void CpuBackend::copy_blocks(std::span<const BlockCopy> copies) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <initializer_list>
 #include <vector>
 
 #include "backend/cpu_isa.h"
@@ -58,10 +59,17 @@ class CpuBackend final : public LogitsBackend {
   void for_row_chunks(std::size_t num_rows, Fn&& fn);
   // xq_ = x (rows, cols) quantized, when any of the matrices it will meet is packed.
   void quantize_rows(const float* x, std::size_t rows, std::size_t cols);
-  // y (rows, out) = x (rows, in) @ w^T, w being `dense` or `packed` (the other null); a
-  // packed product reads xq_, which must hold x quantized.
-  void matmul(const float* x, const float* dense, const PackedMatrix* packed, float* y, std::size_t rows,
-              std::size_t in_features, std::size_t out_features);
+  // One matrix product of matmuls(): y (rows, out_features) = x @ w^T, w being `dense` or
+  // `packed` (the other null).
+  struct Product {
+    const float* dense;
+    const PackedMatrix* packed;
+    float* y;
+    std::size_t out_features;
+  };
+  // Every product of x (rows, in_features); packed ones read xq_, which must hold x
+  // quantized, and run in one parallel region.
+  void matmuls(const float* x, std::size_t rows, std::size_t in_features, std::initializer_list<Product> products);
 
   const ModelConfig& config_;
   const ModelWeights& weights_;

@@ -14,7 +14,8 @@ constexpr std::array<std::string_view, 4> kNames = {"generic", "avx2", "avx-vnni
 bool cpu_supports(CpuIsa isa) {
 #if defined(__x86_64__) || defined(__i386__)
   // __builtin_cpu_supports also checks that the operating system saves the vector state.
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx2 =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   switch (isa) {
     case CpuIsa::kGeneric: return true;
     case CpuIsa::kAvx2: return avx2;

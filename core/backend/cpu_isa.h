@@ -1,6 +1,6 @@
 // Which instruction set the CPU's fast-path kernels use, chosen at run time from the CPU's
 // features; another one the CPU has can be forced (--cpu-isa) to check that every path gives
-// the same bits. generic is portable C++; avx2 needs AVX2 and FMA; avx-vnni adds the
+// the same bits. generic is portable C++; avx2 needs AVX2, FMA and F16C; avx-vnni adds the
 // VEX-encoded 256-bit VNNI dot products; avx512-vnni needs AVX-512 F/BW/VL and VNNI.
 #pragma once
 

@@ -18,7 +18,7 @@ void cpu_relax() {
 
 // Spin this many rounds before sleeping: the regions of one forward step follow each
 // other within microseconds, and a futex wake-up costs more than that.
-constexpr int kSpinRounds = 10000;
+constexpr int kSpinRounds = 20000;
 
 }  // namespace
 
@@ -29,38 +29,27 @@ CpuThreadPool::CpuThreadPool(std::size_t num_threads) {
 }
 
 CpuThreadPool::~CpuThreadPool() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-    generation_.fetch_add(1, std::memory_order_release);
-  }
-  wake_.notify_all();
+  stopping_.store(true);
+  epoch_.fetch_add(2);
+  epoch_.notify_all();
   for (std::thread& w : workers_) w.join();
 }
 
 void CpuThreadPool::run_tasks(std::size_t num_tasks, TaskFn call, void* context) {
   if (num_tasks == 0) return;
-  const Region region{call, context, num_tasks};
   if (workers_.empty() || num_tasks == 1) {
     for (std::size_t task = 0; task < num_tasks; ++task) call(context, task, 0);
     return;
   }
-  {
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return active_workers_ == 0; });  // stragglers of the last region
-    region_ = region;
-    next_task_.store(0, std::memory_order_relaxed);
-    completed_tasks_.store(0, std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);
-  }
-  wake_.notify_all();
-  work_on(region, 0);
-  for (int spin = 0; spin < kSpinRounds; ++spin) {
-    if (completed_tasks_.load(std::memory_order_acquire) == num_tasks) return;
-    cpu_relax();
-  }
-  std::unique_lock lock(mutex_);
-  done_.wait(lock, [&] { return completed_tasks_.load(std::memory_order_acquire) == num_tasks; });
+  epoch_.fetch_add(1);  // odd: no worker enters now
+  while (active_.load() != 0) cpu_relax();  // stragglers of the last region leave
+  region_ = Region{call, context, num_tasks};
+  next_task_.store(0, std::memory_order_relaxed);
+  completed_tasks_.store(0, std::memory_order_relaxed);
+  epoch_.fetch_add(1);  // even: published
+  if (sleepers_.load() != 0) epoch_.notify_all();
+  work_on(region_, 0);
+  while (completed_tasks_.load(std::memory_order_acquire) != num_tasks) cpu_relax();
 }
 
 void CpuThreadPool::work_on(const Region& region, std::size_t thread) {
@@ -68,31 +57,31 @@ void CpuThreadPool::work_on(const Region& region, std::size_t thread) {
     const std::size_t task = next_task_.fetch_add(1, std::memory_order_relaxed);
     if (task >= region.num_tasks) return;
     region.call(region.context, task, thread);
-    if (completed_tasks_.fetch_add(1, std::memory_order_acq_rel) + 1 == region.num_tasks) {
-      std::lock_guard lock(mutex_);
-      done_.notify_all();
-    }
+    completed_tasks_.fetch_add(1, std::memory_order_acq_rel);
   }
 }
 
 void CpuThreadPool::worker_loop(std::size_t thread) {
   uint64_t seen = 0;
   for (;;) {
-    for (int spin = 0; spin < kSpinRounds && generation_.load(std::memory_order_acquire) == seen; ++spin) cpu_relax();
-    Region region;
-    {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return generation_.load(std::memory_order_relaxed) != seen; });
-      seen = generation_.load(std::memory_order_relaxed);
-      if (stopping_) return;
-      region = region_;
-      ++active_workers_;
+    uint64_t epoch = epoch_.load();
+    for (int spin = 0; spin < kSpinRounds && (epoch == seen || epoch % 2 != 0); ++spin) {
+      cpu_relax();
+      epoch = epoch_.load();
     }
-    work_on(region, thread);
-    {
-      std::lock_guard lock(mutex_);
-      if (--active_workers_ == 0) done_.notify_all();
+    if (epoch == seen || epoch % 2 != 0) {  // nothing for a while: sleep until epoch_ moves
+      sleepers_.fetch_add(1);
+      epoch_.wait(epoch);
+      sleepers_.fetch_sub(1);
+      continue;
     }
+    if (stopping_.load()) return;
+    active_.fetch_add(1);
+    if (epoch_.load() == epoch) {  // still that region: it stays put until this worker leaves
+      seen = epoch;
+      work_on(region_, thread);
+    }
+    active_.fetch_sub(1);
   }
 }
 

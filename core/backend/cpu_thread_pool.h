@@ -5,10 +5,8 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -47,20 +45,20 @@ class CpuThreadPool {
   void work_on(const Region& region, std::size_t thread);
   void worker_loop(std::size_t thread);
 
+  // A region is published in two steps of epoch_: odd while region_ is being rewritten
+  // (after every worker has left the last one: active_ == 0), even once it is ready. A
+  // worker enters region e (even) by counting itself in active_ and then checking that
+  // epoch_ is still e, so region_ never changes under a worker that is inside. All of it
+  // is spinning on atomics, a fraction of a microsecond per region; a worker that waits
+  // long sleeps in epoch_.wait() and is woken only when it said so (sleepers_).
   std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_;  // a new region (or stop) was published
-  std::condition_variable done_;  // all tasks completed, or the last worker left a region
-  // The current region, published under mutex_ together with a new generation_. A worker
-  // joins under mutex_ (active_workers_ + 1), so it never mixes two regions; a region
-  // finishes when its tasks are done, whether or not a sleeping worker ever joined it,
-  // and the next one is published only after every joined worker has left.
-  std::atomic<uint64_t> generation_{0};
   Region region_;
-  std::size_t active_workers_ = 0;  // guarded by mutex_
-  bool stopping_ = false;           // guarded by mutex_
-  std::atomic<std::size_t> next_task_{0};
-  std::atomic<std::size_t> completed_tasks_{0};
+  alignas(64) std::atomic<uint64_t> epoch_{0};
+  alignas(64) std::atomic<uint32_t> active_{0};
+  std::atomic<uint32_t> sleepers_{0};
+  std::atomic<bool> stopping_{false};
+  alignas(64) std::atomic<std::size_t> next_task_{0};
+  alignas(64) std::atomic<std::size_t> completed_tasks_{0};
 };
 
 }  // namespace pagedgen::cpu

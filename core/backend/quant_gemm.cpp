@@ -36,8 +36,8 @@ void generic_tile(const PackedMatrix& w, const QuantTile& tile) {
         int32_t half[2] = {0, 0};
         for (int i = 0; i < 32; ++i) half[i / 16] += w.stored_weight(rec, c, i) * x.q[i];
         const int32_t isum = sub0 * (half[0] - offset * x.qsum[0]) + sub1 * (half[1] - offset * x.qsum[1]);
-        acc = std::fma(load<float>(rec, 0, c) * x.d, static_cast<float>(isum), acc);
-        if (format.has_min) acc = std::fma(load<float>(rec, layout.m, c), x.s, acc);
+        acc = std::fma(w.scale(rec, c) * x.d, static_cast<float>(isum), acc);
+        if (format.has_min) acc = std::fma(w.min(rec, c), x.s, acc);
       }
       tile.y[r * tile.y_stride + c] = acc;
     }
@@ -68,24 +68,37 @@ QuantKernel quant_kernel(CpuIsa isa) {
   return quant_kernel_generic();
 }
 
-void quant_gemm(const Q8Block* x, std::size_t rows, const PackedMatrix& w, float* y, CpuThreadPool& pool,
+void quant_gemm(const Q8Block* x, std::size_t rows, std::span<const QuantProduct> products, CpuThreadPool& pool,
                 CpuIsa isa) {
-  if (rows == 0 || w.rows() == 0) return;
+  if (rows == 0 || products.empty()) return;
   const QuantKernel kernel = quant_kernel(isa);
-  const std::size_t per_task = groups_per_task(w, pool.num_threads());
-  const std::size_t num_tasks = (w.num_groups() + per_task - 1) / per_task;
-  const std::size_t nb = w.num_blocks();
-  pool.run(num_tasks, [&](std::size_t task, std::size_t) {
-    const std::size_t group_end = std::min(w.num_groups(), (task + 1) * per_task);
+  const std::size_t nb = products[0].w->num_blocks();
+  // Task t of the region is task t - first_task[p] of the product p it falls in.
+  constexpr std::size_t kMaxProducts = 4;
+  PG_CHECK(products.size() <= kMaxProducts, "{} products in one quant_gemm, at most {}", products.size(), kMaxProducts);
+  std::size_t per_task[kMaxProducts], first_task[kMaxProducts + 1] = {0};
+  for (std::size_t p = 0; p < products.size(); ++p) {
+    const PackedMatrix& w = *products[p].w;
+    PG_CHECK(w.num_blocks() == nb, "products of {} and {} input blocks in one quant_gemm", nb, w.num_blocks());
+    per_task[p] = groups_per_task(w, pool.num_threads());
+    first_task[p + 1] = first_task[p] + (w.num_groups() + per_task[p] - 1) / per_task[p];
+  }
+  pool.run(first_task[products.size()], [&](std::size_t task, std::size_t) {
+    std::size_t p = 0;
+    while (task >= first_task[p + 1]) ++p;
+    const PackedMatrix& w = *products[p].w;
+    const std::size_t group_begin = (task - first_task[p]) * per_task[p];
+    const std::size_t group_end = std::min(w.num_groups(), group_begin + per_task[p]);
     for (std::size_t row = 0; row < rows; row += kernel.max_rows) {
-      for (std::size_t group = task * per_task; group < group_end; ++group) {
+      for (std::size_t group = group_begin; group < group_end; ++group) {
         const std::size_t col = group * PackedMatrix::kGroupRows;
         kernel.run(w, QuantTile{.x = x + row * nb,
                                 .num_rows = std::min(kernel.max_rows, rows - row),
                                 .group = group,
-                                .y = y + row * w.rows() + col,
+                                .y = products[p].y + row * w.rows() + col,
                                 .y_stride = w.rows(),
-                                .num_cols = std::min(PackedMatrix::kGroupRows, w.rows() - col)});
+                                .num_cols = std::min(PackedMatrix::kGroupRows, w.rows() - col),
+                                .first_pass = row == 0});
       }
     }
   });

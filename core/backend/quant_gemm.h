@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 
 #include "backend/cpu_isa.h"
 #include "backend/cpu_thread_pool.h"
@@ -22,9 +23,24 @@
 
 namespace pagedgen::cpu {
 
-// y (rows, w.rows()) = x (rows, w.num_blocks() blocks) @ w^T. Parallel over groups of 16 w rows;
-// `isa` must be one the CPU supports.
-void quant_gemm(const Q8Block* x, std::size_t rows, const PackedMatrix& w, float* y, CpuThreadPool& pool,
+// One product of a quant_gemm call: y (rows, w->rows()) = x @ w^T.
+struct QuantProduct {
+  const PackedMatrix* w;
+  float* y;
+};
+
+// Every product of `products` (matrices of one input width, x: rows x w->num_blocks()
+// blocks) in one parallel region over groups of 16 w rows, so that small matrices that
+// share an input (q, k, v; gate, up) keep every thread busy with one hand-off. `isa` must
+// be one the CPU supports.
+void quant_gemm(const Q8Block* x, std::size_t rows, std::span<const QuantProduct> products, CpuThreadPool& pool,
                 CpuIsa isa);
+
+// y (rows, w.rows()) = x (rows, w.num_blocks() blocks) @ w^T.
+inline void quant_gemm(const Q8Block* x, std::size_t rows, const PackedMatrix& w, float* y, CpuThreadPool& pool,
+                       CpuIsa isa) {
+  const QuantProduct product{&w, y};
+  quant_gemm(x, rows, std::span(&product, 1), pool, isa);
+}
 
 }  // namespace pagedgen::cpu

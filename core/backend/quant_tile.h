@@ -18,6 +18,7 @@ struct QuantTile {
   float* y;                // output (first row, column 16 * group)
   std::size_t y_stride;    // w.rows()
   std::size_t num_cols;    // 1..16: rows of w in the group (fewer only in the last group)
+  bool first_pass;         // the group's records come from memory (later row tiles find them cached)
 };
 
 struct QuantKernel {

@@ -11,7 +11,7 @@
 #include "backend/quant_tile.h"
 
 #pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#pragma GCC target("avx2,fma,f16c")
 
 #include "backend/quant_vec_avx2.h"
 

@@ -50,6 +50,9 @@ struct Avx512Vnni {
 
   static F zero_f() { return _mm512_setzero_ps(); }
   static F load_f(const float* p) { return _mm512_loadu_ps(p); }
+  static F load_half_f(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
   static F set1_f(float v) { return _mm512_set1_ps(v); }
   static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }

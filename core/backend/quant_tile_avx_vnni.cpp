@@ -12,7 +12,7 @@
 #include "backend/quant_tile.h"
 
 #pragma GCC push_options
-#pragma GCC target("avx2,fma,avxvnni")
+#pragma GCC target("avx2,fma,f16c,avxvnni")
 
 #include "backend/quant_vec_avx2.h"
 

@@ -26,6 +26,9 @@
 namespace pagedgen::cpu {
 namespace {
 
+// How far ahead tile_half prefetches, in records (about 2-5 KB).
+constexpr std::size_t kPrefetchRecords = 8;
+
 inline int32_t load_i32(const void* p) {
   int32_t v;
   std::memcpy(&v, p, sizeof v);
@@ -84,7 +87,14 @@ inline void all_steps(const uint8_t* rec, const PackedLayout& layout, std::size_
 }
 
 // Flattened: every step and vector operation inlined, so h and acc live in registers.
-template <typename V, int kBits, bool kMin, bool kSub, int kRows>
+// The 16 scales of a record field (d or m) of lanes lane0.., float16 or float.
+template <typename V, bool kHalf>
+inline typename V::F load_scales(const uint8_t* rec, uint32_t offset, std::size_t lane0) {
+  if constexpr (kHalf) return V::load_half_f(reinterpret_cast<const uint16_t*>(rec + offset) + lane0);
+  else return V::load_f(reinterpret_cast<const float*>(rec + offset) + lane0);
+}
+
+template <typename V, int kBits, bool kMin, bool kSub, bool kHalf, int kRows>
 [[gnu::flatten]] void tile_half(const PackedMatrix& w, const QuantTile& t, std::size_t half) {
   using I = typename V::I;
   using F = typename V::F;
@@ -99,6 +109,11 @@ template <typename V, int kBits, bool kMin, bool kSub, int kRows>
   for (int r = 0; r < kRows; ++r) acc[r] = V::zero_f();
   for (std::size_t b = 0; b < nb; ++b) {
     const uint8_t* rec = w.record(t.group, b);
+    // On the first pass records stream from memory: ask for those a few records ahead (the
+    // next group's too), since the hardware prefetcher stops at page edges.
+    if (t.first_pass)
+      for (uint32_t line = 0; line < layout.bytes; line += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(rec + kPrefetchRecords * layout.bytes + line), _MM_HINT_T0);
     const Q8Block* xb[kRows];
     #pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r) xb[r] = t.x + static_cast<std::size_t>(r) * nb + b;
@@ -106,7 +121,7 @@ template <typename V, int kBits, bool kMin, bool kSub, int kRows>
     #pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r) h0[r] = h1[r] = V::zero_i();
     all_steps<V, kBits, kSub, kRows>(rec, layout, half, xb, h0, h1, std::make_integer_sequence<int, 8>{});
-    const F d = V::load_f(reinterpret_cast<const float*>(rec) + lane0);
+    const F d = load_scales<V, kHalf>(rec, 0, lane0);
     #pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r) {
       I isum;
@@ -120,8 +135,7 @@ template <typename V, int kBits, bool kMin, bool kSub, int kRows>
       }
       acc[r] = V::fmadd(V::mul(d, V::set1_f(xb[r]->d)), V::cvt(isum), acc[r]);
       if constexpr (kMin)
-        acc[r] = V::fmadd(V::load_f(reinterpret_cast<const float*>(rec + layout.m) + lane0), V::set1_f(xb[r]->s),
-                          acc[r]);
+        acc[r] = V::fmadd(load_scales<V, kHalf>(rec, layout.m, lane0), V::set1_f(xb[r]->s), acc[r]);
     }
   }
   if (t.num_cols <= lane0) return;
@@ -130,26 +144,37 @@ template <typename V, int kBits, bool kMin, bool kSub, int kRows>
   for (int r = 0; r < kRows; ++r) V::store_f(t.y + static_cast<std::size_t>(r) * t.y_stride + lane0, acc[r], num_cols);
 }
 
-template <typename V, int kBits, bool kMin, bool kSub, int kRows>
+template <typename V, int kBits, bool kMin, bool kSub, bool kHalf, int kRows>
 void tile_rows(const PackedMatrix& w, const QuantTile& t) {
-  for (std::size_t half = 0; half * V::kLanes < t.num_cols; ++half) tile_half<V, kBits, kMin, kSub, kRows>(w, t, half);
+  for (std::size_t half = 0; half * V::kLanes < t.num_cols; ++half)
+    tile_half<V, kBits, kMin, kSub, kHalf, kRows>(w, t, half);
 }
 
-template <typename V, int kBits, bool kMin, bool kSub, int... kRows>
+template <typename V, int kBits, bool kMin, bool kSub, bool kHalf, int... kRows>
 void tile_of_rows(const PackedMatrix& w, const QuantTile& t, std::integer_sequence<int, kRows...>) {
   // num_rows is 1..V::kMaxRows; kRows runs 0..kMaxRows-1.
-  ((static_cast<int>(t.num_rows) == kRows + 1 ? tile_rows<V, kBits, kMin, kSub, kRows + 1>(w, t) : void()), ...);
+  ((static_cast<int>(t.num_rows) == kRows + 1 ? tile_rows<V, kBits, kMin, kSub, kHalf, kRows + 1>(w, t) : void()),
+   ...);
 }
 
+// The formats: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 (float16 scales), Q4_K Q5_K Q6_K (float scales).
 template <typename V>
 void simd_tile(const PackedMatrix& w, const QuantTile& t) {
   const QuantFormat& f = w.format();
+  const bool half = w.layout().half_scales;
   constexpr auto rows = std::make_integer_sequence<int, V::kMaxRows>{};
-  switch (f.bits) {
-    case 4: f.has_min ? tile_of_rows<V, 4, true, false>(w, t, rows) : tile_of_rows<V, 4, false, false>(w, t, rows); break;
-    case 5: f.has_min ? tile_of_rows<V, 5, true, false>(w, t, rows) : tile_of_rows<V, 5, false, false>(w, t, rows); break;
-    case 6: tile_of_rows<V, 6, false, true>(w, t, rows); break;
-    default: tile_of_rows<V, 8, false, false>(w, t, rows); break;
+  if (f.bits == 4 && f.has_min) {
+    half ? tile_of_rows<V, 4, true, false, true>(w, t, rows) : tile_of_rows<V, 4, true, false, false>(w, t, rows);
+  } else if (f.bits == 4) {
+    tile_of_rows<V, 4, false, false, true>(w, t, rows);
+  } else if (f.bits == 5 && f.has_min) {
+    half ? tile_of_rows<V, 5, true, false, true>(w, t, rows) : tile_of_rows<V, 5, true, false, false>(w, t, rows);
+  } else if (f.bits == 5) {
+    tile_of_rows<V, 5, false, false, true>(w, t, rows);
+  } else if (f.bits == 6) {
+    tile_of_rows<V, 6, false, true, false>(w, t, rows);
+  } else {
+    tile_of_rows<V, 8, false, false, true>(w, t, rows);
   }
 }
 

@@ -1,4 +1,5 @@
-// The 256-bit vector policy of quant_tile_simd.h for AVX2 + FMA: 8 rows of a group per
+// The 256-bit vector policy of quant_tile_simd.h for AVX2 + FMA (+ F16C, which every AVX2
+// CPU has, for the float16 scales): 8 rows of a group per
 // vector (two passes per group); a step's 4 products per lane by vpmaddubsw (pairs, which
 // cannot saturate: unsigned weights <= 63, or for 8 bits |w| <= 128 through the sign trick,
 // against |x| <= 127) and vpmaddwd. Included inside a target pragma (quant_tile_avx2.cpp,
@@ -41,6 +42,7 @@ struct Avx2 {
 
   static F zero_f() { return _mm256_setzero_ps(); }
   static F load_f(const float* p) { return _mm256_loadu_ps(p); }
+  static F load_half_f(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
   static F set1_f(float v) { return _mm256_set1_ps(v); }
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }

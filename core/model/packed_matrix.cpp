@@ -1,11 +1,14 @@
 #include "model/packed_matrix.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <vector>
 
 #include "util/error.h"
+#include "util/half.h"
 #include "util/parallel_for.h"
 
 namespace pagedgen {
@@ -36,11 +39,26 @@ bool high_nibble(int i) { return i % 8 >= 4; }
 // Bit of weight i in a row's qh / qh2 word: byte t = i % 4, bit u = i / 4 (its step).
 uint32_t high_bit(int i) { return 8u * static_cast<uint32_t>(i % 4) + static_cast<uint32_t>(i / 4); }
 
+// Row c's scale at `offset`: a float16 (exactly the file's, checked) or a float.
+void put_scale(const PackedLayout& layout, uint8_t* record, uint32_t offset, std::size_t c, float value) {
+  if (!layout.half_scales) {
+    field<float>(record, offset)[c] = value;
+    return;
+  }
+  const uint16_t h = float_to_half(value);
+  PG_CHECK(std::isnan(value) || half_to_float(h) == value, "scale {} is not a float16", value);
+  field<uint16_t>(record, offset)[c] = h;
+}
+
+float get_scale(const PackedLayout& layout, const uint8_t* record, uint32_t offset, std::size_t c) {
+  return layout.half_scales ? half_to_float(load<uint16_t>(record, offset, c)) : load<float>(record, offset, c);
+}
+
 // Writes block `block` of row `c` (0..15) of a group into its record.
 void pack_block(const QuantFormat& format, const PackedLayout& layout, const QuantBlock32& block, std::size_t c,
                 uint8_t* record) {
-  field<float>(record, 0)[c] = block.d;
-  if (format.has_min) field<float>(record, layout.m)[c] = block.m;
+  put_scale(layout, record, 0, c, block.d);
+  if (format.has_min) put_scale(layout, record, layout.m, c, block.m);
   if (format.has_sub_scales) {
     field<int32_t>(record, layout.sub)[c] = block.sub_scale[0];
     field<int32_t>(record, layout.sub)[kRows + c] = block.sub_scale[1];
@@ -68,8 +86,10 @@ void pack_block(const QuantFormat& format, const PackedLayout& layout, const Qua
 
 PackedLayout packed_layout(const QuantFormat& format) {
   PackedLayout layout;
-  uint32_t at = kRows * sizeof(float);  // d
-  if (format.has_min) { layout.m = at; at += kRows * sizeof(float); }
+  layout.half_scales = format.block_elements == 32;  // the file's d and m are float16
+  const uint32_t scale_bytes = layout.half_scales ? sizeof(uint16_t) : sizeof(float);
+  uint32_t at = kRows * scale_bytes;  // d
+  if (format.has_min) { layout.m = at; at += kRows * scale_bytes; }
   if (format.has_sub_scales) { layout.sub = at; at += 2 * kRows * sizeof(int32_t); }
   if (format.bits == 8) {
     layout.q8 = at;
@@ -93,8 +113,6 @@ PackedMatrix::PackedMatrix(GgmlType type, const uint8_t* data, std::size_t rows,
   PG_CHECK(cols % format->block_elements == 0, "{} columns are not whole {} blocks", cols, ggml_type_name(type));
   format_ = *format;
   layout_ = packed_layout(format_);
-  PG_CHECK(layout_.bytes % 64 == 0, "a {} record of {} bytes is not whole cache lines", ggml_type_name(type),
-           layout_.bytes);
   const std::size_t total = std::max<std::size_t>(64, bytes());
   data_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, total)));
   if (!data_) throw std::bad_alloc();
@@ -121,6 +139,12 @@ int PackedMatrix::stored_weight(const uint8_t* rec, std::size_t c, int i) const 
   return static_cast<int>(q);
 }
 
+float PackedMatrix::scale(const uint8_t* rec, std::size_t c) const { return get_scale(layout_, rec, 0, c); }
+
+float PackedMatrix::min(const uint8_t* rec, std::size_t c) const {
+  return format_.has_min ? get_scale(layout_, rec, layout_.m, c) : 0.0f;
+}
+
 void PackedMatrix::dequantize_row(std::size_t row, float* out) const {
   PG_CHECK(row < rows_, "row {} of a {}-row matrix", row, rows_);
   const std::size_t group = row / kGroupRows;
@@ -129,8 +153,8 @@ void PackedMatrix::dequantize_row(std::size_t row, float* out) const {
   for (std::size_t b = 0; b < num_blocks(); ++b, out += 32) {
     const uint8_t* rec = record(group, b);
     QuantBlock32 block{};
-    block.d = load<float>(rec, 0, c);
-    block.m = format_.has_min ? load<float>(rec, layout_.m, c) : 0.0f;
+    block.d = scale(rec, c);
+    block.m = min(rec, c);
     block.sub_scale[0] = static_cast<int16_t>(format_.has_sub_scales ? load<int32_t>(rec, layout_.sub, c) : 1);
     block.sub_scale[1] = static_cast<int16_t>(format_.has_sub_scales ? load<int32_t>(rec, layout_.sub, kRows + c) : 1);
     for (int i = 0; i < 32; ++i) block.q[i] = static_cast<int8_t>(stored_weight(rec, c, i) - shift);

@@ -14,15 +14,17 @@
 //   step s (0..7) = weights 4s..4s+3 of the block;   lane c = row 16g + c of the group
 //
 // Record (group g = rows 16g..16g+15, block b = columns 32b..32b+31), fields by format:
-//   float   d[16]           scale per row
-//   float   m[16]           added min per row                       (has_min)
+//   scale   d[16]           scale per row
+//   scale   m[16]           added min per row                       (has_min)
 //   int32   sub[2][16]      integer scale of weights 0-15, 16-31    (has_sub_scales)
 //   uint8   qs[4][16][4]    step pair j, row c, byte t: low nibble = bits 0-3 of weight
 //                           8j + t (step 2j), high nibble = of weight 8j + 4 + t (step 2j+1)
 //   uint32  qh[16]          row c: bit u of byte t = bit 4 of weight 4u + t   (5, 6 bits)
 //   uint32  qh2[16]         row c: bit u of byte t = bit 5 of weight 4u + t   (6 bits)
 //   uint8   q8[8][16][4]    step s, row c, byte t: weight 4s + t plus 128      (8 bits)
-// 8-bit weights are stored plus 128 (unsigned, as vpdpbusd wants them), so the integer
+// A scale is a float16 where the file's scales are (the formats of 32-weight blocks: exact,
+// and the record is then no bigger than the file's blocks), else a float (the K formats,
+// whose d is a float16 times a 6-bit scale). 8-bit weights are stored plus 128 (unsigned, as vpdpbusd wants them), so the integer
 // subtracted from every stored weight is weight_offset(): the format's offset, plus 128
 // for 8 bits. Rows past the matrix's last (in the last group) are zeros.
 #pragma once
@@ -39,7 +41,8 @@ namespace pagedgen {
 // Byte offsets of the fields of one record; 0 marks an absent field (d is always at 0).
 struct PackedLayout {
   uint32_t m = 0, sub = 0, qs = 0, qh = 0, qh2 = 0, q8 = 0;
-  uint32_t bytes = 0;  // of a whole record
+  uint32_t bytes = 0;        // of a whole record
+  bool half_scales = false;  // d and m are float16 (else float)
 };
 
 PackedLayout packed_layout(const QuantFormat& format);
@@ -70,6 +73,9 @@ class PackedMatrix {
 
   // Stored integer i (0..31) of row c (0..15) of a record, before weight_offset().
   int stored_weight(const uint8_t* record, std::size_t c, int i) const;
+  // Row c's d and m (0 without a min) in a record, as floats.
+  float scale(const uint8_t* record, std::size_t c) const;
+  float min(const uint8_t* record, std::size_t c) const;
 
   // Row `row` as floats (cols), the same values dequantize() gives: the embedding lookup.
   void dequantize_row(std::size_t row, float* out) const;
@@ -83,7 +89,7 @@ class PackedMatrix {
   struct FreeBytes {
     void operator()(uint8_t* p) const;
   };
-  std::unique_ptr<uint8_t[], FreeBytes> data_;  // 64-byte aligned: records start on cache lines
+  std::unique_ptr<uint8_t[], FreeBytes> data_;  // 64-byte aligned
 };
 
 }  // namespace pagedgen
