@@ -47,10 +47,18 @@ std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, const M
   host_weights = std::make_unique<ModelWeights>(source.dummy ? make_dummy_weights(source.config, kDummySeed)
                                                              : source.files->load_weights(form));
   return std::make_unique<CpuBackend>(source.config, *host_weights,
-                                      options.threads > 0 ? options.threads : default_num_threads(), isa);
+                                      options.threads > 0 ? options.threads : default_num_threads(), isa,
+                                      resolved_cpu_kv_dtype(options));
 }
 
 #if PAGEDGEN_HAVE_CUDA
+// The CUDA backend keeps its KV cache in --dtype.
+void check_cuda_kv_dtype(const BackendOptions& options) {
+  if (options.kv_cache_dtype != "auto" && options.kv_cache_dtype != options.dtype)
+    fail_setting("kv_cache_dtype", "{} with --dtype {}: the CUDA backend keeps its KV cache in --dtype; use auto or {}",
+                 options.kv_cache_dtype, options.dtype, options.dtype);
+}
+
 // `files` null: dummy weights of `config`'s shape.
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options, const EngineOptions& engine,
                                            const ModelConfig& config, const ModelFiles* files, int device_index) {
@@ -59,6 +67,7 @@ std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options, const 
   cuda.dtype = *gpu::parse_device_dtype(options.dtype);  // the option's check allows only known names
   cuda.max_batch_tokens = engine.max_batch_tokens;
   cuda.max_logits_rows = engine.max_num_seqs;
+  check_cuda_kv_dtype(options);
   gpu::CudaBackend::check_supported(config);
   if (files == nullptr) return std::make_unique<gpu::CudaBackend>(config, kDummySeed, cuda);
   // The float32 host copy is only a staging step: it is freed once on the device.
@@ -112,6 +121,17 @@ void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
   command.add_option("--dtype", o.dtype, "GPU weights, activations and KV cache: bfloat16, float16, float32")
       ->capture_default_str()
       ->check(CLI::IsMember({"bfloat16", "float16", "float32"}));
+  command.add_option("--kv-cache-dtype", o.kv_cache_dtype,
+                     "KV cache elements: auto (on the CPU float16 with --cpu-math fast, float32 with exact; on a GPU "
+                     "--dtype), float32, float16, bfloat16; values are rounded once when written")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "float32", "float16", "bfloat16"}));
+  command.add_option("--cpu-math", o.cpu_math,
+                     "CPU matrix products: fast (quantized weights stay quantized, activations int8 per 32 values, "
+                     "as llama.cpp) or exact (all float32, float32 KV cache: the reference that GPU --dtype float32 "
+                     "output equals)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fast", "exact"}));
   command.add_option("--gpu-memory-utilization", o.gpu_memory_utilization,
                      "Fraction of GPU memory to fill; the KV pool takes what weights and activations leave")
       ->capture_default_str()
@@ -121,11 +141,6 @@ void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
   command.add_option("--threads", o.threads, fmt::format("CPU threads, 1 to the {} cores (default: all)", cores))
       ->check(CLI::Range(1, cores));
   if (!weights) return;
-  command.add_option("--cpu-math", o.cpu_math,
-                     "CPU matrix products: fast (quantized weights stay quantized, activations int8 per 32 values, "
-                     "as llama.cpp) or exact (all float32: the reference that GPU --dtype float32 output equals)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"fast", "exact"}));
   command.add_option("--cpu-isa", o.cpu_isa,
                      "Instruction set of the fast CPU path: auto (the best this CPU has), avx512-vnni, avx-vnni, "
                      "avx2, generic (portable C++); every choice gives the same output")
@@ -190,7 +205,12 @@ std::unique_ptr<Backend> make_sizing_backend(const BackendOptions& options, cons
   (void)engine;
   (void)gpu;
 #endif
-  return std::make_unique<DryRunBackend>(config.kv_bytes_per_token(sizeof(float)));
+  return std::make_unique<DryRunBackend>(config.kv_bytes_per_token(kv_dtype_bytes(resolved_cpu_kv_dtype(options))));
+}
+
+KvDtype resolved_cpu_kv_dtype(const BackendOptions& options) {
+  if (options.kv_cache_dtype == "auto") return options.cpu_math == "fast" ? KvDtype::kFloat16 : KvDtype::kFloat32;
+  return *parse_kv_dtype(options.kv_cache_dtype);  // the option's check allows only known names
 }
 
 }  // namespace pagedgen::app

@@ -1,4 +1,4 @@
-// The options that choose where a command runs (--device, --dtype,
+// The options that choose where a command runs (--device, --dtype, --kv-cache-dtype,
 // --gpu-memory-utilization, --load-format, --tokenizer, --threads, --cpu-math, --cpu-isa), and the functions that
 // build the chosen backend: with the model's weights (generate, sweep, complete), or only to
 // answer how big its KV pool is (plan).
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "backend/kv_dtype.h"
 #include "engine_options.h"
 #include "model/model_config.h"
 #include "loader/model_files.h"
@@ -23,14 +24,15 @@ struct BackendOptions {
   std::string dtype = "bfloat16";     // CUDA weights, activations and KV cache
   double gpu_memory_utilization = 0.9;
   std::size_t threads = 0;            // CPU threads, 0 = all
-  std::string cpu_math = "exact";     // exact (float32) | fast (int8 on quantized weights); exact until fast is faster
+  std::string cpu_math = "fast";      // fast (int8 on quantized weights) | exact (float32, the GPU's reference)
+  std::string kv_cache_dtype = "auto";  // auto | float32 | float16 | bfloat16
   std::string cpu_isa = "auto";       // auto | avx512-vnni | avx-vnni | avx2 | generic: the fast path's instruction set
   std::string load_format = "auto";   // auto | dummy
   std::string tokenizer;              // dummy: the model whose tokenizer to use
 };
 
-// --device, --dtype, --gpu-memory-utilization and --threads; with `weights`, also
-// --load-format, --tokenizer, --cpu-math and --cpu-isa (commands that load weights).
+// --device, --dtype, --kv-cache-dtype, --gpu-memory-utilization, --threads and --cpu-math;
+// with `weights`, also --load-format, --tokenizer and --cpu-isa (commands that load weights).
 void add_backend_options(CLI::App& command, BackendOptions& options, bool weights = true);
 
 // The model named by -m and --load-format: real files, or (dummy) an HF config.json whose
@@ -43,6 +45,10 @@ struct ModelSource {
 };
 
 ModelSource open_model_source(const BackendOptions& options, const std::string& model_path);
+
+// The CPU backend's KV element type: --kv-cache-dtype, or for auto float16 with
+// --cpu-math fast and float32 with exact.
+KvDtype resolved_cpu_kv_dtype(const BackendOptions& options);
 
 struct ChosenBackend {
   std::unique_ptr<ModelWeights> host_weights;  // CPU: the weights the backend reads
@@ -60,7 +66,7 @@ ChosenBackend make_backend(const BackendOptions& options, const EngineOptions& e
                            int32_t block_size, bool quiet);
 
 // The backend --device selects, built only to size a KV pool (`plan`): on the CPU a
-// DryRunBackend with the CPU's float32 KV bytes; on a GPU the CUDA backend with dummy
+// DryRunBackend with the CPU's KV bytes (resolved_kv_dtype); on a GPU the CUDA backend with dummy
 // weights of the model's shape (nothing read from disk), so the pool is what a real run
 // would get.
 std::unique_ptr<Backend> make_sizing_backend(const BackendOptions& options, const EngineOptions& engine,

@@ -51,9 +51,9 @@ struct PlanRow {
   bool fits() const { return stats.preemptions == 0 && rejected.empty(); }
 };
 
-// The KV element type of the backend that sized the pool, as --dtype spells it.
-std::string kv_dtype_name(const Backend& backend, const BackendOptions& options) {
-  return backend.device().empty() ? "float32" : options.dtype;
+// The KV element type of the backend that sized the pool, as --kv-cache-dtype spells it.
+std::string kv_dtype_label(const Backend& backend, const BackendOptions& options) {
+  return backend.device().empty() ? pagedgen::kv_dtype_name(resolved_cpu_kv_dtype(options)) : options.dtype;
 }
 
 double ratio(int64_t num, int64_t den) { return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0.0; }
@@ -172,7 +172,7 @@ int run_plan(const PlanOptions& options) {
 
   const std::unique_ptr<Backend> sizing = make_sizing_backend(options.backend, options.engine, files.config(), false);
   const std::size_t bytes_per_token = sizing->kv_bytes_per_block(1);
-  const std::string kv_dtype = kv_dtype_name(*sizing, options.backend);
+  const std::string kv_dtype = kv_dtype_label(*sizing, options.backend);
   const std::string budget = describe_kv_pool_budget(options.engine, options.backend.gpu_memory_utilization,
                                                      !sizing->device().empty());
   std::vector<PlanRow> rows;

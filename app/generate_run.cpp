@@ -122,6 +122,7 @@ std::vector<std::pair<std::string, std::string>> manifest_settings(const Generat
       {"device", o.backend.device},
       {"dtype", o.backend.dtype},
       {"cpu_math", o.backend.cpu_math},
+      {"kv_cache_dtype", o.backend.kv_cache_dtype},
       {"load_format", o.backend.load_format},
       {"shard", o.shard},
   };

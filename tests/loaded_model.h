@@ -1,5 +1,6 @@
-// The default model's files and float32 weights, loaded once per test binary (dequantizing
-// takes seconds), for the tests that run a backend on the real model.
+// The default model's files and weights (float32, or kept quantized for the fast path),
+// loaded once per test binary and form (dequantizing takes seconds), for the tests that
+// run a backend on the real model.
 #pragma once
 
 #include "loader/model_files.h"
@@ -13,6 +14,6 @@ struct LoadedModel {
 };
 
 // nullptr when the default model is not installed (the caller skips with a message).
-const LoadedModel* loaded_default_model();
+const LoadedModel* loaded_default_model(WeightForm form = WeightForm::kFloat32);
 
 }  // namespace pagedgen::test

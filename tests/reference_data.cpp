@@ -9,8 +9,8 @@
 
 namespace pagedgen::test {
 
-std::vector<ReferencePrompt> load_reference_prompts() {
-  const auto dir = data_dir() / "reference";
+std::vector<ReferencePrompt> load_reference_prompts(const std::string& name) {
+  const auto dir = data_dir() / name;
   simdjson::dom::parser parser;
   simdjson::dom::element manifest = parser.load((dir / "manifest.json").string());
   const auto vocab = static_cast<std::size_t>(int64_t(manifest["vocab_size"]));

@@ -1,6 +1,7 @@
-// The reference outputs of an independent implementation (llama.cpp, F32) stored in
-// tests/data/reference by scripts/make-reference.py: prompts, their token ids, the logits
-// at the last prompt position and 32 greedy tokens.
+// The reference outputs of an independent implementation (llama.cpp) stored by
+// scripts/make-reference.py: prompts, their token ids, the logits at the last prompt
+// position and 32 greedy tokens. tests/data/reference: the weights dequantized to F32;
+// tests/data/reference-q4_1: the Q4_1 file as it is, activations quantized (--quantized).
 #pragma once
 
 #include <string>
@@ -19,7 +20,7 @@ struct ReferencePrompt {
   std::vector<float> logits;  // [vocab]
 };
 
-// Reads tests/data/reference; throws when the files are missing or malformed.
-std::vector<ReferencePrompt> load_reference_prompts();
+// Reads tests/data/<name>; throws when the files are missing or malformed.
+std::vector<ReferencePrompt> load_reference_prompts(const std::string& name = "reference");
 
 }  // namespace pagedgen::test

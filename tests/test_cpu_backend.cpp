@@ -1,6 +1,8 @@
 // CpuBackend on the default model: logits and K/V are the same bits at every block size
 // (scrambled block ids), for any prefill chunking, alone or batched, on 1 or 2 threads;
 // close to the dense reference forward pass; greedy tokens equal to it; copy_blocks exact.
+// The fast path (weights kept quantized, float16 and bfloat16 KV) likewise at block sizes
+// 1-64, any chunking, batched, on 1, 2 and 4 threads and every instruction set.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -81,11 +83,12 @@ std::vector<float> last_row(const std::vector<float>& logits, std::size_t vocab)
 }
 
 // The prompt prefilled in chunks of `chunk` tokens on a fresh backend; returns the logits of
-// each chunk's last token, concatenated, and (through kv) the prompt's K/V.
+// each chunk's last token, concatenated, and (through kv, float32 pools only) the prompt's K/V.
 std::vector<float> prefill_in_chunks(const LoadedModel& m, int32_t block_size, std::size_t chunk,
-                                     std::size_t num_threads, std::vector<float>* kv = nullptr) {
+                                     std::size_t num_threads, std::vector<float>* kv = nullptr,
+                                     cpu::CpuIsa isa = cpu::best_cpu_isa(), KvDtype kv_dtype = KvDtype::kFloat32) {
   const ModelConfig& config = m.files.config();
-  CpuBackend backend(config, m.weights, num_threads);
+  CpuBackend backend(config, m.weights, num_threads, isa, kv_dtype);
   backend.allocate_kv_pool(64, static_cast<std::size_t>(block_size));
   test::PagedBatchBuilder builder(block_size, 64, 1000u + static_cast<uint32_t>(block_size));
   const std::size_t seq = builder.add_sequence();
@@ -246,4 +249,48 @@ TEST_CASE("(f) 16 greedy steps through the paged backend equal the dense referen
     if (step + 1 < num_steps) logits = run_step(backend, builder.step({{seq, {best}}}), vocab);
   }
   CHECK(tokens == expected);
+}
+
+TEST_CASE("(g) fast path: the same logits bits at block sizes 1-64, any chunking, batching, 1, 2 and 4 threads, "
+          "every instruction set, float16 and bfloat16 KV") {
+  const LoadedModel* packed = test::loaded_default_model(WeightForm::kPackedWhereQuantized);
+  if (packed == nullptr) {
+    MESSAGE("skipped: the default model is absent (scripts/fetch-model.sh downloads it)");
+    return;
+  }
+  const ModelConfig& config = packed->files.config();
+  const std::size_t vocab = vocab_of(config);
+  for (const KvDtype kv_dtype : {KvDtype::kFloat16, KvDtype::kBFloat16}) {
+    CAPTURE(kv_dtype_name(kv_dtype));
+    auto prefill = [&](int32_t block_size, std::size_t chunk, std::size_t threads, cpu::CpuIsa isa) {
+      return prefill_in_chunks(*packed, block_size, chunk, threads, nullptr, isa, kv_dtype);
+    };
+    const auto reference = prefill(16, 9, 2, cpu::best_cpu_isa());  // chunks of 9: last tokens at 8, 17, ...
+    const auto reference_last = last_row(reference, vocab);
+    for (int32_t block_size : {1, 8, 32, 64}) {
+      CAPTURE(block_size);
+      CHECK(same_bits(prefill(block_size, 9, 2, cpu::best_cpu_isa()), reference));
+    }
+    CHECK(same_bits(last_row(prefill(16, kPrompt.size(), 2, cpu::best_cpu_isa()), vocab), reference_last));
+    CHECK(same_bits(last_row(prefill(16, 1, 2, cpu::best_cpu_isa()), vocab), reference_last));
+    for (std::size_t threads : {1, 4}) {
+      CAPTURE(threads);
+      CHECK(same_bits(prefill(16, 9, threads, cpu::best_cpu_isa()), reference));
+    }
+    for (cpu::CpuIsa isa : cpu::supported_cpu_isas()) {
+      CAPTURE(cpu::cpu_isa_name(isa));
+      CHECK(same_bits(prefill(8, 9, 2, isa), reference));
+    }
+    // Batched with another sequence, rows elsewhere in the batch.
+    CpuBackend backend(config, packed->weights, 2, cpu::best_cpu_isa(), kv_dtype);
+    backend.allocate_kv_pool(64, 16);
+    test::PagedBatchBuilder builder(16, 64, 6);
+    const std::size_t a = builder.add_sequence();
+    const std::size_t b = builder.add_sequence();
+    const auto both = run_step(backend, builder.step({{b, kShortPrompt}, {a, kPrompt}}), vocab);
+    CHECK(same_bits(std::span(both).subspan(vocab), reference_last));
+  }
+  // The KV element type changes the numbers (each is a different rounding of K and V).
+  CHECK(!same_bits(prefill_in_chunks(*packed, 16, 9, 2, nullptr, cpu::best_cpu_isa(), KvDtype::kFloat16),
+                   prefill_in_chunks(*packed, 16, 9, 2, nullptr, cpu::best_cpu_isa(), KvDtype::kBFloat16)));
 }

@@ -1,6 +1,7 @@
 // `pagedgen generate` end to end: the same input gives the same output file at every block
-// size, with prefix sharing off, and under preemption, for greedy and seeded sampling
-// (n > 1 included); and a file of bad lines gives exactly one line per non-blank line.
+// size, with prefix sharing off, under preemption, on 1 or 2 threads and on every
+// instruction set of the fast path (the default), for greedy and seeded sampling (n > 1
+// included); and a file of bad lines gives exactly one line per non-blank line.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <regex>
 
+#include "backend/cpu_isa.h"
 #include "cli_runner.h"
 #include "gguf_writer.h"
 #include "test_paths.h"
@@ -64,6 +66,13 @@ TEST_CASE("output files are identical across block sizes, sharing off and preemp
     const auto [text, stats] = run(fmt::format("bs{}", block_size), fmt::format("--block-size {}", block_size));
     CAPTURE(block_size);
     CHECK(without_cached_tokens(text) == without_cached_tokens(baseline));
+  }
+  // The fast path (the default) on one thread and on every instruction set this CPU has.
+  CHECK(without_cached_tokens(run("threads1", "--threads 1").first) == without_cached_tokens(baseline));
+  for (pagedgen::cpu::CpuIsa isa : pagedgen::cpu::supported_cpu_isas()) {
+    const std::string name = pagedgen::cpu::cpu_isa_name(isa);
+    CAPTURE(name);
+    CHECK(without_cached_tokens(run("isa-" + name, "--cpu-isa " + name).first) == without_cached_tokens(baseline));
   }
   const auto [unshared, unshared_stats] = run("noshare", "--no-prefix-sharing");
   CHECK(stats_field(unshared_stats, "prefix_cache", "hit_blocks") == 0);

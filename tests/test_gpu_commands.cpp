@@ -33,23 +33,26 @@ test::CliResult run_on_gpu(const std::string& args, const std::filesystem::path&
 TEST_CASE("plan --device cuda: bfloat16 KV bytes and a pool sized from free device memory") {
   REQUIRE_GPU();
   const std::filesystem::path input = test::source_dir() / "samples" / "chat.jsonl";
-  const auto plan = [&](const std::string& device) {
-    const std::filesystem::path json = work_dir() / fmt::format("plan-{}.json", device);
+  const auto plan = [&](const std::string& name, const std::string& flags) {
+    const std::filesystem::path json = work_dir() / fmt::format("plan-{}.json", name);
     const test::CliResult r = run_on_gpu(
-        fmt::format("plan {} -i '{}' --block-sizes 16 --device {} --json '{}'", test::gpu_test_model_files_args(),
-                    input.string(), device, json.string()),
+        fmt::format("plan {} -i '{}' --block-sizes 16 {} --json '{}'", test::gpu_test_model_files_args(),
+                    input.string(), flags, json.string()),
         "/dev/null");
     INFO(r.stderr_text);
     REQUIRE(r.exit_code == 0);
     return test::read_file(json);
   };
-  const std::string gpu = plan("cuda");
-  const std::string cpu = plan("cpu");
+  const std::string gpu = plan("cuda", "--device cuda");
+  const std::string cpu = plan("cpu", "--device cpu");  // the fast path: a float16 KV cache
+  const std::string exact = plan("cpu-exact", "--device cpu --cpu-math exact");
   CHECK(gpu.find("\"kv_dtype\": \"bfloat16\"") != std::string::npos);
-  CHECK(cpu.find("\"kv_dtype\": \"float32\"") != std::string::npos);
+  CHECK(cpu.find("\"kv_dtype\": \"float16\"") != std::string::npos);
+  CHECK(exact.find("\"kv_dtype\": \"float32\"") != std::string::npos);
   // SmolLM2-135M: 30 layers x 3 KV heads x 64 dims x (K and V): 11520 elements per token.
   CHECK(gpu.find("\"kv_bytes_per_token\": 23040") != std::string::npos);
-  CHECK(cpu.find("\"kv_bytes_per_token\": 46080") != std::string::npos);
+  CHECK(cpu.find("\"kv_bytes_per_token\": 23040") != std::string::npos);
+  CHECK(exact.find("\"kv_bytes_per_token\": 46080") != std::string::npos);
 }
 
 TEST_CASE("sweep --device cuda: float32 text identical across block sizes; bfloat16 reports, never fails") {

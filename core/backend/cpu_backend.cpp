@@ -29,8 +29,8 @@ void add_in_place(float* x, const float* y, std::size_t n) {
 }  // namespace
 
 CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, std::size_t num_threads,
-                       cpu::CpuIsa isa)
-    : config_(config), weights_(weights), pool_(std::max<std::size_t>(1, num_threads)), isa_(isa) {
+                       cpu::CpuIsa isa, KvDtype kv_dtype)
+    : config_(config), weights_(weights), pool_(std::max<std::size_t>(1, num_threads)), isa_(isa), kv_dtype_(kv_dtype) {
   PG_CHECK(weights.layers.size() == static_cast<std::size_t>(config.num_layers), "weights have {} layers, config {}",
            weights.layers.size(), config.num_layers);
   layout_ = KvLayout{0, config.num_kv_heads, 0, config.head_dim};
@@ -42,7 +42,7 @@ CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, s
 }
 
 std::size_t CpuBackend::kv_bytes_per_block(std::size_t block_size) const {
-  return config_.kv_bytes_per_token(sizeof(float)) * block_size;
+  return config_.kv_bytes_per_token(kv_dtype_bytes(kv_dtype_)) * block_size;
 }
 
 int32_t CpuBackend::kv_pool_blocks(const KvPoolBudget& budget, std::size_t block_size) const {
@@ -61,9 +61,31 @@ void CpuBackend::allocate_kv_pool(std::size_t num_blocks, std::size_t block_size
   PG_CHECK(block_size >= 1, "block size must be at least 1");
   layout_ = KvLayout{static_cast<int64_t>(num_blocks), config_.num_kv_heads, static_cast<int64_t>(block_size),
                      config_.head_dim};
-  const auto elements = static_cast<std::size_t>(layout_.elements_per_layer());
-  k_pools_.assign(static_cast<std::size_t>(config_.num_layers), std::vector<float>(elements));
-  v_pools_.assign(static_cast<std::size_t>(config_.num_layers), std::vector<float>(elements));
+  const std::size_t bytes = static_cast<std::size_t>(layout_.elements_per_layer()) * kv_dtype_bytes(kv_dtype_);
+  k_pools_.clear();
+  v_pools_.clear();
+  for (int64_t layer = 0; layer < config_.num_layers; ++layer) {
+    k_pools_.emplace_back(new std::byte[bytes]);
+    v_pools_.emplace_back(new std::byte[bytes]);
+  }
+}
+
+std::span<float> CpuBackend::float_pool(const std::vector<std::unique_ptr<std::byte[]>>& pools,
+                                        std::size_t layer) const {
+  PG_CHECK(kv_dtype_ == KvDtype::kFloat32, "the {} KV pools are not float32", kv_dtype_name(kv_dtype_));
+  return {reinterpret_cast<float*>(pools.at(layer).get()), static_cast<std::size_t>(layout_.elements_per_layer())};
+}
+
+template <typename Kv>
+void CpuBackend::attention(std::size_t layer, const StepBatch& batch) {
+  auto* k_pool = reinterpret_cast<Kv*>(k_pools_[layer].get());
+  auto* v_pool = reinterpret_cast<Kv*>(v_pools_[layer].get());
+  const float scale = 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
+  // Every new token's K/V goes in before attention: later tokens of a chunk read earlier ones.
+  cpu::write_kv_cache(cpu::kv_write_args(batch, k_.data(), v_.data(), k_pool, v_pool, layout_));
+  cpu::paged_attention(cpu::paged_attention_args(batch, q_.data(), static_cast<int32_t>(config_.num_heads), k_pool,
+                                                 v_pool, layout_, scale, attn_.data()),
+                       pool_);
 }
 
 void CpuBackend::ensure_activations(std::size_t num_tokens, std::size_t num_logits) {
@@ -136,7 +158,6 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
   const auto vocab = static_cast<std::size_t>(config_.vocab_size);
   const auto rope_dim = static_cast<std::size_t>(config_.rope_dim);
   const float eps = config_.rms_norm_eps;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   const std::size_t num_logits = batch.logits_rows.size();
   ensure_activations(n, num_logits);
   const std::span<const int32_t> positions(batch.positions);
@@ -170,13 +191,11 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
       cpu::rope(k_.data() + r0 * kv_dim, positions.subspan(r0, r1 - r0), num_kv_heads, head_dim, rope_dim,
                 config_.rope_layout, weights_.rope_inv_freq);
     });
-    // Every new token's K/V goes in before attention: later tokens of a chunk read earlier ones.
-    cpu::write_kv_cache(
-        cpu::kv_write_args(batch, k_.data(), v_.data(), k_pools_[layer].data(), v_pools_[layer].data(), layout_));
-    cpu::paged_attention(
-        cpu::paged_attention_args(batch, q_.data(), static_cast<int32_t>(num_heads), k_pools_[layer].data(),
-                                  v_pools_[layer].data(), layout_, scale, attn_.data()),
-        pool_);
+    switch (kv_dtype_) {
+      case KvDtype::kFloat32: attention<float>(layer, batch); break;
+      case KvDtype::kFloat16: attention<Float16>(layer, batch); break;
+      case KvDtype::kBFloat16: attention<BFloat16>(layer, batch); break;
+    }
     quantize_rows(attn_.data(), n, q_dim);
     matmuls(attn_.data(), n, q_dim, {{w.wo, w.packed.wo, proj_.data(), hidden}});
     add_in_place(x_.data(), proj_.data(), n * hidden);
@@ -206,16 +225,17 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
 }
 
 void CpuBackend::copy_blocks(std::span<const BlockCopy> copies) {
-  const auto block_elements = static_cast<std::size_t>(layout_.block_stride());
+  const std::size_t block_bytes = static_cast<std::size_t>(layout_.block_stride()) * kv_dtype_bytes(kv_dtype_);
+  const std::size_t element_bytes = kv_dtype_bytes(kv_dtype_);
   for (const BlockCopy& copy : copies) {
     PG_CHECK(copy.src >= 0 && copy.src < layout_.num_blocks && copy.dst >= 0 && copy.dst < layout_.num_blocks,
              "block copy {} -> {} outside a pool of {} blocks", copy.src, copy.dst, layout_.num_blocks);
     if (copy.src == copy.dst) continue;
-    const auto src = static_cast<std::size_t>(layout_.offset(copy.src, 0, 0, 0));
-    const auto dst = static_cast<std::size_t>(layout_.offset(copy.dst, 0, 0, 0));
+    const std::size_t src = static_cast<std::size_t>(layout_.offset(copy.src, 0, 0, 0)) * element_bytes;
+    const std::size_t dst = static_cast<std::size_t>(layout_.offset(copy.dst, 0, 0, 0)) * element_bytes;
     for (std::size_t layer = 0; layer < k_pools_.size(); ++layer) {
-      std::memcpy(k_pools_[layer].data() + dst, k_pools_[layer].data() + src, block_elements * sizeof(float));
-      std::memcpy(v_pools_[layer].data() + dst, v_pools_[layer].data() + src, block_elements * sizeof(float));
+      std::memcpy(k_pools_[layer].get() + dst, k_pools_[layer].get() + src, block_bytes);
+      std::memcpy(v_pools_[layer].get() + dst, v_pools_[layer].get() + src, block_bytes);
     }
   }
 }

@@ -1,4 +1,5 @@
-// The CPU backend on the paged KV cache: owns the float32 K/V pool of every layer and runs
+// The CPU backend on the paged KV cache: owns the K/V pool of every layer (float32, float16
+// or bfloat16: kv_dtype.h) and runs
 // the Llama forward pass of a StepBatch with batch-invariant matrix products and paged
 // attention (paged_attention.h), so a token's logits are the same bits however it is
 // batched. Two kinds of matrix product, chosen by the weights' form (model_weights.h):
@@ -10,11 +11,13 @@
 #include <span>
 #include <string>
 #include <initializer_list>
+#include <memory>
 #include <vector>
 
 #include "backend/cpu_isa.h"
 #include "backend/cpu_thread_pool.h"
 #include "backend/host_sampling.h"
+#include "backend/kv_dtype.h"
 #include "backend/kv_layout.h"
 #include "backend/logits_backend.h"
 #include "backend/q8_activations.h"
@@ -27,9 +30,10 @@ namespace pagedgen {
 class CpuBackend final : public LogitsBackend {
  public:
   // `config` and `weights` must outlive the backend. `num_threads` counts the caller; `isa`
-  // is the instruction set of the int8 kernels (any gives the same bits).
+  // is the instruction set of the int8 kernels (any gives the same bits); `kv_dtype` the
+  // element type of the KV pools.
   CpuBackend(const ModelConfig& config, const ModelWeights& weights, std::size_t num_threads = default_num_threads(),
-             cpu::CpuIsa isa = cpu::best_cpu_isa());
+             cpu::CpuIsa isa = cpu::best_cpu_isa(), KvDtype kv_dtype = KvDtype::kFloat32);
 
   std::string name() const override { return "cpu"; }
   std::size_t kv_bytes_per_block(std::size_t block_size) const override;
@@ -46,11 +50,13 @@ class CpuBackend final : public LogitsBackend {
 
   std::size_t num_threads() const { return pool_.num_threads(); }
   KvLayout kv_layout() const { return layout_; }
-  // One layer's K or V pool, (num_blocks, num_kv_heads, block_size, head_dim): for tests.
-  std::span<float> k_pool(std::size_t layer) { return k_pools_.at(layer); }
-  std::span<float> v_pool(std::size_t layer) { return v_pools_.at(layer); }
-  std::span<const float> k_pool(std::size_t layer) const { return k_pools_.at(layer); }
-  std::span<const float> v_pool(std::size_t layer) const { return v_pools_.at(layer); }
+  KvDtype kv_dtype() const { return kv_dtype_; }
+  // One layer's K or V pool of a float32 KV cache, (num_blocks, num_kv_heads, block_size,
+  // head_dim): for tests.
+  std::span<float> k_pool(std::size_t layer) { return float_pool(k_pools_, layer); }
+  std::span<float> v_pool(std::size_t layer) { return float_pool(v_pools_, layer); }
+  std::span<const float> k_pool(std::size_t layer) const { return float_pool(k_pools_, layer); }
+  std::span<const float> v_pool(std::size_t layer) const { return float_pool(v_pools_, layer); }
 
  private:
   void ensure_activations(std::size_t num_tokens, std::size_t num_logits);
@@ -78,8 +84,16 @@ class CpuBackend final : public LogitsBackend {
   bool has_packed_ = false;  // some matrix is kept quantized: activations get quantized
   HostSampling host_sampling_;
   KvLayout layout_;
-  std::vector<std::vector<float>> k_pools_;  // per layer: layout_.elements_per_layer()
-  std::vector<std::vector<float>> v_pools_;  // per layer: layout_.elements_per_layer()
+  // Writes the step's new K/V of `layer` and runs its attention, on pools of type Kv.
+  template <typename Kv>
+  void attention(std::size_t layer, const StepBatch& batch);
+  std::span<float> float_pool(const std::vector<std::unique_ptr<std::byte[]>>& pools, std::size_t layer) const;
+
+  KvDtype kv_dtype_;
+  // Per layer: layout_.elements_per_layer() values of kv_dtype_. Not zeroed: a slot is
+  // always written before it is read, and pages nobody touched take no memory.
+  std::vector<std::unique_ptr<std::byte[]>> k_pools_;
+  std::vector<std::unique_ptr<std::byte[]>> v_pools_;
 
   // Activations, kept between steps and grown as needed.
   std::vector<float> x_;        // (num_tokens, hidden) residual stream

@@ -3,15 +3,20 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "backend/fixed_order_dot.h"
 #include "backend/fixed_order_exp.h"
+#include "backend/kv_dtype.h"
 #include "util/error.h"
 
 namespace pagedgen::cpu {
 
 namespace {
+
+// The largest head dim the CPU attention takes (a scratch row on the stack).
+constexpr std::size_t kMaxHeadDim = 512;
 
 // The kernels below work on kHeads query heads that share one KV head, so each K and V
 // row is read once for all of them, and on several rows or dimensions at a time, so the
@@ -24,20 +29,40 @@ namespace {
 #if PAGEDGEN_CPU_AVX2
 // Asks for a K or V row ahead of use: rows sit in blocks scattered over the pool, so the
 // hardware prefetcher loses the stream at every block edge.
-template <_mm_hint kHint>
-void prefetch_row(const float* row, std::size_t head_dim) {
+template <_mm_hint kHint, typename Kv>
+void prefetch_row(const Kv* row, std::size_t head_dim) {
   const char* bytes = reinterpret_cast<const char*>(row);
-  for (std::size_t offset = 0; offset < head_dim * sizeof(float); offset += 64) _mm_prefetch(bytes + offset, kHint);
+  for (std::size_t offset = 0; offset < head_dim * sizeof(Kv); offset += 64) _mm_prefetch(bytes + offset, kHint);
+}
+
+// Eight stored values as floats (exact conversions).
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8(const Float16* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline __m256 load8(const BFloat16* p) {
+  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
 }
 #endif
+
+// dot_fixed_order (fixed_order_dot.h) of q with a stored row, its values converted exactly.
+template <typename Kv>
+float dot_row(const float* q, const Kv* row, std::size_t head_dim) {
+  if constexpr (std::is_same_v<Kv, float>) {
+    return dot_fixed_order(q, row, head_dim);
+  } else {
+    float converted[kMaxHeadDim];
+    for (std::size_t d = 0; d < head_dim; ++d) converted[d] = kv_to_float(row[d]);
+    return dot_fixed_order(q, converted, head_dim);
+  }
+}
 
 // How many rows ahead the K rows are prefetched.
 constexpr std::size_t kPrefetchRows = 16;
 
 // scores (kHeads, n) = scale * q (kHeads, head_dim) . k_rows[j] for j < n. Also prefetches
 // the V rows into L2 for weighted_heads.
-template <int kHeads>
-void score_heads(const float* q, const float* const* k_rows, [[maybe_unused]] const float* const* v_rows,
+template <int kHeads, typename Kv>
+void score_heads(const float* q, const Kv* const* k_rows, [[maybe_unused]] const Kv* const* v_rows,
                  std::size_t n, std::size_t head_dim, float scale, float* scores) {
   std::size_t j = 0;
 #if PAGEDGEN_CPU_AVX2
@@ -58,7 +83,7 @@ void score_heads(const float* q, const float* const* k_rows, [[maybe_unused]] co
       for (int h = 0; h < kHeads; ++h) {
         const __m256 qv = _mm256_loadu_ps(q + static_cast<std::size_t>(h) * head_dim + d);
 #pragma GCC unroll 8
-        for (int r = 0; r < kRows; ++r) acc[h][r] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k_rows[j + r] + d), acc[h][r]);
+        for (int r = 0; r < kRows; ++r) acc[h][r] = _mm256_fmadd_ps(qv, load8(k_rows[j + r] + d), acc[h][r]);
       }
     }
 #pragma GCC unroll 4
@@ -67,7 +92,7 @@ void score_heads(const float* q, const float* const* k_rows, [[maybe_unused]] co
 #pragma GCC unroll 8
       for (int r = 0; r < kRows; ++r) {
         float sum = reduce_m256(acc[h][r]);
-        for (std::size_t d = dim8; d < head_dim; ++d) sum = std::fma(qh[d], k_rows[j + r][d], sum);
+        for (std::size_t d = dim8; d < head_dim; ++d) sum = std::fma(qh[d], kv_to_float(k_rows[j + r][d]), sum);
         scores[static_cast<std::size_t>(h) * n + j + r] = sum * scale;
       }
     }
@@ -75,14 +100,13 @@ void score_heads(const float* q, const float* const* k_rows, [[maybe_unused]] co
 #endif
   for (; j < n; ++j)
     for (int h = 0; h < kHeads; ++h)
-      scores[static_cast<std::size_t>(h) * n + j] =
-          dot_fixed_order(q + static_cast<std::size_t>(h) * head_dim, k_rows[j], head_dim) * scale;
+      scores[static_cast<std::size_t>(h) * n + j] = dot_row(q + static_cast<std::size_t>(h) * head_dim, k_rows[j], head_dim) * scale;
 }
 
 // out (kHeads, head_dim) = sum over j < n, in increasing j, of weights[h][j] * v_rows[j].
 // weights: (kHeads, n).
-template <int kHeads>
-void weighted_heads(const float* weights, const float* const* v_rows, std::size_t n, std::size_t head_dim, float* out) {
+template <int kHeads, typename Kv>
+void weighted_heads(const float* weights, const Kv* const* v_rows, std::size_t n, std::size_t head_dim, float* out) {
   std::size_t d0 = 0;
 #if PAGEDGEN_CPU_AVX2
   constexpr int kVecs = kHeads == 1 ? 8 : 4;  // at most 12 accumulators
@@ -96,10 +120,10 @@ void weighted_heads(const float* weights, const float* const* v_rows, std::size_
       __m256 w[kHeads];
 #pragma GCC unroll 4
       for (int h = 0; h < kHeads; ++h) w[h] = _mm256_set1_ps(weights[static_cast<std::size_t>(h) * n + j]);
-      const float* row = v_rows[j] + d0;
+      const Kv* row = v_rows[j] + d0;
 #pragma GCC unroll 8
       for (int v = 0; v < kVecs; ++v) {
-        const __m256 vv = _mm256_loadu_ps(row + 8 * v);
+        const __m256 vv = load8(row + 8 * v);
 #pragma GCC unroll 4
         for (int h = 0; h < kHeads; ++h) acc[h][v] = _mm256_fmadd_ps(w[h], vv, acc[h][v]);
       }
@@ -115,7 +139,7 @@ void weighted_heads(const float* weights, const float* const* v_rows, std::size_
       __m256 acc = _mm256_setzero_ps();
       for (std::size_t j = 0; j < n; ++j)
         acc = _mm256_fmadd_ps(_mm256_set1_ps(weights[static_cast<std::size_t>(h) * n + j]),
-                              _mm256_loadu_ps(v_rows[j] + d0), acc);
+                              load8(v_rows[j] + d0), acc);
       _mm256_storeu_ps(out + static_cast<std::size_t>(h) * head_dim + d0, acc);
     }
 #endif
@@ -123,14 +147,15 @@ void weighted_heads(const float* weights, const float* const* v_rows, std::size_
     for (std::size_t d = d0; d < head_dim; ++d) {
       float acc = 0.0f;
       for (std::size_t j = 0; j < n; ++j)
-        acc = std::fma(weights[static_cast<std::size_t>(h) * n + j], v_rows[j][d], acc);
+        acc = std::fma(weights[static_cast<std::size_t>(h) * n + j], kv_to_float(v_rows[j][d]), acc);
       out[static_cast<std::size_t>(h) * head_dim + d] = acc;
     }
 }
 
 // Attention of num_heads (1 to 3) consecutive query heads of one token over n positions.
 //   q, out: (num_heads, head_dim);  weights: scratch (num_heads, n)
-void attend_heads(int num_heads, const float* q, const float* const* k_rows, const float* const* v_rows, std::size_t n,
+template <typename Kv>
+void attend_heads(int num_heads, const float* q, const Kv* const* k_rows, const Kv* const* v_rows, std::size_t n,
                   std::size_t head_dim, float scale, float* weights, float* out) {
   switch (num_heads) {
     case 1:
@@ -167,7 +192,8 @@ void attend_heads(int num_heads, const float* q, const float* const* k_rows, con
 }
 
 // The sequence each token belongs to, from query_start.
-std::vector<int32_t> token_sequences(const PagedAttentionArgs& args) {
+template <typename Kv>
+std::vector<int32_t> token_sequences(const PagedAttentionArgsOf<Kv, float>& args) {
   std::vector<int32_t> seq_of(static_cast<std::size_t>(args.num_tokens));
   for (int32_t s = 0; s < args.num_seqs; ++s)
     for (int32_t t = args.query_start[s]; t < args.query_start[s + 1]; ++t) seq_of[static_cast<std::size_t>(t)] = s;
@@ -176,38 +202,42 @@ std::vector<int32_t> token_sequences(const PagedAttentionArgs& args) {
 
 }  // namespace
 
-KvWriteArgs kv_write_args(const StepBatch& batch, const float* k, const float* v, float* k_pool, float* v_pool,
-                          KvLayout layout) {
+template <typename Kv>
+KvWriteArgsOf<Kv> kv_write_args(const StepBatch& batch, const float* k, const float* v, Kv* k_pool, Kv* v_pool,
+                                KvLayout layout) {
   PG_CHECK(batch.slot_mapping.size() == static_cast<std::size_t>(batch.num_tokens), "slot mapping of {} for {} tokens",
            batch.slot_mapping.size(), batch.num_tokens);
-  return KvWriteArgs{k, v, batch.slot_mapping.data(), batch.num_tokens, k_pool, v_pool, layout};
+  return KvWriteArgsOf<Kv>{k, v, batch.slot_mapping.data(), batch.num_tokens, k_pool, v_pool, layout};
 }
 
-PagedAttentionArgs paged_attention_args(const StepBatch& batch, const float* q, int32_t num_heads, const float* k_pool,
-                                        const float* v_pool, KvLayout layout, float scale, float* out) {
+template <typename Kv>
+PagedAttentionArgsOf<Kv, float> paged_attention_args(const StepBatch& batch, const float* q, int32_t num_heads,
+                                                     const Kv* k_pool, const Kv* v_pool, KvLayout layout, float scale,
+                                                     float* out) {
   PG_CHECK(batch.positions.size() == static_cast<std::size_t>(batch.num_tokens) &&
                batch.query_start.size() == static_cast<std::size_t>(batch.num_seqs) + 1 &&
                batch.context_lens.size() == static_cast<std::size_t>(batch.num_seqs) &&
                batch.block_tables.size() ==
                    static_cast<std::size_t>(batch.num_seqs) * static_cast<std::size_t>(batch.max_blocks_per_seq),
            "step batch arrays disagree with its {} tokens and {} sequences", batch.num_tokens, batch.num_seqs);
-  return PagedAttentionArgs{q,
-                            k_pool,
-                            v_pool,
-                            out,
-                            batch.positions.data(),
-                            batch.query_start.data(),
-                            batch.context_lens.data(),
-                            batch.block_tables.data(),
-                            batch.num_tokens,
-                            batch.num_seqs,
-                            batch.max_blocks_per_seq,
-                            num_heads,
-                            scale,
-                            layout};
+  return PagedAttentionArgsOf<Kv, float>{q,
+                                         k_pool,
+                                         v_pool,
+                                         out,
+                                         batch.positions.data(),
+                                         batch.query_start.data(),
+                                         batch.context_lens.data(),
+                                         batch.block_tables.data(),
+                                         batch.num_tokens,
+                                         batch.num_seqs,
+                                         batch.max_blocks_per_seq,
+                                         num_heads,
+                                         scale,
+                                         layout};
 }
 
-void write_kv_cache(const KvWriteArgs& args) {
+template <typename Kv>
+void write_kv_cache(const KvWriteArgsOf<Kv>& args) {
   const KvLayout layout = args.layout;
   const auto head_dim = static_cast<std::size_t>(layout.head_dim);
   for (std::size_t t = 0; t < static_cast<std::size_t>(args.num_tokens); ++t) {
@@ -218,32 +248,43 @@ void write_kv_cache(const KvWriteArgs& args) {
       const std::size_t src =
           (t * static_cast<std::size_t>(layout.num_kv_heads) + static_cast<std::size_t>(h)) * head_dim;
       const int64_t dst = layout.offset(slot.block_id, h, slot.slot_in_block, 0);
-      std::memcpy(args.k_pool + dst, args.k + src, head_dim * sizeof(float));
-      std::memcpy(args.v_pool + dst, args.v + src, head_dim * sizeof(float));
+      for (std::size_t d = 0; d < head_dim; ++d) {
+        args.k_pool[dst + static_cast<int64_t>(d)] = kv_from_float<Kv>(args.k[src + d]);
+        args.v_pool[dst + static_cast<int64_t>(d)] = kv_from_float<Kv>(args.v[src + d]);
+      }
     }
   }
 }
 
-void paged_attention(const PagedAttentionArgs& args, CpuThreadPool& pool) {
+template <typename Kv>
+void paged_attention(const PagedAttentionArgsOf<Kv, float>& args, CpuThreadPool& pool) {
   const KvLayout layout = args.layout;
   const auto num_heads = static_cast<std::size_t>(args.num_heads);
   const float scale = args.scale;
   float* const out = args.out;
-  const float* const k_pool = args.k_pool;
-  const float* const v_pool = args.v_pool;
+  const Kv* const k_pool = args.k_pool;
+  const Kv* const v_pool = args.v_pool;
   const auto num_kv_heads = static_cast<std::size_t>(layout.num_kv_heads);
   const auto head_dim = static_cast<std::size_t>(layout.head_dim);
   const auto block_size = static_cast<std::size_t>(layout.block_size);
   PG_CHECK(num_kv_heads > 0 && num_heads % num_kv_heads == 0, "{} query heads for {} KV heads", num_heads,
            num_kv_heads);
+  PG_CHECK(head_dim <= kMaxHeadDim, "head dim {} above the CPU attention's {}", head_dim, kMaxHeadDim);
   const std::size_t group = num_heads / num_kv_heads;
   const std::vector<int32_t> seq_of = token_sequences(args);
+  // A task is one token, one KV head and the query heads that read it, kMaxHeads at a time
+  // (their K/V rows stay in cache between heads); with few tokens (decode), one query head
+  // per task so that every thread has work. The grouping never changes a head's arithmetic.
+  constexpr std::size_t kMaxHeads = 3;
+  const std::size_t units = static_cast<std::size_t>(args.num_tokens) * num_kv_heads;
+  const std::size_t heads_per_task = units >= 4 * pool.num_threads() ? group : 1;
+  const std::size_t tasks_per_unit = (group + heads_per_task - 1) / heads_per_task;
 
-  // One task: one token and one KV head, with the `group` query heads that read it (their
-  // K/V rows stay in cache between heads).
-  pool.run(static_cast<std::size_t>(args.num_tokens) * num_kv_heads, [&](std::size_t task, std::size_t) {
-    const std::size_t t = task / num_kv_heads;
-    const std::size_t kv_head = task % num_kv_heads;
+  pool.run(units * tasks_per_unit, [&](std::size_t task, std::size_t) {
+    const std::size_t unit = task / tasks_per_unit;
+    const std::size_t t = unit / num_kv_heads;
+    const std::size_t kv_head = unit % num_kv_heads;
+    const std::size_t first_head = (task % tasks_per_unit) * heads_per_task;
     const auto s = static_cast<std::size_t>(seq_of[t]);
     PG_CHECK(args.positions[t] >= 0 && args.positions[t] < args.context_lens[s],
              "token {} at position {} outside its sequence's context of {}", t, args.positions[t],
@@ -259,8 +300,8 @@ void paged_attention(const PagedAttentionArgs& args, CpuThreadPool& pool) {
 
     // K and V rows of this KV head for positions 0..num_visible-1, through the block table:
     // from here on the arithmetic sees only positions, never blocks.
-    std::vector<const float*> k_rows(num_visible);
-    std::vector<const float*> v_rows(num_visible);
+    std::vector<const Kv*> k_rows(num_visible);
+    std::vector<const Kv*> v_rows(num_visible);
     for (std::size_t j0 = 0; j0 < num_visible; j0 += block_size) {
       const int64_t block_offset = layout.offset(block_table[j0 / block_size], static_cast<int64_t>(kv_head), 0, 0);
       const std::size_t n = std::min(block_size, num_visible - j0);
@@ -269,16 +310,26 @@ void paged_attention(const PagedAttentionArgs& args, CpuThreadPool& pool) {
         v_rows[j0 + i] = v_pool + block_offset + static_cast<int64_t>(i * head_dim);
       }
     }
-    // The group's query heads, three at a time.
-    constexpr std::size_t kMaxHeads = 3;
-    std::vector<float> weights(std::min(group, kMaxHeads) * num_visible);
-    for (std::size_t g = 0; g < group; g += kMaxHeads) {
+    std::vector<float> weights(std::min(heads_per_task, kMaxHeads) * num_visible);
+    for (std::size_t g = first_head; g < std::min(group, first_head + heads_per_task); g += kMaxHeads) {
       const std::size_t head = kv_head * group + g;
-      attend_heads(static_cast<int>(std::min(kMaxHeads, group - g)), q_token + head * head_dim, k_rows.data(),
-                   v_rows.data(), num_visible, head_dim, scale, weights.data(),
-                   out + (t * num_heads + head) * head_dim);
+      attend_heads(static_cast<int>(std::min({kMaxHeads, group - g, first_head + heads_per_task - g})),
+                   q_token + head * head_dim, k_rows.data(), v_rows.data(), num_visible, head_dim, scale,
+                   weights.data(), out + (t * num_heads + head) * head_dim);
     }
   });
 }
+
+// The element types the CPU backend's KV pools use (kv_dtype.h).
+#define PAGEDGEN_PAGED_ATTENTION_FOR(Kv)                                                                            \
+  template KvWriteArgsOf<Kv> kv_write_args(const StepBatch&, const float*, const float*, Kv*, Kv*, KvLayout);     \
+  template PagedAttentionArgsOf<Kv, float> paged_attention_args(const StepBatch&, const float*, int32_t, const Kv*, \
+                                                                const Kv*, KvLayout, float, float*);              \
+  template void write_kv_cache(const KvWriteArgsOf<Kv>&);                                                          \
+  template void paged_attention(const PagedAttentionArgsOf<Kv, float>&, CpuThreadPool&);
+PAGEDGEN_PAGED_ATTENTION_FOR(float)
+PAGEDGEN_PAGED_ATTENTION_FOR(Float16)
+PAGEDGEN_PAGED_ATTENTION_FOR(BFloat16)
+#undef PAGEDGEN_PAGED_ATTENTION_FOR
 
 }  // namespace pagedgen::cpu

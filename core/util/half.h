@@ -1,5 +1,6 @@
-// IEEE binary16 <-> binary32 conversions, exact and the same on every build (no F16C), for
-// the GGUF scales and the fast path's float16 rounding of activation scales.
+// IEEE binary16 <-> binary32 and bfloat16 <-> binary32 conversions, exact and the same on
+// every build (no F16C), for the GGUF scales, the fast path's float16 rounding of activation
+// scales and the CPU's float16 / bfloat16 KV cache.
 #pragma once
 
 #include <bit>
@@ -48,6 +49,16 @@ inline uint16_t float_to_half(float f) {
   const uint32_t rest = magnitude & 0x1fffu;
   if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
   return static_cast<uint16_t>(sign | half);
+}
+
+// bfloat16 (the top 16 bits of a binary32) -> binary32: exact.
+inline float bfloat16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
+// binary32 -> bfloat16, rounding to nearest with ties to even; NaN stays NaN (quiet).
+inline uint16_t float_to_bfloat16(float f) {
+  const uint32_t bits = std::bit_cast<uint32_t>(f);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
 }  // namespace pagedgen
