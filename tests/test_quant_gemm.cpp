@@ -5,9 +5,11 @@
 // double-precision dot product of the same integers and scales.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -123,6 +125,34 @@ TEST_CASE("activation quantization: rounding to even, float16 scales, non-finite
   quantize_rows_q8(zeros.data(), 1, 32, q.data());
   CHECK(q[0].d == 0.0f);
   CHECK(q[0].q[5] == 0);
+}
+
+TEST_CASE("activation quantization: every instruction set gives the same blocks") {
+  std::mt19937 rng(5);
+  const std::size_t rows = 7, cols = 1536;
+  std::vector<float> x = random_activations(rows, cols, rng);
+  // Exact ties (amax 127: the scale is 1, values k + 0.5), zeros, a lone large value and a
+  // non-finite block.
+  x[0] = 127.0f;
+  for (std::size_t i = 1; i < 32; ++i) x[i] = static_cast<float>(i) - 15.5f;
+  std::fill(x.begin() + 32, x.begin() + 64, 0.0f);
+  x[64 + 3] = 1e30f;
+  x[96 + 7] = std::numeric_limits<float>::infinity();
+  std::vector<Q8Block> reference(rows * cols / 32);
+  quantize_rows_q8(x.data(), rows, cols, reference.data(), CpuIsa::kGeneric);
+  for (CpuIsa isa : isas()) {
+    CAPTURE(cpu_isa_name(isa));
+    std::vector<Q8Block> q(reference.size());
+    quantize_rows_q8(x.data(), rows, cols, q.data(), isa);
+    std::size_t differing = 0;
+    for (std::size_t b = 0; b < q.size(); ++b)
+      differing += std::memcmp(q[b].q, reference[b].q, 32) != 0 || q[b].qsum[0] != reference[b].qsum[0] ||
+                   q[b].qsum[1] != reference[b].qsum[1] ||
+                   std::bit_cast<uint32_t>(q[b].d) != std::bit_cast<uint32_t>(reference[b].d) ||
+                   std::bit_cast<uint32_t>(q[b].s) != std::bit_cast<uint32_t>(reference[b].s);
+    CHECK(differing == 0);
+  }
+  CHECK(std::isnan(reference[3].d));
 }
 
 TEST_CASE("packed rows dequantize to dequantize()'s values, bit for bit") {

@@ -76,18 +76,6 @@ std::span<float> CpuBackend::float_pool(const std::vector<std::unique_ptr<std::b
   return {reinterpret_cast<float*>(pools.at(layer).get()), static_cast<std::size_t>(layout_.elements_per_layer())};
 }
 
-template <typename Kv>
-void CpuBackend::attention(std::size_t layer, const StepBatch& batch) {
-  auto* k_pool = reinterpret_cast<Kv*>(k_pools_[layer].get());
-  auto* v_pool = reinterpret_cast<Kv*>(v_pools_[layer].get());
-  const float scale = 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
-  // Every new token's K/V goes in before attention: later tokens of a chunk read earlier ones.
-  cpu::write_kv_cache(cpu::kv_write_args(batch, k_.data(), v_.data(), k_pool, v_pool, layout_));
-  cpu::paged_attention(cpu::paged_attention_args(batch, q_.data(), static_cast<int32_t>(config_.num_heads), k_pool,
-                                                 v_pool, layout_, scale, attn_.data()),
-                       pool_);
-}
-
 void CpuBackend::ensure_activations(std::size_t num_tokens, std::size_t num_logits) {
   const auto hidden = static_cast<std::size_t>(config_.hidden_size);
   const auto q_dim = static_cast<std::size_t>(config_.num_heads * config_.head_dim);
@@ -121,12 +109,10 @@ void CpuBackend::for_row_chunks(std::size_t num_rows, Fn&& fn) {
   });
 }
 
-void CpuBackend::quantize_rows(const float* x, std::size_t rows, std::size_t cols) {
+void CpuBackend::quantize_chunk(const float* x, std::size_t r0, std::size_t r1, std::size_t cols) {
   if (!has_packed_ || cols % 32 != 0) return;  // then no matrix of this width is packed
   const std::size_t num_blocks = cols / 32;
-  for_row_chunks(rows, [&](std::size_t r0, std::size_t r1) {
-    cpu::quantize_rows_q8(x + r0 * cols, r1 - r0, cols, xq_.data() + r0 * num_blocks);
-  });
+  cpu::quantize_rows_q8(x + r0 * cols, r1 - r0, cols, xq_.data() + r0 * num_blocks, isa_);
 }
 
 void CpuBackend::matmuls(const float* x, std::size_t rows, std::size_t in_features,
@@ -162,21 +148,25 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
   ensure_activations(n, num_logits);
   const std::span<const int32_t> positions(batch.positions);
 
-  if (weights_.token_embd_packed != nullptr) {
-    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
-      for (std::size_t r = r0; r < r1; ++r)
-        weights_.token_embd_packed->dequantize_row(static_cast<std::size_t>(batch.token_ids[r]), x_.data() + r * hidden);
-    });
-  } else {
-    cpu::embedding_gather(weights_.token_embd, batch.token_ids, x_.data(), hidden);
-  }
+  const std::size_t num_pairs = rope_dim / 2;
+  grow(rope_cos_sin_, n * num_pairs * 2);
+  // The embeddings, the first norm and the RoPE rotations of the step's positions (used by
+  // every layer).
+  const float* attn_norm0 = weights_.layers.front().attn_norm;
+  for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
+    for (std::size_t r = r0; r < r1; ++r) {
+      const auto token = static_cast<std::size_t>(batch.token_ids[r]);
+      if (weights_.token_embd_packed != nullptr) weights_.token_embd_packed->dequantize_row(token, x_.data() + r * hidden);
+      else std::memcpy(x_.data() + r * hidden, weights_.token_embd + token * hidden, hidden * sizeof(float));
+    }
+    cpu::rope_rotations(positions.subspan(r0, r1 - r0), std::span(weights_.rope_inv_freq).first(num_pairs),
+                        rope_cos_sin_.data() + r0 * num_pairs * 2);
+    norm_chunk(attn_norm0, r0, r1);
+  });
   for (std::size_t layer = 0; layer < weights_.layers.size(); ++layer) {
     const LayerWeights& w = weights_.layers[layer];
-    // Attention sub-block: x += wo @ attention(rope(wq @ norm(x)), rope(wk @ norm(x)), wv @ norm(x))
-    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
-      cpu::rms_norm(x_.data() + r0 * hidden, w.attn_norm, xn_.data() + r0 * hidden, r1 - r0, hidden, eps);
-    });
-    quantize_rows(xn_.data(), n, hidden);
+    // Attention sub-block: x += wo @ attention(rope(wq @ norm(x)), rope(wk @ norm(x)), wv @ norm(x)),
+    // norm(x) in xn_ (and xq_) already.
     matmuls(xn_.data(), n, hidden,
             {{w.wq, w.packed.wq, q_.data(), q_dim}, {w.wk, w.packed.wk, k_.data(), kv_dim},
              {w.wv, w.packed.wv, v_.data(), kv_dim}});
@@ -186,33 +176,35 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
         cpu::add_bias(k_.data() + r0 * kv_dim, w.bk, r1 - r0, kv_dim);
         cpu::add_bias(v_.data() + r0 * kv_dim, w.bv, r1 - r0, kv_dim);
       }
-      cpu::rope(q_.data() + r0 * q_dim, positions.subspan(r0, r1 - r0), num_heads, head_dim, rope_dim,
-                config_.rope_layout, weights_.rope_inv_freq);
-      cpu::rope(k_.data() + r0 * kv_dim, positions.subspan(r0, r1 - r0), num_kv_heads, head_dim, rope_dim,
-                config_.rope_layout, weights_.rope_inv_freq);
+      const float* cos_sin = rope_cos_sin_.data() + r0 * num_pairs * 2;
+      cpu::rope_rotate(q_.data() + r0 * q_dim, cos_sin, r1 - r0, num_heads, head_dim, rope_dim, config_.rope_layout);
+      cpu::rope_rotate(k_.data() + r0 * kv_dim, cos_sin, r1 - r0, num_kv_heads, head_dim, rope_dim,
+                       config_.rope_layout);
+      // Every new token's K/V goes in before attention: later tokens of a chunk read earlier ones.
+      write_kv(layer, batch, r0, r1);
     });
-    switch (kv_dtype_) {
-      case KvDtype::kFloat32: attention<float>(layer, batch); break;
-      case KvDtype::kFloat16: attention<Float16>(layer, batch); break;
-      case KvDtype::kBFloat16: attention<BFloat16>(layer, batch); break;
-    }
-    quantize_rows(attn_.data(), n, q_dim);
+    attention(layer, batch);
+    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) { quantize_chunk(attn_.data(), r0, r1, q_dim); });
     matmuls(attn_.data(), n, q_dim, {{w.wo, w.packed.wo, proj_.data(), hidden}});
-    add_in_place(x_.data(), proj_.data(), n * hidden);
+    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
+      add_in_place(x_.data() + r0 * hidden, proj_.data() + r0 * hidden, (r1 - r0) * hidden);
+      norm_chunk(w.ffn_norm, r0, r1);
+    });
 
     // MLP sub-block: x += w_down @ (silu(w_gate @ norm(x)) * (w_up @ norm(x)))
-    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
-      cpu::rms_norm(x_.data() + r0 * hidden, w.ffn_norm, xn_.data() + r0 * hidden, r1 - r0, hidden, eps);
-    });
-    quantize_rows(xn_.data(), n, hidden);
     matmuls(xn_.data(), n, hidden,
             {{w.w_gate, w.packed.w_gate, gate_.data(), ffn}, {w.w_up, w.packed.w_up, up_.data(), ffn}});
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
       cpu::silu_mul(gate_.data() + r0 * ffn, up_.data() + r0 * ffn, gate_.data() + r0 * ffn, (r1 - r0) * ffn);
+      quantize_chunk(gate_.data(), r0, r1, ffn);
     });
-    quantize_rows(gate_.data(), n, ffn);
     matmuls(gate_.data(), n, ffn, {{w.w_down, w.packed.w_down, proj_.data(), hidden}});
-    add_in_place(x_.data(), proj_.data(), n * hidden);
+    // The residual, then the next layer's attention norm (none after the last layer).
+    const float* next_norm = layer + 1 < weights_.layers.size() ? weights_.layers[layer + 1].attn_norm : nullptr;
+    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
+      add_in_place(x_.data() + r0 * hidden, proj_.data() + r0 * hidden, (r1 - r0) * hidden);
+      if (next_norm != nullptr) norm_chunk(next_norm, r0, r1);
+    });
   }
 
   // Final norm and output head only for the rows whose logits are asked for.
@@ -220,8 +212,55 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
     const auto row = static_cast<std::size_t>(batch.logits_rows[i]);
     cpu::rms_norm(x_.data() + row * hidden, weights_.output_norm, head_in_.data() + i * hidden, 1, hidden, eps);
   }
-  quantize_rows(head_in_.data(), num_logits, hidden);
+  for_row_chunks(num_logits, [&](std::size_t r0, std::size_t r1) { quantize_chunk(head_in_.data(), r0, r1, hidden); });
   matmuls(head_in_.data(), num_logits, hidden, {{weights_.output, weights_.output_packed, logits.data(), vocab}});
+}
+
+void CpuBackend::norm_chunk(const float* weight, std::size_t r0, std::size_t r1) {
+  const auto hidden = static_cast<std::size_t>(config_.hidden_size);
+  cpu::rms_norm(x_.data() + r0 * hidden, weight, xn_.data() + r0 * hidden, r1 - r0, hidden, config_.rms_norm_eps);
+  quantize_chunk(xn_.data(), r0, r1, hidden);
+}
+
+void CpuBackend::write_kv(std::size_t layer, const StepBatch& batch, std::size_t r0, std::size_t r1) {
+  const auto kv_dim = static_cast<std::size_t>(config_.num_kv_heads * config_.head_dim);
+  auto write = [&](auto* k_pool, auto* v_pool) {
+    auto args = cpu::kv_write_args(batch, k_.data(), v_.data(), k_pool, v_pool, layout_);
+    args.k += r0 * kv_dim;
+    args.v += r0 * kv_dim;
+    args.slot_mapping += r0;
+    args.num_tokens = static_cast<int32_t>(r1 - r0);
+    cpu::write_kv_cache(args);
+  };
+  std::byte* k_pool = k_pools_[layer].get();
+  std::byte* v_pool = v_pools_[layer].get();
+  switch (kv_dtype_) {
+    case KvDtype::kFloat32: write(reinterpret_cast<float*>(k_pool), reinterpret_cast<float*>(v_pool)); break;
+    case KvDtype::kFloat16: write(reinterpret_cast<Float16*>(k_pool), reinterpret_cast<Float16*>(v_pool)); break;
+    case KvDtype::kBFloat16: write(reinterpret_cast<BFloat16*>(k_pool), reinterpret_cast<BFloat16*>(v_pool)); break;
+  }
+}
+
+void CpuBackend::attention(std::size_t layer, const StepBatch& batch) {
+  auto run = [&](const auto* k_pool, const auto* v_pool) {
+    const float scale = 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
+    cpu::paged_attention(cpu::paged_attention_args(batch, q_.data(), static_cast<int32_t>(config_.num_heads), k_pool,
+                                                   v_pool, layout_, scale, attn_.data()),
+                         pool_);
+  };
+  const std::byte* k_pool = k_pools_[layer].get();
+  const std::byte* v_pool = v_pools_[layer].get();
+  switch (kv_dtype_) {
+    case KvDtype::kFloat32:
+      run(reinterpret_cast<const float*>(k_pool), reinterpret_cast<const float*>(v_pool));
+      break;
+    case KvDtype::kFloat16:
+      run(reinterpret_cast<const Float16*>(k_pool), reinterpret_cast<const Float16*>(v_pool));
+      break;
+    case KvDtype::kBFloat16:
+      run(reinterpret_cast<const BFloat16*>(k_pool), reinterpret_cast<const BFloat16*>(v_pool));
+      break;
+  }
 }
 
 void CpuBackend::copy_blocks(std::span<const BlockCopy> copies) {

@@ -63,8 +63,14 @@ class CpuBackend final : public LogitsBackend {
   // fn(row_begin, row_end) over [0, num_rows) in parallel chunks; rows are independent.
   template <typename Fn>
   void for_row_chunks(std::size_t num_rows, Fn&& fn);
-  // xq_ = x (rows, cols) quantized, when any of the matrices it will meet is packed.
-  void quantize_rows(const float* x, std::size_t rows, std::size_t cols);
+  // Rows [r0, r1) of xq_ = those of x (rows, cols) quantized, when any of the matrices it
+  // will meet is packed.
+  void quantize_chunk(const float* x, std::size_t r0, std::size_t r1, std::size_t cols);
+  // Rows [r0, r1): xn_ = rms_norm(x_) * weight, quantized into xq_.
+  void norm_chunk(const float* weight, std::size_t r0, std::size_t r1);
+  // The step's new K/V of tokens [r0, r1) into `layer`'s pools; then attention over them.
+  void write_kv(std::size_t layer, const StepBatch& batch, std::size_t r0, std::size_t r1);
+  void attention(std::size_t layer, const StepBatch& batch);
   // One matrix product of matmuls(): y (rows, out_features) = x @ w^T, w being `dense` or
   // `packed` (the other null).
   struct Product {
@@ -84,9 +90,6 @@ class CpuBackend final : public LogitsBackend {
   bool has_packed_ = false;  // some matrix is kept quantized: activations get quantized
   HostSampling host_sampling_;
   KvLayout layout_;
-  // Writes the step's new K/V of `layer` and runs its attention, on pools of type Kv.
-  template <typename Kv>
-  void attention(std::size_t layer, const StepBatch& batch);
   std::span<float> float_pool(const std::vector<std::unique_ptr<std::byte[]>>& pools, std::size_t layer) const;
 
   KvDtype kv_dtype_;
@@ -106,6 +109,7 @@ class CpuBackend final : public LogitsBackend {
   std::vector<float> gate_;     // (num_tokens, intermediate)
   std::vector<float> up_;       // (num_tokens, intermediate)
   std::vector<float> head_in_;  // (num_logits, hidden) final-normed rows that need logits
+  std::vector<float> rope_cos_sin_;  // (tokens, rope_dim / 2, 2): the step's RoPE rotations
   std::vector<cpu::Q8Block> xq_;  // the current matrix input quantized (fast path)
 };
 

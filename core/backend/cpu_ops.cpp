@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace pagedgen::cpu {
 
@@ -35,14 +36,23 @@ void add_bias(float* x, const float* bias, std::size_t rows, std::size_t dim) {
     for (std::size_t i = 0; i < dim; ++i) x[r * dim + i] += bias[i];
 }
 
-void rope(float* x, std::span<const int32_t> positions, std::size_t num_heads, std::size_t head_dim,
-          std::size_t rope_dim, RopeLayout layout, std::span<const float> inv_freq) {
-  const std::size_t num_pairs = rope_dim / 2;
-  for (std::size_t r = 0; r < positions.size(); ++r) {
-    for (std::size_t p = 0; p < num_pairs; ++p) {
+void rope_rotations(std::span<const int32_t> positions, std::span<const float> inv_freq, float* cos_sin) {
+  for (std::size_t r = 0; r < positions.size(); ++r)
+    for (std::size_t p = 0; p < inv_freq.size(); ++p) {
       const double angle = static_cast<double>(positions[r]) * static_cast<double>(inv_freq[p]);
-      const auto c = static_cast<float>(std::cos(angle));
-      const auto s = static_cast<float>(std::sin(angle));
+      float* cs = cos_sin + (r * inv_freq.size() + p) * 2;
+      cs[0] = static_cast<float>(std::cos(angle));
+      cs[1] = static_cast<float>(std::sin(angle));
+    }
+}
+
+void rope_rotate(float* x, const float* cos_sin, std::size_t rows, std::size_t num_heads, std::size_t head_dim,
+                 std::size_t rope_dim, RopeLayout layout) {
+  const std::size_t num_pairs = rope_dim / 2;
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t p = 0; p < num_pairs; ++p) {
+      const float c = cos_sin[(r * num_pairs + p) * 2];
+      const float s = cos_sin[(r * num_pairs + p) * 2 + 1];
       // Interleaved pairs (2p, 2p+1); half-split pairs (p, p + rope_dim/2).
       const std::size_t i0 = layout == RopeLayout::Interleaved ? 2 * p : p;
       const std::size_t i1 = layout == RopeLayout::Interleaved ? 2 * p + 1 : p + num_pairs;
@@ -55,6 +65,14 @@ void rope(float* x, std::span<const int32_t> positions, std::size_t num_heads, s
       }
     }
   }
+}
+
+void rope(float* x, std::span<const int32_t> positions, std::size_t num_heads, std::size_t head_dim,
+          std::size_t rope_dim, RopeLayout layout, std::span<const float> inv_freq) {
+  const std::span<const float> pairs = inv_freq.first(rope_dim / 2);
+  std::vector<float> cos_sin(positions.size() * pairs.size() * 2);
+  rope_rotations(positions, pairs, cos_sin.data());
+  rope_rotate(x, cos_sin.data(), positions.size(), num_heads, head_dim, rope_dim, layout);
 }
 
 void silu_mul(const float* gate, const float* up, float* out, std::size_t n) {

@@ -25,6 +25,13 @@ void add_bias(float* x, const float* bias, std::size_t rows, std::size_t dim);
 void rope(float* x, std::span<const int32_t> positions, std::size_t num_heads, std::size_t head_dim,
           std::size_t rope_dim, RopeLayout layout, std::span<const float> inv_freq);
 
+// The rotations of rope() for `positions`, computed once and applied to several tensors
+// (q and k of every layer): cos_sin (positions.size(), inv_freq.size(), 2).
+void rope_rotations(std::span<const int32_t> positions, std::span<const float> inv_freq, float* cos_sin);
+// rope() with the rotations of rope_rotations() for x's rows (the same bits).
+void rope_rotate(float* x, const float* cos_sin, std::size_t rows, std::size_t num_heads, std::size_t head_dim,
+                 std::size_t rope_dim, RopeLayout layout);
+
 // out (n) = silu(gate (n)) * up (n)
 void silu_mul(const float* gate, const float* up, float* out, std::size_t n);
 

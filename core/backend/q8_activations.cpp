@@ -40,7 +40,11 @@ void quantize_block(const float* x, Q8Block& out) {
 
 }  // namespace
 
-void quantize_rows_q8(const float* x, std::size_t rows, std::size_t cols, Q8Block* out) {
+void quantize_rows_q8(const float* x, std::size_t rows, std::size_t cols, Q8Block* out, CpuIsa isa) {
+  if (isa != CpuIsa::kGeneric) {
+    quantize_rows_q8_avx2(x, rows, cols, out);
+    return;
+  }
   const std::size_t num_blocks = cols / 32;
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t b = 0; b < num_blocks; ++b) quantize_block(x + r * cols + 32 * b, out[r * num_blocks + b]);

@@ -6,12 +6,15 @@
 //   the stored d is float16-rounded; s = float16(d * sum(q)) (the min term of Q4_1-like weights)
 //
 // A block holding a NaN or an infinity gets d = s = NaN and q = 0, so every product with it
-// is NaN and the numerical-failure check sees it. One scalar implementation: it costs a
-// pass over the activations against a pass over the weights per row.
+// is NaN and the numerical-failure check sees it. A portable implementation and an AVX2 one
+// (q8_activations_avx2.cpp) that gives the same bits: the same correctly rounded divisions
+// and products, rounding to nearest even by the CPU's default mode, exact integer sums.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+
+#include "backend/cpu_isa.h"
 
 namespace pagedgen::cpu {
 
@@ -22,7 +25,12 @@ struct Q8Block {
   int16_t qsum[2];    // sum of q[0..15] and of q[16..31], exact
 };
 
-// out[r * (cols / 32) + b] = block b of row r of x (rows, cols); cols a multiple of 32.
-void quantize_rows_q8(const float* x, std::size_t rows, std::size_t cols, Q8Block* out);
+// out[r * (cols / 32) + b] = block b of row r of x (rows, cols); cols a multiple of 32. `isa`
+// (one the CPU supports) picks the implementation; every one gives the same bits.
+void quantize_rows_q8(const float* x, std::size_t rows, std::size_t cols, Q8Block* out,
+                      CpuIsa isa = CpuIsa::kGeneric);
+
+// The AVX2 implementation (any isa above generic).
+void quantize_rows_q8_avx2(const float* x, std::size_t rows, std::size_t cols, Q8Block* out);
 
 }  // namespace pagedgen::cpu
