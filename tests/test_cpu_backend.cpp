@@ -2,7 +2,8 @@
 // (scrambled block ids), for any prefill chunking, alone or batched, on 1 or 2 threads;
 // close to the dense reference forward pass; greedy tokens equal to it; copy_blocks exact.
 // The fast path (weights kept quantized, float16 and bfloat16 KV) likewise at block sizes
-// 1-64, any chunking, batched, on 1, 2 and 4 threads and every instruction set.
+// 1-64, any chunking, batched, on 1, 2 and 4 threads and every instruction set; float16 and
+// bfloat16 matrices kept as stored give the bits of their float32 form.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -15,8 +16,10 @@
 #include "backend/cpu_backend.h"
 #include "backend/dense_forward.h"
 #include "loader/model_files.h"
+#include "model/dequant.h"
 #include "model/model_weights.h"
 #include "paged_batch_builder.h"
+#include "util/half.h"
 #include "loaded_model.h"
 #include "test_paths.h"
 
@@ -293,4 +296,40 @@ TEST_CASE("(g) fast path: the same logits bits at block sizes 1-64, any chunking
   // The KV element type changes the numbers (each is a different rounding of K and V).
   CHECK(!same_bits(prefill_in_chunks(*packed, 16, 9, 2, nullptr, cpu::best_cpu_isa(), KvDtype::kFloat16),
                    prefill_in_chunks(*packed, 16, 9, 2, nullptr, cpu::best_cpu_isa(), KvDtype::kBFloat16)));
+}
+
+TEST_CASE("(h) float16 / bfloat16 matrices kept as stored give the bits of their float32 form, in half the memory") {
+  REQUIRE_MODEL();
+  const std::size_t vocab = vocab_of(config);
+  // The default model's tensors with every matrix rewritten as F16 (then BF16); the 1-D
+  // norm weights stay F32.
+  for (const GgmlType type : {GgmlType::F16, GgmlType::BF16}) {
+    CAPTURE(ggml_type_name(type));
+    std::vector<RawTensor> tensors = loaded->files.tensors();
+    std::vector<std::vector<uint16_t>> storage;
+    for (RawTensor& t : tensors) {
+      if (t.shape.size() != 2) continue;
+      std::vector<float> values(t.shape[0] * t.shape[1]);
+      dequantize(static_cast<GgmlType>(t.raw_type), t.data, values);
+      std::vector<uint16_t>& bits = storage.emplace_back(values.size());
+      for (std::size_t i = 0; i < values.size(); ++i)
+        bits[i] = type == GgmlType::F16 ? float_to_half(values[i]) : float_to_bfloat16(values[i]);
+      t.raw_type = static_cast<uint32_t>(type);
+      t.data = std::as_bytes(std::span(bits));
+    }
+    const ModelWeights float32 = load_model_weights(config, tensors, "f16 test", WeightForm::kFloat32);
+    const ModelWeights kept = load_model_weights(config, tensors, "f16 test", WeightForm::kPackedWhereQuantized);
+    REQUIRE(kept.layers.front().half.wq != nullptr);
+    REQUIRE(kept.token_embd_half != nullptr);
+    CHECK(kept.layers.front().wq == nullptr);
+    CHECK(kept.storage.size() < float32.storage.size());  // only the norms and RoPE data stay float
+    auto logits = [&](const ModelWeights& weights) {
+      CpuBackend backend(config, weights, 2);
+      backend.allocate_kv_pool(64, 16);
+      test::PagedBatchBuilder builder(16, 64, 3);
+      const std::size_t seq = builder.add_sequence();
+      return run_step(backend, builder.step({{seq, kPrompt}}), vocab);
+    };
+    CHECK(same_bits(logits(kept), logits(float32)));
+  }
 }

@@ -121,3 +121,30 @@ TEST_CASE("gemm handles zero rows and a single column") {
   cpu::gemm(x.data(), w.data(), y.data(), 3, 16, 1, pool);
   for (std::size_t r = 0; r < 3; ++r) CHECK(y[r] == cpu::dot_fixed_order_scalar(x.data() + r * 16, w.data(), 16));
 }
+
+TEST_CASE("gemm on float16 and bfloat16 weights is the same bits as on their float32 values") {
+  cpu::CpuThreadPool pool(2);
+  for (const std::size_t k : {576u, 1003u}) {  // one K slice, and slices with a tail of 3
+    CAPTURE(k);
+    const std::size_t rows = 7, n = 45;
+    const auto x = random_values(rows * k, 5);
+    const auto w = random_values(n * k, 6);
+    std::vector<Float16> w16(w.size());
+    std::vector<BFloat16> wb16(w.size());
+    std::vector<float> w16_values(w.size()), wb16_values(w.size());
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      w16[i] = from_float<Float16>(w[i]);
+      wb16[i] = from_float<BFloat16>(w[i]);
+      w16_values[i] = to_float(w16[i]);
+      wb16_values[i] = to_float(wb16[i]);
+    }
+    std::vector<float> expected(rows * n), y(rows * n);
+    cpu::gemm(x.data(), w16_values.data(), expected.data(), rows, k, n, pool);
+    cpu::gemm(x.data(), w16.data(), y.data(), rows, k, n, pool);
+    CHECK(same_bits(y.data(), expected.data(), y.size()));
+    cpu::gemm(x.data(), wb16_values.data(), expected.data(), rows, k, n, pool);
+    cpu::gemm(x.data(), wb16.data(), y.data(), rows, k, n, pool);
+    CHECK(same_bits(y.data(), expected.data(), y.size()));
+    CHECK(w16_values != wb16_values);  // the two roundings differ: the check above is not vacuous
+  }
+}

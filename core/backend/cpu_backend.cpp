@@ -122,6 +122,10 @@ void CpuBackend::matmuls(const float* x, std::size_t rows, std::size_t in_featur
   for (const Product& p : products) {
     if (p.packed != nullptr) {
       packed.at(num_packed++) = {p.packed, p.y};
+    } else if (p.half != nullptr && p.half->is_bfloat16()) {
+      cpu::gemm(x, p.half->bfloat16(), p.y, rows, in_features, p.out_features, pool_);
+    } else if (p.half != nullptr) {
+      cpu::gemm(x, p.half->float16(), p.y, rows, in_features, p.out_features, pool_);
     } else {
       cpu::gemm(x, p.dense, p.y, rows, in_features, p.out_features, pool_);
     }
@@ -157,6 +161,7 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
     for (std::size_t r = r0; r < r1; ++r) {
       const auto token = static_cast<std::size_t>(batch.token_ids[r]);
       if (weights_.token_embd_packed != nullptr) weights_.token_embd_packed->dequantize_row(token, x_.data() + r * hidden);
+      else if (weights_.token_embd_half != nullptr) weights_.token_embd_half->dequantize_row(token, x_.data() + r * hidden);
       else std::memcpy(x_.data() + r * hidden, weights_.token_embd + token * hidden, hidden * sizeof(float));
     }
     cpu::rope_rotations(positions.subspan(r0, r1 - r0), std::span(weights_.rope_inv_freq).first(num_pairs),
@@ -168,8 +173,8 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
     // Attention sub-block: x += wo @ attention(rope(wq @ norm(x)), rope(wk @ norm(x)), wv @ norm(x)),
     // norm(x) in xn_ (and xq_) already.
     matmuls(xn_.data(), n, hidden,
-            {{w.wq, w.packed.wq, q_.data(), q_dim}, {w.wk, w.packed.wk, k_.data(), kv_dim},
-             {w.wv, w.packed.wv, v_.data(), kv_dim}});
+            {{w.wq, w.packed.wq, w.half.wq, q_.data(), q_dim}, {w.wk, w.packed.wk, w.half.wk, k_.data(), kv_dim},
+             {w.wv, w.packed.wv, w.half.wv, v_.data(), kv_dim}});
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
       if (w.bq != nullptr) {
         cpu::add_bias(q_.data() + r0 * q_dim, w.bq, r1 - r0, q_dim);
@@ -185,7 +190,7 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
     });
     attention(layer, batch);
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) { quantize_chunk(attn_.data(), r0, r1, q_dim); });
-    matmuls(attn_.data(), n, q_dim, {{w.wo, w.packed.wo, proj_.data(), hidden}});
+    matmuls(attn_.data(), n, q_dim, {{w.wo, w.packed.wo, w.half.wo, proj_.data(), hidden}});
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
       add_in_place(x_.data() + r0 * hidden, proj_.data() + r0 * hidden, (r1 - r0) * hidden);
       norm_chunk(w.ffn_norm, r0, r1);
@@ -193,12 +198,13 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
 
     // MLP sub-block: x += w_down @ (silu(w_gate @ norm(x)) * (w_up @ norm(x)))
     matmuls(xn_.data(), n, hidden,
-            {{w.w_gate, w.packed.w_gate, gate_.data(), ffn}, {w.w_up, w.packed.w_up, up_.data(), ffn}});
+            {{w.w_gate, w.packed.w_gate, w.half.w_gate, gate_.data(), ffn},
+             {w.w_up, w.packed.w_up, w.half.w_up, up_.data(), ffn}});
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
       cpu::silu_mul(gate_.data() + r0 * ffn, up_.data() + r0 * ffn, gate_.data() + r0 * ffn, (r1 - r0) * ffn);
       quantize_chunk(gate_.data(), r0, r1, ffn);
     });
-    matmuls(gate_.data(), n, ffn, {{w.w_down, w.packed.w_down, proj_.data(), hidden}});
+    matmuls(gate_.data(), n, ffn, {{w.w_down, w.packed.w_down, w.half.w_down, proj_.data(), hidden}});
     // The residual, then the next layer's attention norm (none after the last layer).
     const float* next_norm = layer + 1 < weights_.layers.size() ? weights_.layers[layer + 1].attn_norm : nullptr;
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
@@ -213,7 +219,7 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
     cpu::rms_norm(x_.data() + row * hidden, weights_.output_norm, head_in_.data() + i * hidden, 1, hidden, eps);
   }
   for_row_chunks(num_logits, [&](std::size_t r0, std::size_t r1) { quantize_chunk(head_in_.data(), r0, r1, hidden); });
-  matmuls(head_in_.data(), num_logits, hidden, {{weights_.output, weights_.output_packed, logits.data(), vocab}});
+  matmuls(head_in_.data(), num_logits, hidden, {{weights_.output, weights_.output_packed, weights_.output_half, logits.data(), vocab}});
 }
 
 void CpuBackend::norm_chunk(const float* weight, std::size_t r0, std::size_t r1) {

@@ -3,8 +3,9 @@
 // the Llama forward pass of a StepBatch with batch-invariant matrix products and paged
 // attention (paged_attention.h), so a token's logits are the same bits however it is
 // batched. Two kinds of matrix product, chosen by the weights' form (model_weights.h):
-// float32 weights use the exact float GEMM (cpu_gemm.h); weights kept quantized use the
-// int8 fast path (quant_gemm.h) on activations quantized per 32-value block.
+// float32 weights, and float16 / bfloat16 ones kept as stored, use the exact float GEMM
+// (cpu_gemm.h); weights kept quantized use the int8 fast path (quant_gemm.h) on activations
+// quantized per 32-value block.
 #pragma once
 
 #include <cstddef>
@@ -71,11 +72,12 @@ class CpuBackend final : public LogitsBackend {
   // The step's new K/V of tokens [r0, r1) into `layer`'s pools; then attention over them.
   void write_kv(std::size_t layer, const StepBatch& batch, std::size_t r0, std::size_t r1);
   void attention(std::size_t layer, const StepBatch& batch);
-  // One matrix product of matmuls(): y (rows, out_features) = x @ w^T, w being `dense` or
-  // `packed` (the other null).
+  // One matrix product of matmuls(): y (rows, out_features) = x @ w^T, w being `dense`,
+  // `packed` or `half` (the others null).
   struct Product {
     const float* dense;
     const PackedMatrix* packed;
+    const HalfMatrix* half;
     float* y;
     std::size_t out_features;
   };

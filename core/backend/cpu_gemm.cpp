@@ -29,8 +29,8 @@ constexpr int kMaxRows = 4;
 // A register tile: kRows x rows by kCols w rows, one 8-lane accumulator per output
 // element. Each element sees exactly the operations of dot_fixed_order, so tiles of any
 // shape (and the edge tiles) agree bit for bit.
-template <int kRows, int kCols>
-void tile(const float* x, const float* w, float* y, const TileSpan& span) {
+template <typename W, int kRows, int kCols>
+void tile(const float* x, const W* w, float* y, const TileSpan& span) {
   const std::size_t ld = span.ld;
 #if PAGEDGEN_CPU_AVX2
   // The unroll pragmas keep the tile in registers (plain -O2 leaves these loops rolled and
@@ -55,7 +55,7 @@ void tile(const float* x, const float* w, float* y, const TileSpan& span) {
       }
 #pragma GCC unroll 8
       for (int c = 0; c < kCols; ++c) {
-        __m256 wv = _mm256_loadu_ps(w + c * ld + k);
+        __m256 wv = load8(w + c * ld + k);
         asm("" : "+x"(wv));
 #pragma GCC unroll 8
         for (int r = 0; r < kRows; ++r) acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
@@ -64,7 +64,7 @@ void tile(const float* x, const float* w, float* y, const TileSpan& span) {
       __m256 wv[kCols];
 #pragma GCC unroll 8
       for (int c = 0; c < kCols; ++c) {
-        wv[c] = _mm256_loadu_ps(w + c * ld + k);
+        wv[c] = load8(w + c * ld + k);
         asm("" : "+x"(wv[c]));
       }
 #pragma GCC unroll 8
@@ -88,7 +88,7 @@ void tile(const float* x, const float* w, float* y, const TileSpan& span) {
 #pragma GCC unroll 8
     for (int c = 0; c < kCols; ++c) {
       float s = reduce_m256(acc[r][c]);
-      for (std::size_t t = k; t < span.k_end; ++t) s = std::fma(x[r * ld + t], w[c * ld + t], s);
+      for (std::size_t t = k; t < span.k_end; ++t) s = std::fma(x[r * ld + t], to_float(w[c * ld + t]), s);
       y[r * span.y_stride + c] = s;
     }
   }
@@ -105,29 +105,31 @@ void tile(const float* x, const float* w, float* y, const TileSpan& span) {
         continue;
       }
       float s = reduce_lanes8(acc);
-      for (; k < span.k_end; ++k) s = std::fma(x[r * ld + k], w[c * ld + k], s);
+      for (; k < span.k_end; ++k) s = std::fma(x[r * ld + k], to_float(w[c * ld + k]), s);
       y[r * span.y_stride + c] = s;
     }
 #endif
 }
 
-using TileFn = void (*)(const float*, const float*, float*, const TileSpan&);
+template <typename W>
+using TileFn = void (*)(const float*, const W*, float*, const TileSpan&);
 
 // Tile widths by tile height: at most 12 accumulators, so a tile lives in 16 registers.
 constexpr std::array<int, kMaxRows + 1> kColsForRows = {0, 8, 6, 4, 3};
 
-template <int kRows, std::size_t... kCols>
-constexpr std::array<TileFn, sizeof...(kCols)> tiles_of_height(std::index_sequence<kCols...>) {
-  return {&tile<kRows, static_cast<int>(kCols) + 1>...};
+template <typename W, int kRows, std::size_t... kCols>
+constexpr std::array<TileFn<W>, sizeof...(kCols)> tiles_of_height(std::index_sequence<kCols...>) {
+  return {&tile<W, kRows, static_cast<int>(kCols) + 1>...};
 }
 
-// kTiles[r][c - 1]: the tile of r rows and c columns, for c up to kColsForRows[r].
-const std::array<std::array<TileFn, 8>, kMaxRows + 1> kTiles = [] {
-  std::array<std::array<TileFn, 8>, kMaxRows + 1> t{};
-  const auto r1 = tiles_of_height<1>(std::make_index_sequence<8>{});
-  const auto r2 = tiles_of_height<2>(std::make_index_sequence<6>{});
-  const auto r3 = tiles_of_height<3>(std::make_index_sequence<4>{});
-  const auto r4 = tiles_of_height<4>(std::make_index_sequence<3>{});
+// kTiles<W>[r][c - 1]: the tile of r rows and c columns, for c up to kColsForRows[r].
+template <typename W>
+const std::array<std::array<TileFn<W>, 8>, kMaxRows + 1> kTiles = [] {
+  std::array<std::array<TileFn<W>, 8>, kMaxRows + 1> t{};
+  const auto r1 = tiles_of_height<W, 1>(std::make_index_sequence<8>{});
+  const auto r2 = tiles_of_height<W, 2>(std::make_index_sequence<6>{});
+  const auto r3 = tiles_of_height<W, 3>(std::make_index_sequence<4>{});
+  const auto r4 = tiles_of_height<W, 4>(std::make_index_sequence<3>{});
   std::copy(r1.begin(), r1.end(), t[1].begin());
   std::copy(r2.begin(), r2.end(), t[2].begin());
   std::copy(r3.begin(), r3.end(), t[3].begin());
@@ -151,10 +153,9 @@ std::size_t chunk_cols(std::size_t in_features, std::size_t out_features, std::s
 // K = 768 or so; longer rows are cut into slices of 512.
 std::size_t k_slice(std::size_t in_features) { return in_features <= 768 ? in_features : 512; }
 
-}  // namespace
-
-void gemm(const float* x, const float* w, float* y, std::size_t rows, std::size_t in_features, std::size_t out_features,
-          CpuThreadPool& pool) {
+template <typename W>
+void gemm_of(const float* x, const W* w, float* y, std::size_t rows, std::size_t in_features,
+             std::size_t out_features, CpuThreadPool& pool) {
   if (rows == 0 || out_features == 0) return;
   const std::size_t cols_per_task = chunk_cols(in_features, out_features, pool.num_threads());
   const std::size_t num_tasks = (out_features + cols_per_task - 1) / cols_per_task;
@@ -178,12 +179,29 @@ void gemm(const float* x, const float* w, float* y, std::size_t rows, std::size_
         for (std::size_t col = col_begin; col < col_end; col += tile_cols) {
           const std::size_t cols = std::min(tile_cols, col_end - col);
           span.partial = partial.data() + (col - col_begin) * kMaxRows * 8;
-          kTiles[static_cast<std::size_t>(tile_rows)][cols - 1](x_tile, w + col * in_features,
+          kTiles<W>[static_cast<std::size_t>(tile_rows)][cols - 1](x_tile, w + col * in_features,
                                                                 y + row * out_features + col, span);
         }
       }
     }
   });
+}
+
+}  // namespace
+
+void gemm(const float* x, const float* w, float* y, std::size_t rows, std::size_t in_features, std::size_t out_features,
+          CpuThreadPool& pool) {
+  gemm_of(x, w, y, rows, in_features, out_features, pool);
+}
+
+void gemm(const float* x, const Float16* w, float* y, std::size_t rows, std::size_t in_features,
+          std::size_t out_features, CpuThreadPool& pool) {
+  gemm_of(x, w, y, rows, in_features, out_features, pool);
+}
+
+void gemm(const float* x, const BFloat16* w, float* y, std::size_t rows, std::size_t in_features,
+          std::size_t out_features, CpuThreadPool& pool) {
+  gemm_of(x, w, y, rows, in_features, out_features, pool);
 }
 
 void gemm_reference_order(const float* x, const float* w, float* y, std::size_t rows, std::size_t in_features,

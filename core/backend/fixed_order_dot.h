@@ -5,19 +5,21 @@
 //   s = ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5) + (acc3 + acc7))
 //   for the tail k = n - n % 8 .. n-1:  s = fma(a[k], b[k], s)
 //
-// AVX2+FMA builds run it with 8-lane vectors; other builds run the same per-lane fused
+// AVX2+FMA(+F16C) builds run it with 8-lane vectors; other builds run the same per-lane fused
 // operations with std::fma, so both give the same bits.
 #pragma once
 
 #include <cmath>
 #include <cstddef>
 
-#if defined(__AVX2__) && defined(__FMA__)
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #define PAGEDGEN_CPU_AVX2 1
 #include <immintrin.h>
 #else
 #define PAGEDGEN_CPU_AVX2 0
 #endif
+
+#include "util/half.h"
 
 namespace pagedgen::cpu {
 
@@ -26,8 +28,12 @@ struct Lanes8 {
   float lane[8] = {};
 };
 
-inline void fma_lanes8(Lanes8& acc, const float* a, const float* b) {
-  for (int l = 0; l < 8; ++l) acc.lane[l] = std::fma(a[l], b[l], acc.lane[l]);
+// b may hold stored values (float, Float16, BFloat16: util/half.h), which enter the order
+// converted exactly: a product with float16 or bfloat16 operands is the same bits as with
+// their float32 values.
+template <typename T>
+inline void fma_lanes8(Lanes8& acc, const float* a, const T* b) {
+  for (int l = 0; l < 8; ++l) acc.lane[l] = std::fma(a[l], to_float(b[l]), acc.lane[l]);
 }
 
 // The fixed reduction tree: lanes i and i+4, then (0,2) and (1,3), then the last pair.
@@ -48,6 +54,14 @@ inline float dot_fixed_order_scalar(const float* a, const float* b, std::size_t 
 }
 
 #if PAGEDGEN_CPU_AVX2
+// Eight stored values as floats (exact conversions).
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8(const Float16* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline __m256 load8(const BFloat16* p) {
+  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+}
+
 // reduce_lanes8 on a vector: the same pairs, in the same order.
 inline float reduce_m256(__m256 acc) {
   const __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));  // s0..s3

@@ -22,25 +22,6 @@ std::size_t kv_dtype_bytes(KvDtype dtype);
 std::string kv_dtype_name(KvDtype dtype);
 std::optional<KvDtype> parse_kv_dtype(std::string_view name);
 
-// The stored forms of a KV value (distinct types, so templates tell them apart).
-struct Float16 {
-  uint16_t bits;
-};
-struct BFloat16 {
-  uint16_t bits;
-};
-
-inline float kv_to_float(float v) { return v; }
-inline float kv_to_float(Float16 v) { return half_to_float(v.bits); }
-inline float kv_to_float(BFloat16 v) { return bfloat16_to_float(v.bits); }
-
-template <typename Kv>
-Kv kv_from_float(float v);
-template <>
-inline float kv_from_float<float>(float v) { return v; }
-template <>
-inline Float16 kv_from_float<Float16>(float v) { return {float_to_half(v)}; }
-template <>
-inline BFloat16 kv_from_float<BFloat16>(float v) { return {float_to_bfloat16(v)}; }
+// The pools hold float, Float16 or BFloat16 values (util/half.h).
 
 }  // namespace pagedgen

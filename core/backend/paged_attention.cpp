@@ -35,13 +35,6 @@ void prefetch_row(const Kv* row, std::size_t head_dim) {
   for (std::size_t offset = 0; offset < head_dim * sizeof(Kv); offset += 64) _mm_prefetch(bytes + offset, kHint);
 }
 
-// Eight stored values as floats (exact conversions).
-inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
-inline __m256 load8(const Float16* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-inline __m256 load8(const BFloat16* p) {
-  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
-}
 #endif
 
 // dot_fixed_order (fixed_order_dot.h) of q with a stored row, its values converted exactly.
@@ -51,7 +44,7 @@ float dot_row(const float* q, const Kv* row, std::size_t head_dim) {
     return dot_fixed_order(q, row, head_dim);
   } else {
     float converted[kMaxHeadDim];
-    for (std::size_t d = 0; d < head_dim; ++d) converted[d] = kv_to_float(row[d]);
+    for (std::size_t d = 0; d < head_dim; ++d) converted[d] = to_float(row[d]);
     return dot_fixed_order(q, converted, head_dim);
   }
 }
@@ -92,7 +85,7 @@ void score_heads(const float* q, const Kv* const* k_rows, [[maybe_unused]] const
 #pragma GCC unroll 8
       for (int r = 0; r < kRows; ++r) {
         float sum = reduce_m256(acc[h][r]);
-        for (std::size_t d = dim8; d < head_dim; ++d) sum = std::fma(qh[d], kv_to_float(k_rows[j + r][d]), sum);
+        for (std::size_t d = dim8; d < head_dim; ++d) sum = std::fma(qh[d], to_float(k_rows[j + r][d]), sum);
         scores[static_cast<std::size_t>(h) * n + j + r] = sum * scale;
       }
     }
@@ -147,7 +140,7 @@ void weighted_heads(const float* weights, const Kv* const* v_rows, std::size_t n
     for (std::size_t d = d0; d < head_dim; ++d) {
       float acc = 0.0f;
       for (std::size_t j = 0; j < n; ++j)
-        acc = std::fma(weights[static_cast<std::size_t>(h) * n + j], kv_to_float(v_rows[j][d]), acc);
+        acc = std::fma(weights[static_cast<std::size_t>(h) * n + j], to_float(v_rows[j][d]), acc);
       out[static_cast<std::size_t>(h) * head_dim + d] = acc;
     }
 }
@@ -249,8 +242,8 @@ void write_kv_cache(const KvWriteArgsOf<Kv>& args) {
           (t * static_cast<std::size_t>(layout.num_kv_heads) + static_cast<std::size_t>(h)) * head_dim;
       const int64_t dst = layout.offset(slot.block_id, h, slot.slot_in_block, 0);
       for (std::size_t d = 0; d < head_dim; ++d) {
-        args.k_pool[dst + static_cast<int64_t>(d)] = kv_from_float<Kv>(args.k[src + d]);
-        args.v_pool[dst + static_cast<int64_t>(d)] = kv_from_float<Kv>(args.v[src + d]);
+        args.k_pool[dst + static_cast<int64_t>(d)] = from_float<Kv>(args.k[src + d]);
+        args.v_pool[dst + static_cast<int64_t>(d)] = from_float<Kv>(args.v[src + d]);
       }
     }
   }

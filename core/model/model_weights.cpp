@@ -25,25 +25,37 @@ struct PendingPacked {
   const PackedMatrix** dst;
 };
 
+struct PendingHalf {
+  const RawTensor* raw;
+  const HalfMatrix** dst;
+};
+
 class WeightLoader {
  public:
   WeightLoader(const ModelConfig& config, std::span<const RawTensor> tensors, const std::string& source,
                WeightForm form, ModelWeights& weights)
       : config_(config), tensors_(tensors), source_(source), form_(form), weights_(weights) {}
 
-  // A matrix: kept quantized (in *packed, filled by convert_all) when the form asks for it
-  // and its type allows, else float32 (in *dense).
+  // A matrix: kept as stored (in *packed or *half, filled by convert_all) when the form
+  // asks for it and its type allows, else float32 (in *dense).
   void require_matrix(const std::string& name, std::vector<uint64_t> shape, const float** dense,
-                      const PackedMatrix** packed) {
+                      const PackedMatrix** packed, const HalfMatrix** half) {
     const RawTensor* raw = find(name);
-    const std::optional<QuantFormat> format =
-        raw != nullptr ? quant_format(static_cast<GgmlType>(raw->raw_type)) : std::nullopt;
-    if (form_ == WeightForm::kFloat32 || !format || raw->shape != shape || shape[1] % format->block_elements != 0) {
+    if (form_ == WeightForm::kFloat32 || raw == nullptr || raw->shape != shape) {
+      *dense = require(name, std::move(shape));
+      return;
+    }
+    const auto type = static_cast<GgmlType>(raw->raw_type);
+    const std::optional<QuantFormat> format = quant_format(type);
+    if (format && shape[1] % format->block_elements == 0) {
+      pending_packed_.push_back({raw, packed});
+    } else if (type == GgmlType::F16 || type == GgmlType::BF16) {
+      pending_half_.push_back({raw, half});
+    } else {
       *dense = require(name, std::move(shape));
       return;
     }
     *dense = nullptr;
-    pending_packed_.push_back({raw, packed});
     weights_.num_parameters += shape[0] * shape[1];
   }
 
@@ -87,6 +99,12 @@ class WeightLoader {
           p.raw->shape[0], p.raw->shape[1]));
       *p.dst = weights_.packed_storage.back().get();
     }
+    for (const PendingHalf& h : pending_half_) {
+      weights_.half_storage.push_back(std::make_unique<HalfMatrix>(
+          static_cast<GgmlType>(h.raw->raw_type), reinterpret_cast<const uint8_t*>(h.raw->data.data()),
+          h.raw->shape[0], h.raw->shape[1]));
+      *h.dst = weights_.half_storage.back().get();
+    }
   }
 
  private:
@@ -102,6 +120,7 @@ class WeightLoader {
   ModelWeights& weights_;
   std::vector<PendingTensor> pending_;
   std::vector<PendingPacked> pending_packed_;
+  std::vector<PendingHalf> pending_half_;
 };
 
 }  // namespace
@@ -116,9 +135,9 @@ ModelWeights load_model_weights(const ModelConfig& c, std::span<const RawTensor>
 
   ModelWeights w;
   WeightLoader loader(c, tensors, source, form, w);
-  loader.require_matrix("token_embd.weight", {vocab, hidden}, &w.token_embd, &w.token_embd_packed);
+  loader.require_matrix("token_embd.weight", {vocab, hidden}, &w.token_embd, &w.token_embd_packed, &w.token_embd_half);
   w.output_norm = loader.require("output_norm.weight", {hidden});
-  if (!c.tied_embeddings) loader.require_matrix("output.weight", {vocab, hidden}, &w.output, &w.output_packed);
+  if (!c.tied_embeddings) loader.require_matrix("output.weight", {vocab, hidden}, &w.output, &w.output_packed, &w.output_half);
   const float* freq_divisors =
       loader.optional("rope_freqs.weight", {static_cast<uint64_t>(c.rope_dim / 2)});
   // In place and never reallocated: the loader fills the packed pointers later.
@@ -127,24 +146,25 @@ ModelWeights load_model_weights(const ModelConfig& c, std::span<const RawTensor>
     const std::string p = fmt::format("blk.{}.", i);
     LayerWeights& l = w.layers.emplace_back();
     l.attn_norm = loader.require(p + "attn_norm.weight", {hidden});
-    loader.require_matrix(p + "attn_q.weight", {q_dim, hidden}, &l.wq, &l.packed.wq);
-    loader.require_matrix(p + "attn_k.weight", {kv_dim, hidden}, &l.wk, &l.packed.wk);
-    loader.require_matrix(p + "attn_v.weight", {kv_dim, hidden}, &l.wv, &l.packed.wv);
+    loader.require_matrix(p + "attn_q.weight", {q_dim, hidden}, &l.wq, &l.packed.wq, &l.half.wq);
+    loader.require_matrix(p + "attn_k.weight", {kv_dim, hidden}, &l.wk, &l.packed.wk, &l.half.wk);
+    loader.require_matrix(p + "attn_v.weight", {kv_dim, hidden}, &l.wv, &l.packed.wv, &l.half.wv);
     if (c.qkv_bias) {
       l.bq = loader.require(p + "attn_q.bias", {q_dim});
       l.bk = loader.require(p + "attn_k.bias", {kv_dim});
       l.bv = loader.require(p + "attn_v.bias", {kv_dim});
     }
-    loader.require_matrix(p + "attn_output.weight", {hidden, q_dim}, &l.wo, &l.packed.wo);
+    loader.require_matrix(p + "attn_output.weight", {hidden, q_dim}, &l.wo, &l.packed.wo, &l.half.wo);
     l.ffn_norm = loader.require(p + "ffn_norm.weight", {hidden});
-    loader.require_matrix(p + "ffn_gate.weight", {ffn, hidden}, &l.w_gate, &l.packed.w_gate);
-    loader.require_matrix(p + "ffn_up.weight", {ffn, hidden}, &l.w_up, &l.packed.w_up);
-    loader.require_matrix(p + "ffn_down.weight", {hidden, ffn}, &l.w_down, &l.packed.w_down);
+    loader.require_matrix(p + "ffn_gate.weight", {ffn, hidden}, &l.w_gate, &l.packed.w_gate, &l.half.w_gate);
+    loader.require_matrix(p + "ffn_up.weight", {ffn, hidden}, &l.w_up, &l.packed.w_up, &l.half.w_up);
+    loader.require_matrix(p + "ffn_down.weight", {hidden, ffn}, &l.w_down, &l.packed.w_down, &l.half.w_down);
   }
   loader.convert_all();
   if (c.tied_embeddings) {  // the output head is the embedding table
     w.output = w.token_embd;
     w.output_packed = w.token_embd_packed;
+    w.output_half = w.token_embd_half;
   }
   w.rope_inv_freq = rope_inverse_frequencies(c, freq_divisors);
   return w;

@@ -1,7 +1,7 @@
 // A model's weights in host memory with a typed view per layer; every pointer carries its
 // row-major shape. Two forms: everything dequantized to float32 once at load (the exact
-// path, the GPU's staging copy), or matrices of quantized files kept quantized
-// (PackedMatrix, the CPU's fast path) with only the float tensors as float32.
+// path, the GPU's staging copy), or matrices kept as stored for the CPU's fast path
+// (quantized: PackedMatrix; float16 / bfloat16: HalfMatrix) with the rest as float32.
 #pragma once
 
 #include <memory>
@@ -10,23 +10,28 @@
 #include <vector>
 
 #include "model/model_config.h"
+#include "model/half_matrix.h"
 #include "model/packed_matrix.h"
 #include "model/raw_tensor.h"
 
 namespace pagedgen {
 
-// A layer's matrices kept quantized; each null where that matrix is float32 (in LayerWeights).
-struct PackedLayerWeights {
-  const PackedMatrix* wq = nullptr;
-  const PackedMatrix* wk = nullptr;
-  const PackedMatrix* wv = nullptr;
-  const PackedMatrix* wo = nullptr;
-  const PackedMatrix* w_gate = nullptr;
-  const PackedMatrix* w_up = nullptr;
-  const PackedMatrix* w_down = nullptr;
+// A layer's matrices in one kept form (quantized: PackedMatrix; float16 / bfloat16:
+// HalfMatrix); each null where that matrix is in another form.
+template <typename Matrix>
+struct LayerMatrices {
+  const Matrix* wq = nullptr;
+  const Matrix* wk = nullptr;
+  const Matrix* wv = nullptr;
+  const Matrix* wo = nullptr;
+  const Matrix* w_gate = nullptr;
+  const Matrix* w_up = nullptr;
+  const Matrix* w_down = nullptr;
 };
+using PackedLayerWeights = LayerMatrices<PackedMatrix>;
+using HalfLayerWeights = LayerMatrices<HalfMatrix>;
 
-// A matrix is either a float pointer or a packed one (the other null).
+// A matrix is a float pointer, a packed one or a half one (the others null).
 struct LayerWeights {
   const float* attn_norm;  // (hidden)
   const float* wq;         // (num_heads * head_dim, hidden)
@@ -41,6 +46,7 @@ struct LayerWeights {
   const float* w_up;       // (intermediate, hidden)
   const float* w_down;     // (hidden, intermediate)
   PackedLayerWeights packed;
+  HalfLayerWeights half;
 };
 
 struct ModelWeights {
@@ -49,16 +55,20 @@ struct ModelWeights {
   const float* output;       // (vocab, hidden); token_embd when the embeddings are tied
   const PackedMatrix* token_embd_packed = nullptr;  // instead of token_embd when kept quantized
   const PackedMatrix* output_packed = nullptr;      // instead of output when kept quantized
+  const HalfMatrix* token_embd_half = nullptr;      // instead of token_embd when kept float16 / bfloat16
+  const HalfMatrix* output_half = nullptr;          // instead of output when kept float16 / bfloat16
   std::vector<LayerWeights> layers;
   std::vector<float> rope_inv_freq;  // (rope_dim / 2) angle per position for each pair
   std::vector<std::unique_ptr<float[]>> storage;  // owns what the float pointers point to
   std::vector<std::unique_ptr<PackedMatrix>> packed_storage;  // owns the packed matrices
+  std::vector<std::unique_ptr<HalfMatrix>> half_storage;      // owns the half matrices
   std::size_t num_parameters = 0;
 };
 
 enum class WeightForm {
   kFloat32,              // every tensor dequantized
-  kPackedWhereQuantized  // matrices of a quant_format kept quantized; the rest float32
+  kPackedWhereQuantized  // matrices of a quant_format kept quantized, F16/BF16 ones kept as
+                         // they are (HalfMatrix); the rest float32
 };
 
 // Loads every tensor the config needs from `tensors` (a model file's, named `source` in

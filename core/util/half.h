@@ -61,4 +61,27 @@ inline uint16_t float_to_bfloat16(float f) {
   return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
+// The stored forms of a 16-bit value (distinct types, so templates tell them apart), as
+// in KV pools (backend/kv_dtype.h) and float16 / bfloat16 weight matrices.
+struct Float16 {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
+
+inline float to_float(float v) { return v; }
+inline float to_float(Float16 v) { return half_to_float(v.bits); }
+inline float to_float(BFloat16 v) { return bfloat16_to_float(v.bits); }
+
+// float -> T, rounding to nearest even (the identity for float).
+template <typename T>
+T from_float(float v);
+template <>
+inline float from_float<float>(float v) { return v; }
+template <>
+inline Float16 from_float<Float16>(float v) { return {float_to_half(v)}; }
+template <>
+inline BFloat16 from_float<BFloat16>(float v) { return {float_to_bfloat16(v)}; }
+
 }  // namespace pagedgen
