@@ -1,12 +1,16 @@
 // Byte units, JSON quoting and parallel_for.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <vector>
 
+#include "gguf_writer.h"
 #include "util/byte_units.h"
 #include "util/error.h"
 #include "util/json_quote.h"
+#include "util/mapped_file.h"
 #include "util/parallel_for.h"
 
 using namespace pagedgen;
@@ -47,4 +51,26 @@ TEST_CASE("parallel_for visits every index exactly once") {
     for (auto& s : seen) CHECK(s.load() == 1);
   }
   parallel_for(0, 4, [](std::size_t) { FAIL("no work expected"); });
+}
+
+TEST_CASE("release_mapped_pages never changes memory contents, mapped or not") {
+  // A heap buffer (not a file mapping: discarding its pages would zero it) and a mapped file.
+  std::vector<std::byte> heap(1 << 20);
+  for (std::size_t i = 0; i < heap.size(); ++i) heap[i] = static_cast<std::byte>(i * 7 + 1);
+  pagedgen::release_mapped_pages(heap);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < heap.size(); ++i) wrong += heap[i] != static_cast<std::byte>(i * 7 + 1);
+  CHECK(wrong == 0);
+
+  const pagedgen::test::TempDir dir("pagedgen-release-pages");
+  const auto path = dir / "data.bin";
+  pagedgen::test::write_file(path, std::span<const std::byte>(heap));
+  const pagedgen::MappedFile file(path);
+  std::size_t sum = 0;
+  for (std::byte b : file.bytes()) sum += static_cast<std::size_t>(b);  // fault every page in
+  pagedgen::release_mapped_pages(file.bytes());
+  std::size_t again = 0;
+  for (std::byte b : file.bytes()) again += static_cast<std::size_t>(b);
+  CHECK(again == sum);
+  CHECK(std::equal(heap.begin(), heap.end(), file.bytes().begin()));
 }

@@ -8,6 +8,7 @@
 #include "model/dequant.h"
 #include "model/quant_blocks.h"
 #include "util/error.h"
+#include "util/mapped_file.h"
 #include "util/parallel_for.h"
 
 namespace pagedgen {
@@ -88,22 +89,28 @@ class WeightLoader {
     return weights_.storage.back().get();
   }
 
+  // Converts every tensor into its loaded form. A tensor's file pages are given back as
+  // soon as it is copied (they fault in again if read), so the file and its copy are never
+  // resident together.
   void convert_all() {
     parallel_for(pending_.size(), default_num_threads(), [&](std::size_t i) {
       const PendingTensor& t = pending_[i];
       dequantize(static_cast<GgmlType>(t.raw->raw_type), t.raw->data, {t.dst, t.num_elements});
+      release_mapped_pages(t.raw->data);
     });
     for (const PendingPacked& p : pending_packed_) {  // each packs in parallel itself
       weights_.packed_storage.push_back(std::make_unique<PackedMatrix>(
           static_cast<GgmlType>(p.raw->raw_type), reinterpret_cast<const uint8_t*>(p.raw->data.data()),
           p.raw->shape[0], p.raw->shape[1]));
       *p.dst = weights_.packed_storage.back().get();
+      release_mapped_pages(p.raw->data);
     }
     for (const PendingHalf& h : pending_half_) {
       weights_.half_storage.push_back(std::make_unique<HalfMatrix>(
           static_cast<GgmlType>(h.raw->raw_type), reinterpret_cast<const uint8_t*>(h.raw->data.data()),
           h.raw->shape[0], h.raw->shape[1]));
       *h.dst = weights_.half_storage.back().get();
+      release_mapped_pages(h.raw->data);
     }
   }
 

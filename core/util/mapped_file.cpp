@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -56,6 +57,16 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     size_ = std::exchange(other.size_, 0);
   }
   return *this;
+}
+
+void release_mapped_pages(std::span<const std::byte> range) {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(range.data()) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<uintptr_t>(range.data()) + range.size()) / page * page;
+  // MADV_PAGEOUT only reclaims (clean file pages are dropped, anonymous memory would go to
+  // swap, never lose its contents), so a range that is not a file mapping is safe too; it is
+  // advice, and a failure (an older kernel) leaves the pages resident, which is harmless.
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
 }
 
 }  // namespace pagedgen

@@ -27,4 +27,9 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
+// Asks the kernel to reclaim the resident pages that lie wholly inside `range`, once their
+// contents have been copied elsewhere: file pages are dropped and fault in again from the
+// file if read; other memory keeps its contents. Only resident memory changes.
+void release_mapped_pages(std::span<const std::byte> range);
+
 }  // namespace pagedgen
