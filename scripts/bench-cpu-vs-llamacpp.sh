@@ -11,7 +11,8 @@
 # pagedgen runs once per --cpu-math mode (fast, exact) when `generate --help` lists
 # --cpu-math, else once on its only path (the exact column). Figures: generated (prefill:
 # prompt) tokens over the stats JSON's generate-phase time; peak RSS by /usr/bin/time -v
-# (else the highest VmHWM polled from /proc). llama.cpp runs only when LLAMA_CPP_DIR (or
+# (else the highest VmHWM polled from /proc), beside the stats' peak KV bytes in use (KV
+# pool pages never touched take no memory; RSS-KV is what the rest of the process held). llama.cpp runs only when LLAMA_CPP_DIR (or
 # --llama-cpp-dir) names a directory holding llama-bench and llama-batched-bench. Prints
 # a detail table, the comparison table and a JSON line; exits 0 even when a run fails
 # (its cells read "failed" and its stderr tail is printed).
@@ -166,6 +167,7 @@ def pagedgen_cell(mode, run):
         gen_s = s["time_seconds"]["generate"]
         tokens = s["tokens"]["prompt_computed"] if run == "prefill" else s["tokens"]["generated"]
         cell = {"rate": tokens / gen_s, "generate_s": gen_s, "wall_s": wall, "rss_mib": rss / 1024,
+                "peak_kv_mib": s["blocks"]["peak_kv_bytes"] / 2**20,
                 "prompt_tokens": s["tokens"]["prompt"], "prompt_computed": s["tokens"]["prompt_computed"],
                 "generated": s["tokens"]["generated"], "output": f"{name}.jsonl"}
         if best is None or cell["rate"] > best["rate"]:
@@ -214,7 +216,8 @@ extra = os.environ.get("PAGEDGEN_FLAGS", "").strip()
 print(f"model: {model}\npagedgen: {binary} {extra + ' ' if extra else ''}(cpu-math: {', '.join(modes) if len(modes) > 1 else 'option absent, one path'})")
 print(f"llama.cpp: {llama_dir or 'not run (set LLAMA_CPP_DIR)'}\nthreads: {threads}, reps: {reps} (best kept)\n")
 
-print(f"{'run':<28} {'rate tok/s':>10} {'generate s':>10} {'wall s':>8} {'peak RSS MiB':>12} {'prompt':>7} {'computed':>8} {'generated':>9}")
+print(f"{'run':<28} {'rate tok/s':>10} {'generate s':>10} {'wall s':>8} {'peak RSS MiB':>12} {'peak KV MiB':>11} "
+      f"{'RSS-KV MiB':>10} {'prompt':>7} {'computed':>8} {'generated':>9}")
 for m in modes:
     for run in RUNS:
         c = pagedgen[m][run]
@@ -223,6 +226,7 @@ for m in modes:
             print(f"{label:<28} {'failed':>10}")
             continue
         print(f"{label:<28} {c['rate']:>10.1f} {c['generate_s']:>10.2f} {c['wall_s']:>8.2f} {c['rss_mib']:>12.0f} "
+              f"{c['peak_kv_mib']:>11.0f} {c['rss_mib'] - c['peak_kv_mib']:>10.0f} "
               f"{c['prompt_tokens']:>7} {c['prompt_computed']:>8} {c['generated']:>9}")
 for run, c in llama.items():
     label = f"llama.cpp {run}"

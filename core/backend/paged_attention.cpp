@@ -43,9 +43,19 @@ float dot_row(const float* q, const Kv* row, std::size_t head_dim) {
   if constexpr (std::is_same_v<Kv, float>) {
     return dot_fixed_order(q, row, head_dim);
   } else {
+#if PAGEDGEN_CPU_AVX2
+    // dot_fixed_order's vector form, converting as it loads.
+    const std::size_t n8 = head_dim - head_dim % 8;
+    __m256 acc = _mm256_setzero_ps();
+    for (std::size_t k = 0; k < n8; k += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + k), load8(row + k), acc);
+    float sum = reduce_m256(acc);
+    for (std::size_t k = n8; k < head_dim; ++k) sum = std::fma(q[k], to_float(row[k]), sum);
+    return sum;
+#else
     float converted[kMaxHeadDim];
     for (std::size_t d = 0; d < head_dim; ++d) converted[d] = to_float(row[d]);
     return dot_fixed_order(q, converted, head_dim);
+#endif
   }
 }
 
