@@ -1,0 +1,51 @@
+// Builds a Grammar rule by rule, then finishes it: edges into states that can never reach
+// the root's end are cut, unreachable nodes dropped, and the checks that keep matching
+// finite (no rule ends without consuming a byte, no rule re-enters itself before
+// consuming one) are made once here instead of on every step.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "grammar/grammar.h"
+
+namespace pagedgen {
+
+class GrammarBuilder {
+ public:
+  // A rule's name appears only in error messages ("#/$defs/Node").
+  RuleId add_rule(std::string name);
+  GrammarNodeId rule_start(RuleId rule) const { return rule_starts_[rule]; }
+  GrammarNodeId add_node(RuleId rule);
+
+  void add_byte_range(GrammarNodeId from, uint8_t first_byte, uint8_t last_byte, GrammarNodeId to);
+  void add_byte(GrammarNodeId from, uint8_t byte, GrammarNodeId to) { add_byte_range(from, byte, byte, to); }
+  // A chain of fresh nodes in `from`'s rule spelling `bytes`; returns its last node.
+  GrammarNodeId add_literal(GrammarNodeId from, std::string_view bytes);
+  void add_call(GrammarNodeId from, RuleId rule, GrammarNodeId return_node);
+  void set_final(GrammarNodeId node);
+
+  size_t num_nodes() const { return nodes_.size(); }
+
+  // Throws Error when the root admits no text at all, or when a rule can re-enter itself
+  // without consuming a byte (left recursion, e.g. a $ref cycle with nothing in between).
+  Grammar finish(RuleId root) const;
+
+  // More nodes than this is a schema far beyond what dataset schemas need (it would take
+  // seconds to precompute token masks): add_node throws Error instead.
+  static constexpr size_t kMaxNodes = 1u << 18;
+
+ private:
+  struct Node {
+    RuleId rule;
+    bool is_final = false;
+    std::vector<ByteEdge> byte_edges;
+    std::vector<RuleCall> calls;
+  };
+  std::vector<Node> nodes_;
+  std::vector<GrammarNodeId> rule_starts_;
+  std::vector<std::string> rule_names_;
+};
+
+}  // namespace pagedgen

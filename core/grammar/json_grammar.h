@@ -1,0 +1,26 @@
+// Grammars for structured outputs: the values of a JSON Schema (json_schema.h), or any
+// JSON object (response_format "json_object"). The text has one fixed form so that outputs
+// are reproducible:
+//   - compact: no whitespace outside strings (`{"a":[1,2],"b":null}`);
+//   - object keys in schema order (`properties` order), optional ones skipped or present in
+//     place, additional keys (where allowed) after them;
+//   - enum and const values as their compact JSON text (simdjson's minify).
+// Inside strings any character may appear, raw (well-formed UTF-8) or escaped.
+#pragma once
+
+#include <string_view>
+
+#include "grammar/grammar.h"
+#include "grammar/json_schema.h"
+
+namespace pagedgen {
+
+// Throws Error for schemas parse_json_schema refuses, schemas no value satisfies, and
+// schemas too large to compile (GrammarBuilder::kMaxNodes).
+Grammar json_schema_grammar(const JsonSchema& schema);
+Grammar json_schema_grammar(std::string_view schema_text);
+
+// Any JSON object, nested to any depth.
+Grammar json_object_grammar();
+
+}  // namespace pagedgen

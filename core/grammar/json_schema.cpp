@@ -1,0 +1,445 @@
+// Reading a JSON Schema document with simdjson's DOM: one Schema per subschema reached,
+// memoized by JSON pointer so that every $ref to the same place (recursion included)
+// reaches the same node.
+#include "grammar/json_schema.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "util/error.h"
+
+namespace pagedgen {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+// Keywords that constrain values in ways the grammar does not follow.
+constexpr std::array<std::string_view, 22> kRefusedKeywords = {
+    "pattern",      "format",          "patternProperties", "propertyNames",  "minProperties",
+    "maxProperties", "dependentRequired", "dependentSchemas", "dependencies",  "uniqueItems",
+    "contains",     "minContains",     "maxContains",       "unevaluatedItems", "unevaluatedProperties",
+    "multipleOf",   "not",             "if",                "then",           "else",
+    "$dynamicRef",  "$recursiveRef",
+};
+
+// The keywords this reader applies; anything else is an annotation or unknown, and ignored.
+enum Keyword : size_t {
+  kType, kEnum, kConst, kAnyOf, kOneOf, kAllOf, kRef, kProperties, kRequired, kAdditionalProperties,
+  kItems, kPrefixItems, kAdditionalItems, kMinItems, kMaxItems, kMinLength, kMaxLength, kMinimum,
+  kMaximum, kExclusiveMinimum, kExclusiveMaximum, kNumKeywords,
+};
+constexpr std::array<std::string_view, kNumKeywords> kKeywordNames = {
+    "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "required",
+    "additionalProperties", "items", "prefixItems", "additionalItems", "minItems", "maxItems",
+    "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+};
+
+using Keywords = std::array<std::optional<element>, kNumKeywords>;
+
+std::string_view type_name(element value) {
+  switch (value.type()) {
+    case element_type::ARRAY: return "an array";
+    case element_type::OBJECT: return "an object";
+    case element_type::STRING: return "a string";
+    case element_type::BOOL: return "a boolean";
+    case element_type::NULL_VALUE: return "null";
+    default: return "a number";
+  }
+}
+
+// The JSON types a literal value has (an integral number is an integer and a number).
+uint8_t literal_types(element value) {
+  switch (value.type()) {
+    case element_type::NULL_VALUE: return kJsonNull;
+    case element_type::BOOL: return kJsonBoolean;
+    case element_type::OBJECT: return kJsonObject;
+    case element_type::ARRAY: return kJsonArray;
+    case element_type::STRING: return kJsonString;
+    case element_type::INT64:
+    case element_type::UINT64: return kJsonNumber | kJsonInteger;
+    default: {
+      const double d = double(value);
+      return std::floor(d) == d ? kJsonNumber | kJsonInteger : kJsonNumber;
+    }
+  }
+}
+
+uint8_t type_bit(std::string_view name, const std::string& location) {
+  if (name == "null") return kJsonNull;
+  if (name == "boolean") return kJsonBoolean;
+  if (name == "object") return kJsonObject;
+  if (name == "array") return kJsonArray;
+  if (name == "string") return kJsonString;
+  if (name == "number") return kJsonNumber;
+  if (name == "integer") return kJsonInteger;
+  fail("{}: unknown type '{}' (types are null, boolean, object, array, string, number, integer)", location, name);
+}
+
+// A JSON pointer reference token: '~' as "~0", '/' as "~1".
+std::string pointer_token(std::string_view key) {
+  std::string out;
+  for (const char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::string percent_decode(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+      out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+uint64_t read_count(element value, const std::string& location, std::string_view keyword) {
+  if (value.type() == element_type::UINT64) return uint64_t(value);
+  if (value.type() == element_type::INT64 && int64_t(value) >= 0) return static_cast<uint64_t>(int64_t(value));
+  if (value.type() == element_type::DOUBLE) {
+    const double d = double(value);
+    if (d >= 0 && std::floor(d) == d && d < 1.8e19) return static_cast<uint64_t>(d);
+  }
+  fail("{}: '{}' must be a non-negative integer", location, keyword);
+}
+
+constexpr double kTwo63 = 9223372036854775808.0;
+
+// The least int64 >= value (> value when exclusive); values below int64 clamp to its least.
+int64_t integer_lower_bound(element value, bool exclusive, const std::string& location, std::string_view keyword) {
+  const auto beyond = [&]() -> int64_t {
+    fail("{}: '{}' leaves no integer within 64 bits; use a smaller bound", location, keyword);
+  };
+  switch (value.type()) {
+    case element_type::INT64: {
+      const int64_t v = int64_t(value);
+      if (!exclusive) return v;
+      return v == std::numeric_limits<int64_t>::max() ? beyond() : v + 1;
+    }
+    case element_type::UINT64: return beyond();
+    case element_type::DOUBLE: {
+      const double d = exclusive ? std::floor(double(value)) + 1 : std::ceil(double(value));
+      if (d < -kTwo63) return std::numeric_limits<int64_t>::min();
+      return d >= kTwo63 ? beyond() : static_cast<int64_t>(d);
+    }
+    default: fail("{}: '{}' must be a number", location, keyword);
+  }
+}
+
+// The greatest int64 <= value (< value when exclusive); values above int64 clamp to its greatest.
+int64_t integer_upper_bound(element value, bool exclusive, const std::string& location, std::string_view keyword) {
+  const auto beyond = [&]() -> int64_t {
+    fail("{}: '{}' leaves no integer within 64 bits; use a larger bound", location, keyword);
+  };
+  switch (value.type()) {
+    case element_type::INT64: {
+      const int64_t v = int64_t(value);
+      if (!exclusive) return v;
+      return v == std::numeric_limits<int64_t>::min() ? beyond() : v - 1;
+    }
+    case element_type::UINT64: return std::numeric_limits<int64_t>::max();
+    case element_type::DOUBLE: {
+      const double d = exclusive ? std::ceil(double(value)) - 1 : std::floor(double(value));
+      if (d >= kTwo63) return std::numeric_limits<int64_t>::max();
+      return d < -kTwo63 ? beyond() : static_cast<int64_t>(d);
+    }
+    default: fail("{}: '{}' must be a number", location, keyword);
+  }
+}
+
+class SchemaReader {
+ public:
+  explicit SchemaReader(element root) : root_(root) {}
+
+  // The schema at `pointer` (a JSON pointer into the document, "" for the root).
+  SchemaId read(element value, const std::string& pointer) {
+    if (const auto it = by_pointer_.find(pointer); it != by_pointer_.end()) return it->second;
+    const auto id = static_cast<SchemaId>(schemas_.size());
+    by_pointer_.emplace(pointer, id);
+    schemas_.emplace_back();
+    Schema schema = read_schema(value, pointer);
+    schemas_[id] = std::move(schema);
+    return id;
+  }
+
+  std::vector<Schema> take() { return std::move(schemas_); }
+
+ private:
+  Schema read_schema(element value, const std::string& pointer) {
+    Schema schema;
+    schema.location = "#" + pointer;
+    const std::string& at = schema.location;
+    if (value.type() == element_type::BOOL) {
+      schema.kind = bool(value) ? Schema::Kind::kAny : Schema::Kind::kNothing;
+      return schema;
+    }
+    if (value.type() != element_type::OBJECT) fail("{}: a schema must be an object or a boolean, not {}", at, type_name(value));
+    Keywords keywords;
+    for (const auto field : simdjson::dom::object(value)) {
+      if (std::ranges::find(kRefusedKeywords, field.key) != kRefusedKeywords.end()) {
+        fail("{}: '{}' is not supported by structured outputs (the grammar cannot enforce it); remove it from the schema",
+             at, field.key);
+      }
+      if (field.key == "$id" && !pointer.empty()) {
+        fail("{}: '$id' inside a schema is not supported (it changes where $ref points); remove it", at);
+      }
+      const auto known = std::ranges::find(kKeywordNames, field.key);
+      if (known != kKeywordNames.end()) keywords[static_cast<size_t>(known - kKeywordNames.begin())] = field.value;
+    }
+
+    const auto alone = [&](Keyword main, std::initializer_list<Keyword> allowed) {
+      for (size_t k = 0; k < kNumKeywords; ++k) {
+        if (k == main || !keywords[k] || std::ranges::find(allowed, static_cast<Keyword>(k)) != allowed.end()) continue;
+        fail("{}: '{}' beside '{}' is not supported; move the constraint into the schema '{}' refers to or "
+             "lists", at, kKeywordNames[k], kKeywordNames[main], kKeywordNames[main]);
+      }
+    };
+    if (keywords[kRef]) {
+      alone(kRef, {});
+      schema.kind = Schema::Kind::kRef;
+      schema.ref = read_ref(*keywords[kRef], at);
+      return schema;
+    }
+    if (keywords[kAllOf]) {
+      alone(kAllOf, {});
+      const auto list = schema_list(*keywords[kAllOf], at, "allOf");
+      if (list.size() != 1) fail("{}: 'allOf' with {} schemas is not supported (only one); merge them", at, list.size());
+      schema.kind = Schema::Kind::kRef;
+      schema.ref = read(list[0], pointer + "/allOf/0");
+      return schema;
+    }
+    if (keywords[kAnyOf] || keywords[kOneOf]) {
+      // oneOf is generated as anyOf: a value matching two alternatives is not prevented
+      // (alternatives that overlap are rare; Pydantic's discriminated unions do not).
+      const Keyword which = keywords[kAnyOf] ? kAnyOf : kOneOf;
+      alone(which, {});
+      const auto list = schema_list(*keywords[which], at, kKeywordNames[which]);
+      if (list.empty()) fail("{}: '{}' must list at least one schema", at, kKeywordNames[which]);
+      schema.kind = Schema::Kind::kAnyOf;
+      for (size_t i = 0; i < list.size(); ++i) {
+        schema.alternatives.push_back(read(list[i], fmt::format("{}/{}/{}", pointer, kKeywordNames[which], i)));
+      }
+      return schema;
+    }
+    schema.types = keywords[kType] ? read_types(*keywords[kType], at) : kAllJsonTypes;
+    if (keywords[kEnum] || keywords[kConst]) {
+      const Keyword which = keywords[kEnum] ? kEnum : kConst;
+      alone(which, {kType});
+      read_literals(schema, *keywords[which], which == kEnum);
+      return schema;
+    }
+    schema.kind = Schema::Kind::kTyped;
+    if (schema.types & kJsonObject) read_object(schema, keywords, pointer);
+    if (schema.types & kJsonArray) read_array(schema, keywords, pointer);
+    if (schema.types & kJsonString) {
+      if (keywords[kMinLength]) schema.min_length = read_count(*keywords[kMinLength], at, "minLength");
+      if (keywords[kMaxLength]) schema.max_length = read_count(*keywords[kMaxLength], at, "maxLength");
+      if (schema.max_length && schema.min_length > *schema.max_length) {
+        fail("{}: minLength {} is above maxLength {}: no string satisfies the schema", at, schema.min_length,
+             *schema.max_length);
+      }
+    }
+    if (schema.types & (kJsonNumber | kJsonInteger)) read_bounds(schema, keywords);
+    return schema;
+  }
+
+  static std::vector<element> schema_list(element value, const std::string& at, std::string_view keyword) {
+    if (value.type() != element_type::ARRAY) fail("{}: '{}' must be an array of schemas", at, keyword);
+    std::vector<element> list;
+    for (const element item : simdjson::dom::array(value)) list.push_back(item);
+    return list;
+  }
+
+  SchemaId read_ref(element value, const std::string& at) {
+    if (value.type() != element_type::STRING) fail("{}: '$ref' must be a string", at);
+    const std::string_view ref = std::string_view(value);
+    if (!ref.starts_with('#')) {
+      fail("{}: $ref '{}' is not supported: only references inside this schema ('#/$defs/Name') are", at, ref);
+    }
+    const std::string pointer = percent_decode(ref.substr(1));
+    if (!pointer.empty() && pointer.front() != '/') {
+      fail("{}: $ref '{}' names an anchor, which is not supported; use a JSON pointer such as '#/$defs/Name'", at, ref);
+    }
+    element target = root_;
+    if (!pointer.empty() && root_.at_pointer(pointer).get(target) != simdjson::SUCCESS) {
+      fail("{}: $ref '{}' points to nothing in the schema", at, ref);
+    }
+    return read(target, pointer);
+  }
+
+  static uint8_t read_types(element value, const std::string& at) {
+    if (value.type() == element_type::STRING) return type_bit(std::string_view(value), at);
+    if (value.type() != element_type::ARRAY) fail("{}: 'type' must be a string or an array of strings", at);
+    uint8_t types = 0;
+    for (const element item : simdjson::dom::array(value)) {
+      if (item.type() != element_type::STRING) fail("{}: 'type' must be a string or an array of strings", at);
+      types |= type_bit(std::string_view(item), at);
+    }
+    if (types == 0) fail("{}: 'type' lists no type: no value satisfies the schema", at);
+    return types;
+  }
+
+  static void read_literals(Schema& schema, element value, bool is_enum) {
+    std::vector<element> values;
+    if (!is_enum) {
+      values.push_back(value);
+    } else if (value.type() != element_type::ARRAY) {
+      fail("{}: 'enum' must be an array", schema.location);
+    } else {
+      for (const element item : simdjson::dom::array(value)) values.push_back(item);
+    }
+    schema.kind = Schema::Kind::kLiterals;
+    for (const element item : values) {
+      if (!(literal_types(item) & schema.types)) continue;
+      std::string text = simdjson::minify(item);
+      if (std::ranges::find(schema.literals, text) == schema.literals.end()) schema.literals.push_back(std::move(text));
+    }
+    if (schema.literals.empty()) {
+      fail("{}: '{}' has no value of the schema's type: no value satisfies the schema", schema.location,
+           is_enum ? "enum" : "const");
+    }
+  }
+
+  void read_object(Schema& schema, const Keywords& keywords, const std::string& pointer) {
+    const std::string& at = schema.location;
+    if (const auto& properties = keywords[kProperties]) {
+      if (properties->type() != element_type::OBJECT) fail("{}: 'properties' must be an object", at);
+      for (const auto field : simdjson::dom::object(*properties)) {
+        const SchemaId id = read(field.value, pointer + "/properties/" + pointer_token(field.key));
+        schema.properties.push_back({std::string(field.key), id, false});
+      }
+    }
+    if (const auto& additional = keywords[kAdditionalProperties]) {
+      if (additional->type() == element_type::BOOL) {
+        if (bool(*additional)) schema.additional_properties = any_schema();
+      } else {
+        schema.additional_properties = read(*additional, pointer + "/additionalProperties");
+      }
+    } else if (schema.properties.empty()) {
+      schema.additional_properties = any_schema();  // a bare {"type": "object"} means any object
+    }
+    if (const auto& required = keywords[kRequired]) {
+      if (required->type() != element_type::ARRAY) fail("{}: 'required' must be an array of strings", at);
+      for (const element name : simdjson::dom::array(*required)) {
+        if (name.type() != element_type::STRING) fail("{}: 'required' must be an array of strings", at);
+        const std::string_view key = std::string_view(name);
+        const auto listed = std::ranges::find(schema.properties, key, &SchemaProperty::name);
+        if (listed != schema.properties.end()) {
+          listed->required = true;
+          continue;
+        }
+        // Required but not described: its value follows additionalProperties, or anything
+        // when that keyword is absent.
+        if (keywords[kAdditionalProperties] && !schema.additional_properties) {
+          fail("{}: required property '{}' is not in 'properties' and additionalProperties is false: no object "
+               "satisfies the schema", at, key);
+        }
+        const SchemaId value = schema.additional_properties.value_or(any_schema());
+        schema.properties.push_back({std::string(key), value, true});
+      }
+    }
+  }
+
+  void read_array(Schema& schema, const Keywords& keywords, const std::string& pointer) {
+    const std::string& at = schema.location;
+    std::optional<element> rest = keywords[kItems];
+    std::string rest_pointer = pointer + "/items";
+    std::optional<element> prefix = keywords[kPrefixItems];
+    std::string prefix_pointer = pointer + "/prefixItems";
+    if (rest && rest->type() == element_type::ARRAY) {
+      // Drafts before 2020-12: an items array is the prefix, additionalItems the rest.
+      if (prefix) fail("{}: 'items' as an array beside 'prefixItems' is not supported; use prefixItems", at);
+      prefix = rest;
+      prefix_pointer = rest_pointer;
+      rest = keywords[kAdditionalItems];
+      rest_pointer = pointer + "/additionalItems";
+    }
+    if (prefix) {
+      const auto list = schema_list(*prefix, at, "prefixItems");
+      for (size_t i = 0; i < list.size(); ++i) schema.prefix_items.push_back(read(list[i], fmt::format("{}/{}", prefix_pointer, i)));
+    }
+    if (!rest) {
+      schema.items = any_schema();
+    } else if (rest->type() == element_type::BOOL) {
+      if (bool(*rest)) schema.items = any_schema();
+    } else {
+      schema.items = read(*rest, rest_pointer);
+    }
+    if (keywords[kMinItems]) schema.min_items = read_count(*keywords[kMinItems], at, "minItems");
+    if (keywords[kMaxItems]) schema.max_items = read_count(*keywords[kMaxItems], at, "maxItems");
+    if (schema.max_items && schema.min_items > *schema.max_items) {
+      fail("{}: minItems {} is above maxItems {}: no array satisfies the schema", at, schema.min_items, *schema.max_items);
+    }
+    if (!schema.items && schema.min_items > schema.prefix_items.size()) {
+      fail("{}: minItems {} is above the {} items the schema allows: no array satisfies it", at, schema.min_items,
+           schema.prefix_items.size());
+    }
+  }
+
+  static void read_bounds(Schema& schema, const Keywords& keywords) {
+    const std::string& at = schema.location;
+    for (const Keyword k : {kMinimum, kMaximum, kExclusiveMinimum, kExclusiveMaximum}) {
+      if (keywords[k] && (schema.types & kJsonNumber)) {
+        fail("{}: '{}' is supported for integers only (\"type\": \"integer\"), not for numbers; make the value an "
+             "integer or remove the bound", at, kKeywordNames[k]);
+      }
+    }
+    // Draft 4 writes exclusiveMinimum: true beside minimum; later drafts give the bound itself.
+    const auto flag = [&](Keyword k) { return keywords[k] && keywords[k]->type() == element_type::BOOL && bool(*keywords[k]); };
+    const auto number = [&](Keyword k) { return keywords[k] && keywords[k]->type() != element_type::BOOL; };
+    const auto tighten_lower = [&](int64_t bound) { schema.minimum = std::max(schema.minimum.value_or(bound), bound); };
+    const auto tighten_upper = [&](int64_t bound) { schema.maximum = std::min(schema.maximum.value_or(bound), bound); };
+    if (keywords[kMinimum]) tighten_lower(integer_lower_bound(*keywords[kMinimum], flag(kExclusiveMinimum), at, "minimum"));
+    if (number(kExclusiveMinimum)) tighten_lower(integer_lower_bound(*keywords[kExclusiveMinimum], true, at, "exclusiveMinimum"));
+    if (keywords[kMaximum]) tighten_upper(integer_upper_bound(*keywords[kMaximum], flag(kExclusiveMaximum), at, "maximum"));
+    if (number(kExclusiveMaximum)) tighten_upper(integer_upper_bound(*keywords[kExclusiveMaximum], true, at, "exclusiveMaximum"));
+    if (schema.minimum && schema.maximum && *schema.minimum > *schema.maximum) {
+      fail("{}: the integer bounds leave no value (least {}, greatest {})", at, *schema.minimum, *schema.maximum);
+    }
+  }
+
+  // One node for "any value", shared by every place that allows anything.
+  SchemaId any_schema() {
+    if (!any_) {
+      any_ = static_cast<SchemaId>(schemas_.size());
+      schemas_.emplace_back().location = "(any value)";  // Kind::kAny
+    }
+    return *any_;
+  }
+
+  element root_;
+  std::vector<Schema> schemas_;
+  std::map<std::string, SchemaId> by_pointer_;
+  std::optional<SchemaId> any_;
+};
+
+}  // namespace
+
+JsonSchema parse_json_schema(std::string_view text) {
+  simdjson::dom::parser parser;
+  element root;
+  if (const auto error = parser.parse(simdjson::padded_string(text)).get(root)) {
+    fail("the JSON schema is not valid JSON: {}", simdjson::error_message(error));
+  }
+  SchemaReader reader(root);
+  JsonSchema schema;
+  schema.root = reader.read(root, "");
+  schema.schemas = reader.take();
+  return schema;
+}
+
+}  // namespace pagedgen
