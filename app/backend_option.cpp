@@ -85,7 +85,7 @@ std::optional<int> cuda_device_index(const std::string& device) {
 
 // The GPU to run on, or nullopt for the CPU: --device cpu, or auto with no GPU (said on
 // stderr unless quiet). Throws SettingError (device) when the GPU asked for is not there.
-std::optional<int> resolve_device(const BackendOptions& options, bool quiet) {
+std::optional<int> resolve_device(const BackendOptions& options, [[maybe_unused]] bool quiet) {
   const std::optional<int> index = cuda_device_index(options.device);
   if (!index) return std::nullopt;
   const bool required = options.device != "auto";

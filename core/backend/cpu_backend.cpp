@@ -30,7 +30,12 @@ void add_in_place(float* x, const float* y, std::size_t n) {
 
 CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, std::size_t num_threads,
                        cpu::CpuIsa isa, KvDtype kv_dtype)
-    : config_(config), weights_(weights), pool_(std::max<std::size_t>(1, num_threads)), isa_(isa), kv_dtype_(kv_dtype) {
+    : config_(config),
+      weights_(weights),
+      pool_(std::max<std::size_t>(1, num_threads)),
+      isa_(isa),
+      host_sampling_(&pool_),
+      kv_dtype_(kv_dtype) {
   PG_CHECK(weights.layers.size() == static_cast<std::size_t>(config.num_layers), "weights have {} layers, config {}",
            weights.layers.size(), config.num_layers);
   layout_ = KvLayout{0, config.num_kv_heads, 0, config.head_dim};

@@ -9,14 +9,19 @@ std::vector<SampledToken> HostSampling::step(LogitsBackend& backend, const StepB
   const auto vocab = static_cast<std::size_t>(backend.vocab_size());
   logits_.resize(batch.logits_rows.size() * vocab);
   backend.forward(batch, logits_);
-  std::vector<SampledToken> tokens;
-  tokens.reserve(sampling.rows.size());
-  for (const SamplingRow& row : sampling.rows) {
+  std::vector<SampledToken> tokens(sampling.rows.size());
+  auto sample_row = [&](std::size_t i, std::size_t thread) {
+    const SamplingRow& row = sampling.rows[i];
     PG_CHECK(row.logits_row >= 0 && static_cast<std::size_t>(row.logits_row) < batch.logits_rows.size(),
              "sampling row reads logits row {} of {}", row.logits_row, batch.logits_rows.size());
     const std::span<const float> logits(logits_.data() + static_cast<std::size_t>(row.logits_row) * vocab, vocab);
-    tokens.push_back(sampler_.sample(logits, *row.params, row.num_generated, sampling.end_of_generation,
-                                     row.random_bits));
+    tokens[i] = samplers_[thread].sample(logits, *row.params, row.num_generated, sampling.end_of_generation,
+                                         row.random_bits);
+  };
+  if (pool_ != nullptr) {
+    pool_->run(tokens.size(), sample_row);
+  } else {
+    for (std::size_t i = 0; i < tokens.size(); ++i) sample_row(i, 0);
   }
   return tokens;
 }
