@@ -104,7 +104,7 @@ TEST_CASE("byte-level BPE: the byte alphabet decodes to raw bytes") {
 }
 
 TEST_CASE("masks along real token streams equal the brute-force reference, both tokenizer kinds") {
-  for (const char* file : {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"}) {
+  for (const std::string file : {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"}) {
     CAPTURE(file);
     const auto tokenizer = shared_tokenizer(file);
     if (!tokenizer) {

@@ -5,6 +5,7 @@
 #include "grammar/json_grammar.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -260,7 +261,8 @@ class JsonGrammarCompiler {
   RuleId integer_rule(std::optional<int64_t> minimum, std::optional<int64_t> maximum) {
     const auto key = std::pair{minimum, maximum};
     if (const auto it = integer_rules_.find(key); it != integer_rules_.end()) return it->second;
-    const RuleId rule = add_json_integer_rule(builder_, minimum, maximum, "(integer)");
+    const RuleId rule = add_json_integer_rule(builder_, minimum.value_or(std::numeric_limits<int64_t>::min()),
+                                              maximum.value_or(std::numeric_limits<int64_t>::max()), "(integer)");
     integer_rules_.emplace(key, rule);
     return rule;
   }

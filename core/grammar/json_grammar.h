@@ -4,7 +4,8 @@
 //   - compact: no whitespace outside strings (`{"a":[1,2],"b":null}`);
 //   - object keys in schema order (`properties` order), optional ones skipped or present in
 //     place, additional keys (where allowed) after them;
-//   - enum and const values as their compact JSON text (simdjson's minify).
+//   - enum and const values as their compact JSON text (simdjson's minify);
+//   - numbers that every common parser reads exactly (json_number_rules.h).
 // Inside strings any character may appear, raw (well-formed UTF-8) or escaped.
 #pragma once
 

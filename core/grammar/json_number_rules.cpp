@@ -1,155 +1,132 @@
-// Number and integer rules. An integer range is split by sign and by digit count; the
-// numbers of one digit count between lo and hi are a small automaton that remembers only
-// whether the digits so far still equal lo's and hi's:
+// Number and integer rules. The digits of a magnitude in [low, high] are read by a
+// deterministic automaton whose state is the digit count so far and how those digits
+// compare with the same-length prefixes of low and high:
 //
-//   [130, 245], 3 digits:  '1' (=lo) -> [3-9] ... ;  '2' (=hi) -> [0-4] ... ;  nothing between
+//   [130, 245]:  "1" (=130's prefix) -"2"-> below 130 so far: ends too short, unless a
+//                third digit follows;  "2" (=245's prefix) -"5"-> above: no third digit.
 #include "grammar/json_number_rules.h"
 
+#include <limits>
 #include <map>
 #include <tuple>
+#include <vector>
 
 namespace pagedgen {
 namespace {
 
-void add_digits(GrammarBuilder& builder, GrammarNodeId from, GrammarNodeId to) { builder.add_byte_range(from, '0', '9', to); }
+enum class Order : uint8_t { kLess, kEqual, kGreater };
 
-class IntegerRangeBuilder {
- public:
-  IntegerRangeBuilder(GrammarBuilder& builder, RuleId rule) : builder_(builder), rule_(rule) {
-    end_ = builder_.add_node(rule_);
-    builder_.set_final(end_);
-  }
+Order compare(char digit, char bound) {
+  return digit < bound ? Order::kLess : digit == bound ? Order::kEqual : Order::kGreater;
+}
 
-  GrammarNodeId end() const { return end_; }
-
-  // Magnitudes in [low, high] (high absent: no limit), low >= 1, spelled from `from`.
-  void add_magnitudes(GrammarNodeId from, uint64_t low, std::optional<uint64_t> high) {
-    const size_t low_digits = std::to_string(low).size();
-    const size_t high_digits = high ? std::to_string(*high).size() : low_digits;
-    for (size_t n = low_digits; n <= high_digits; ++n) {
-      const uint64_t first_of_length = power_of_ten(n - 1);
-      const uint64_t last_of_length = power_of_ten(n) - 1;  // n <= 19: fits
-      const uint64_t lo = std::max(low, first_of_length);
-      const uint64_t hi = high ? std::min(*high, last_of_length) : last_of_length;
-      if (lo <= hi) add_fixed_length(from, std::to_string(lo), std::to_string(hi));
-    }
-    if (!high) {
-      // Longer than `low`: a non-zero digit, low_digits more, then any number of digits.
-      GrammarNodeId at = builder_.add_node(rule_);
-      builder_.add_byte_range(from, '1', '9', at);
-      for (size_t i = 0; i < low_digits; ++i) {
-        const GrammarNodeId next = builder_.add_node(rule_);
-        add_digits(builder_, at, next);
-        at = next;
+// Spells the magnitudes in [low, high] (1 <= low <= high) from `from`; returns the nodes
+// where a magnitude may end.
+std::vector<GrammarNodeId> add_magnitudes(GrammarBuilder& builder, RuleId rule, GrammarNodeId from, uint64_t low,
+                                          uint64_t high) {
+  const std::string lo = std::to_string(low), hi = std::to_string(high);
+  using State = std::tuple<size_t, Order, Order>;  // digits so far, vs lo's prefix, vs hi's prefix
+  const auto may_end = [&](const State& s) {
+    const auto [length, vs_lo, vs_hi] = s;
+    return (length > lo.size() || (length == lo.size() && vs_lo != Order::kLess)) &&
+           (length < hi.size() || vs_hi != Order::kGreater);
+  };
+  std::map<State, GrammarNodeId> node_of{{State{0, Order::kEqual, Order::kEqual}, from}};
+  std::vector<State> pending{State{0, Order::kEqual, Order::kEqual}};
+  std::vector<GrammarNodeId> ends;
+  while (!pending.empty()) {
+    const State s = pending.back();
+    pending.pop_back();
+    const auto [length, vs_lo, vs_hi] = s;
+    if (length == hi.size()) continue;  // no longer magnitude fits
+    const GrammarNodeId at = node_of.at(s);
+    for (char d = length == 0 ? '1' : '0'; d <= '9'; ++d) {
+      const Order next_lo = length + 1 > lo.size() ? Order::kGreater : vs_lo == Order::kEqual ? compare(d, lo[length]) : vs_lo;
+      const Order next_hi = vs_hi == Order::kEqual ? compare(d, hi[length]) : vs_hi;
+      if (length + 1 == hi.size() && next_hi == Order::kGreater) continue;
+      const State next{length + 1, next_lo, next_hi};
+      auto [it, added] = node_of.emplace(next, 0);
+      if (added) {
+        it->second = builder.add_node(rule);
+        if (may_end(next)) ends.push_back(it->second);
+        pending.push_back(next);
       }
-      builder_.set_final(at);
-      add_digits(builder_, at, at);
+      builder.add_byte(at, static_cast<uint8_t>(d), it->second);
     }
   }
+  return ends;
+}
 
- private:
-  static uint64_t power_of_ten(size_t n) {
-    uint64_t p = 1;
-    for (size_t i = 0; i < n; ++i) p *= 10;
-    return p;
+// |v| for v < 0, INT64_MIN included.
+uint64_t magnitude(int64_t v) { return static_cast<uint64_t>(-(v + 1)) + 1; }
+
+// Nodes where an integer in [minimum, maximum] may end, spelled from `start`; with
+// `minus_zero`, "-0" too (a number's "-0.5" starts with it).
+std::vector<GrammarNodeId> add_integer(GrammarBuilder& builder, RuleId rule, GrammarNodeId start, int64_t minimum,
+                                       int64_t maximum, bool minus_zero) {
+  std::vector<GrammarNodeId> ends;
+  if (minimum <= 0 && maximum >= 0) {
+    const GrammarNodeId zero = builder.add_node(rule);
+    builder.add_byte(start, '0', zero);
+    ends.push_back(zero);
   }
-
-  // Digit strings of lo's length between lo and hi (lo <= hi, no leading zero in lo).
-  void add_fixed_length(GrammarNodeId from, const std::string& lo, const std::string& hi) {
-    std::map<std::tuple<size_t, bool, bool>, GrammarNodeId> nodes;  // (position, equal to lo, equal to hi)
-    const auto node_at = [&](size_t position, bool on_lo, bool on_hi) {
-      if (position == lo.size()) return end_;
-      const auto [it, added] = nodes.emplace(std::tuple{position, on_lo, on_hi}, 0);
-      if (added) it->second = builder_.add_node(rule_);
-      return it->second;
-    };
-    // Walk the (at most 3 per position) states in position order.
-    std::map<std::tuple<size_t, bool, bool>, GrammarNodeId> frontier{{{0, true, true}, from}};
-    for (size_t position = 0; position < lo.size(); ++position) {
-      std::map<std::tuple<size_t, bool, bool>, GrammarNodeId> next_frontier;
-      for (const auto& [state, node] : frontier) {
-        const auto [pos, on_lo, on_hi] = state;
-        const char first = on_lo ? lo[pos] : '0';
-        const char last = on_hi ? hi[pos] : '9';
-        for (char d = first; d <= last;) {
-          const bool next_lo = on_lo && d == lo[pos];
-          const bool next_hi = on_hi && d == hi[pos];
-          // Digits strictly between the tight ones share one free target.
-          char run_end = d;
-          if (!next_lo && !next_hi) {
-            while (run_end + 1 <= last && !(on_hi && run_end + 1 == hi[pos])) ++run_end;
-          }
-          const GrammarNodeId target = node_at(pos + 1, next_lo, next_hi);
-          builder_.add_byte_range(node, static_cast<uint8_t>(d), static_cast<uint8_t>(run_end), target);
-          if (target != end_) next_frontier.emplace(std::tuple{pos + 1, next_lo, next_hi}, target);
-          d = static_cast<char>(run_end + 1);
-        }
-      }
-      frontier = std::move(next_frontier);
+  if (maximum >= 1) {
+    for (const GrammarNodeId end : add_magnitudes(builder, rule, start, minimum > 1 ? static_cast<uint64_t>(minimum) : 1,
+                                                  static_cast<uint64_t>(maximum))) {
+      ends.push_back(end);
     }
   }
-
-  GrammarBuilder& builder_;
-  RuleId rule_;
-  GrammarNodeId end_;
-};
+  if (minimum <= -1) {
+    const GrammarNodeId minus = builder.add_node(rule);
+    builder.add_byte(start, '-', minus);
+    if (minus_zero) {
+      const GrammarNodeId zero = builder.add_node(rule);
+      builder.add_byte(minus, '0', zero);
+      ends.push_back(zero);
+    }
+    for (const GrammarNodeId end : add_magnitudes(builder, rule, minus, maximum <= -1 ? magnitude(maximum) : 1, magnitude(minimum))) {
+      ends.push_back(end);
+    }
+  }
+  return ends;
+}
 
 }  // namespace
 
 RuleId add_json_number_rule(GrammarBuilder& builder, std::string name) {
   const RuleId rule = builder.add_rule(std::move(name));
   const GrammarNodeId start = builder.rule_start(rule);
+  const std::vector<GrammarNodeId> whole = add_integer(builder, rule, start, std::numeric_limits<int64_t>::min(),
+                                                       std::numeric_limits<int64_t>::max(), true);
   const auto node = [&](bool is_final) {
     const GrammarNodeId id = builder.add_node(rule);
     if (is_final) builder.set_final(id);
     return id;
   };
-  const GrammarNodeId minus = node(false), zero = node(true), digits = node(true);
   const GrammarNodeId point = node(false), fraction = node(true);
-  const GrammarNodeId exponent = node(false), exponent_sign = node(false), exponent_digits = node(true);
-  for (const GrammarNodeId at : {start, minus}) {
-    builder.add_byte(at, '0', zero);
-    builder.add_byte_range(at, '1', '9', digits);
-  }
-  builder.add_byte(start, '-', minus);
-  add_digits(builder, digits, digits);
-  for (const GrammarNodeId whole : {zero, digits}) builder.add_byte(whole, '.', point);
-  add_digits(builder, point, fraction);
-  add_digits(builder, fraction, fraction);
-  for (const GrammarNodeId at : {zero, digits, fraction}) {
+  const GrammarNodeId exponent = node(false), exponent_sign = node(false), exponent_digit = node(true),
+                      exponent_digits = node(true);
+  for (const GrammarNodeId at : whole) {
+    builder.set_final(at);
+    builder.add_byte(at, '.', point);
     builder.add_byte(at, 'e', exponent);
     builder.add_byte(at, 'E', exponent);
   }
+  builder.add_byte_range(point, '0', '9', fraction);
+  builder.add_byte_range(fraction, '0', '9', fraction);
+  builder.add_byte(fraction, 'e', exponent);
+  builder.add_byte(fraction, 'E', exponent);
   builder.add_byte(exponent, '+', exponent_sign);
   builder.add_byte(exponent, '-', exponent_sign);
-  add_digits(builder, exponent, exponent_digits);
-  add_digits(builder, exponent_sign, exponent_digits);
-  add_digits(builder, exponent_digits, exponent_digits);
+  for (const GrammarNodeId at : {exponent, exponent_sign}) builder.add_byte_range(at, '0', '9', exponent_digit);
+  builder.add_byte_range(exponent_digit, '0', '9', exponent_digits);
   return rule;
 }
 
-RuleId add_json_integer_rule(GrammarBuilder& builder, std::optional<int64_t> minimum, std::optional<int64_t> maximum,
-                             std::string name) {
+RuleId add_json_integer_rule(GrammarBuilder& builder, int64_t minimum, int64_t maximum, std::string name) {
   const RuleId rule = builder.add_rule(std::move(name));
-  const GrammarNodeId start = builder.rule_start(rule);
-  IntegerRangeBuilder range(builder, rule);
-  if (!minimum || *minimum <= 0) {
-    if (!maximum || *maximum >= 0) builder.add_byte(start, '0', range.end());
-  }
-  // Positive values: [max(minimum, 1), maximum].
-  if (!maximum || *maximum >= 1) {
-    const uint64_t low = minimum && *minimum > 1 ? static_cast<uint64_t>(*minimum) : 1;
-    const std::optional<uint64_t> high = maximum ? std::optional<uint64_t>(static_cast<uint64_t>(*maximum)) : std::nullopt;
-    range.add_magnitudes(start, low, high);
-  }
-  // Negative values, by magnitude: [max(-maximum, 1), -minimum].
-  if (!minimum || *minimum <= -1) {
-    const auto magnitude = [](int64_t v) { return static_cast<uint64_t>(-(v + 1)) + 1; };  // |v| for v < 0, INT64_MIN too
-    const uint64_t low = maximum && *maximum <= -1 ? magnitude(*maximum) : 1;
-    const std::optional<uint64_t> high = minimum ? std::optional<uint64_t>(magnitude(*minimum)) : std::nullopt;
-    const GrammarNodeId minus = builder.add_node(rule);
-    builder.add_byte(start, '-', minus);
-    range.add_magnitudes(minus, low, high);
+  for (const GrammarNodeId end : add_integer(builder, rule, builder.rule_start(rule), minimum, maximum, false)) {
+    builder.set_final(end);
   }
   return rule;
 }

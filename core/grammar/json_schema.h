@@ -11,7 +11,8 @@
 //     listed keys appear, unless the object lists none (then any keys may);
 //   - additional keys come after the listed ones, never repeat a listed key, and have no
 //     escape sequences;
-//   - integer bounds are kept within 64 bits.
+//   - integers stay within 64 bits, numbers have a 64-bit integer part and an exponent of
+//     at most two digits, so every output reads as a 64-bit integer or a finite double.
 #pragma once
 
 #include <cstdint>
