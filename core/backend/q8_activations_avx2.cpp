@@ -2,7 +2,7 @@
 // |x| and its max are exact, d = amax / 127 and 127 / amax are the same correctly rounded
 // divisions, x * (127 / amax) the same rounded product, vcvtps2dq rounds to nearest even
 // (the default MXCSR mode, as std::nearbyint does), sums are exact, and d and s are rounded
-// to float16 by the same scalar function.
+// to float16 to nearest even.
 // Every header before the target pragma: only this file's own code gets the target.
 #include <immintrin.h>
 
@@ -11,7 +11,6 @@
 #include <limits>
 
 #include "backend/q8_activations.h"
-#include "util/half.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
@@ -20,7 +19,9 @@ namespace pagedgen::cpu {
 
 namespace {
 
-float round_to_half(float f) { return half_to_float(float_to_half(f)); }
+// float_to_half and back on F16C (the same rounding: util/half.h's float_to_half was checked
+// against vcvtps2ph on all 2^32 inputs).
+float round_to_half(float f) { return _cvtsh_ss(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)); }
 
 int32_t sum_epi32(__m256i v) {
   const __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
