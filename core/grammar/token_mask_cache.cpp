@@ -2,6 +2,7 @@
 // configurations per trie depth, pruned as soon as no reading survives.
 #include "grammar/token_mask_cache.h"
 
+#include "grammar/node_equivalence.h"
 #include "grammar/pda_state.h"
 #include "grammar/token_bitmask.h"
 
@@ -29,17 +30,23 @@ class NodeClassifier {
   // `past_end`: some reading of the path to here ran past the rule's end into a byte a
   // caller accepts, so tokens below that fail inside the rule are uncertain, not rejected.
   void walk(uint32_t trie_node, size_t depth, bool past_end) {
-    const bool may_end = pda_expand(grammar_, stacks_, levels_[depth], expanded_[depth], work_);
-    const TokenTrie::Node& parent = trie_.node(trie_node);
-    for (uint32_t c = parent.first_child; c < parent.first_child + parent.num_children; ++c) {
+    // Most of the walk stays on one reading inside one rule (string contents): nothing
+    // to expand there.
+    const std::vector<PdaConfig>& configs = levels_[depth];
+    const bool plain = configs.size() == 1 && grammar_.node(configs[0].node).num_calls == 0 &&
+                       !grammar_.node(configs[0].node).is_final;
+    const bool may_end = !plain && pda_expand(grammar_, stacks_, configs, expanded_[depth], work_);
+    const std::vector<PdaConfig>& expanded = plain ? configs : expanded_[depth];
+    const uint32_t children_end = trie_.node(trie_node).node_end;
+    for (uint32_t c = TokenTrie::first_child(trie_node); c < children_end; c = trie_.node(c).node_end) {
       const TokenTrie::Node& child = trie_.node(c);
       const bool child_past_end = past_end || (may_end && follow_->test(child.byte));
-      pda_advance(grammar_, expanded_[depth], child.byte, levels_[depth + 1]);
+      pda_advance(grammar_, expanded, child.byte, levels_[depth + 1]);
       if (!levels_[depth + 1].empty()) {
         for (uint32_t t = child.first_token; t < child.first_token + child.num_tokens_here; ++t) accepted_.push_back(t);
-        if (child.num_children > 0) walk(c, depth + 1, child_past_end);
+        if (child.node_end > c + 1) walk(c, depth + 1, child_past_end);
       } else if (child_past_end) {
-        for (uint32_t t = child.first_token; t < child.subtree_end; ++t) uncertain_.push_back(t);
+        for (uint32_t t = child.first_token; t < child.token_end; ++t) uncertain_.push_back(t);
       }
     }
   }
@@ -80,21 +87,25 @@ std::vector<bool> standing_nodes(const Grammar& grammar) {
 
 }  // namespace
 
-TokenMaskCache::TokenMaskCache(const Grammar& grammar, const TokenTrie& trie) : masks_(grammar.num_nodes()) {
+TokenMaskCache::TokenMaskCache(const Grammar& grammar, const TokenTrie& trie)
+    : masks_(1), mask_of_node_(grammar.num_nodes(), 0) {
   NodeClassifier classifier(grammar, trie);
   const std::vector<bool> standing = standing_nodes(grammar);
-  for (GrammarNodeId id = 0; id < grammar.num_nodes(); ++id)
-    if (standing[id]) masks_[id] = classifier.classify(id);
-}
-
-size_t TokenMaskCache::num_uncertain_tokens() const {
-  size_t total = 0;
-  for (const NodeTokenMasks& m : masks_) total += m.uncertain.size();
-  return total;
+  const std::vector<GrammarNodeId> representative = equivalent_nodes(grammar, trie.max_token_bytes());
+  std::vector<uint32_t> mask_of_class(grammar.num_nodes(), 0);  // [representative]
+  for (GrammarNodeId id = 0; id < grammar.num_nodes(); ++id) {
+    if (!standing[id]) continue;
+    uint32_t& mask = mask_of_class[representative[id]];
+    if (mask == 0) {
+      mask = static_cast<uint32_t>(masks_.size());
+      masks_.push_back(classifier.classify(representative[id]));
+    }
+    mask_of_node_[id] = mask;
+  }
 }
 
 size_t TokenMaskCache::num_bytes() const {
-  size_t total = masks_.size() * sizeof(NodeTokenMasks);
+  size_t total = masks_.size() * sizeof(NodeTokenMasks) + mask_of_node_.size() * sizeof(uint32_t);
   for (const NodeTokenMasks& m : masks_) {
     total += m.accepted_ids.capacity() * sizeof(TokenId) + m.accepted_words.capacity() * sizeof(uint32_t) +
              m.uncertain.capacity() * sizeof(uint32_t);

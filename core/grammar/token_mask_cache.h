@@ -30,16 +30,18 @@ struct NodeTokenMasks {
 class TokenMaskCache {
  public:
   // Classifies the whole vocabulary at every node a matcher can stand on (the targets of
-  // byte edges and the root's start). Takes about a trie walk per node that accepts most
-  // tokens (string contents) and far less for the rest.
+  // byte edges and the root's start), once per class of equivalent nodes
+  // (node_equivalence.h). Takes about a trie walk per class that accepts most tokens
+  // (string contents) and far less for the rest.
   TokenMaskCache(const Grammar& grammar, const TokenTrie& trie);
 
-  const NodeTokenMasks& node_masks(GrammarNodeId node) const { return masks_[node]; }
-  size_t num_uncertain_tokens() const;  // over all nodes, for reports
-  size_t num_bytes() const;             // memory held by the masks
+  const NodeTokenMasks& node_masks(GrammarNodeId node) const { return masks_[mask_of_node_[node]]; }
+  size_t num_classified_nodes() const { return masks_.size() - 1; }  // walks made, for reports
+  size_t num_bytes() const;  // memory held by the masks
 
  private:
-  std::vector<NodeTokenMasks> masks_;  // [grammar.num_nodes()]; empty where no matcher stands
+  std::vector<NodeTokenMasks> masks_;   // masks_[0] is empty: where no matcher stands
+  std::vector<uint32_t> mask_of_node_;  // [grammar.num_nodes()] index into masks_
 };
 
 }  // namespace pagedgen
