@@ -71,73 +71,86 @@ std::optional<RuleId> find_left_recursion(const std::vector<std::vector<RuleId>>
 }  // namespace
 
 Grammar GrammarBuilder::finish(RuleId root) const {
-  const size_t num_nodes = nodes_.size();
-  const auto start = [this](RuleId rule) { return rule_starts_[rule]; };
-
-  // Productive: some path from the node reaches the end of its rule. Iterated to a fixed
-  // point; going backwards converges fast because edges mostly point to later nodes.
-  std::vector<char> productive(num_nodes);
-  for (size_t id = 0; id < num_nodes; ++id) productive[id] = nodes_[id].is_final;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t id = num_nodes; id-- > 0;) {
-      if (productive[id]) continue;
-      const Node& node = nodes_[id];
-      const bool by_byte = std::ranges::any_of(node.byte_edges, [&](const ByteEdge& e) { return productive[e.target]; });
-      const bool by_call = std::ranges::any_of(
-          node.calls, [&](const RuleCall& c) { return productive[start(c.rule)] && productive[c.return_node]; });
-      if (by_byte || by_call) productive[id] = changed = true;
-    }
-  }
-  if (!productive[start(root)]) {
+  const NodeFlags productive = productive_nodes();
+  if (!productive[rule_starts_[root]]) {
     fail("{}: no JSON value satisfies the schema (an empty enum, a const or enum of the wrong type, "
          "minItems above maxItems, a required property whose schema is false, ...); fix the schema",
          rule_names_[root]);
   }
-  const auto kept_edge = [&](const ByteEdge& e) { return productive[e.target] != 0; };
-  const auto kept_call = [&](const RuleCall& c) { return productive[start(c.rule)] && productive[c.return_node]; };
+  const NodeFlags reachable = reachable_nodes(root, productive);
+  check_rules_consume(reachable, productive);
+  check_no_left_recursion(root, reachable, productive);
+  Grammar grammar = kept_grammar(root, reachable, productive);
+  add_follow_bytes(grammar);
+  return grammar;
+}
 
-  // Reachable from the root's start over kept edges and calls.
-  std::vector<char> reachable(num_nodes);
-  std::vector<GrammarNodeId> pending{start(root)};
-  reachable[start(root)] = 1;
+GrammarBuilder::NodeFlags GrammarBuilder::productive_nodes() const {
+  // Iterated to a fixed point; going backwards converges fast because edges mostly point
+  // to later nodes.
+  NodeFlags productive(nodes_.size());
+  for (size_t id = 0; id < nodes_.size(); ++id) productive[id] = nodes_[id].is_final;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t id = nodes_.size(); id-- > 0;) {
+      if (productive[id]) continue;
+      const Node& node = nodes_[id];
+      if (std::ranges::any_of(node.byte_edges, [&](const ByteEdge& e) { return kept(e, productive); }) ||
+          std::ranges::any_of(node.calls, [&](const RuleCall& c) { return kept(c, productive); })) {
+        productive[id] = changed = true;
+      }
+    }
+  }
+  return productive;
+}
+
+GrammarBuilder::NodeFlags GrammarBuilder::reachable_nodes(RuleId root, const NodeFlags& productive) const {
+  NodeFlags reachable(nodes_.size());
+  std::vector<GrammarNodeId> pending;
   const auto visit = [&](GrammarNodeId id) {
     if (!reachable[id]) reachable[id] = 1, pending.push_back(id);
   };
+  visit(rule_starts_[root]);
   while (!pending.empty()) {
     const GrammarNodeId id = pending.back();
     pending.pop_back();
     for (const ByteEdge& e : nodes_[id].byte_edges)
-      if (kept_edge(e)) visit(e.target);
+      if (kept(e, productive)) visit(e.target);
     for (const RuleCall& c : nodes_[id].calls) {
-      if (!kept_call(c)) continue;
-      visit(start(c.rule));
+      if (!kept(c, productive)) continue;
+      visit(rule_starts_[c.rule]);
       visit(c.return_node);
     }
   }
+  return reachable;
+}
 
-  // No kept rule may end without consuming a byte: matching relies on every rule call
-  // consuming input before its rule can return (JSON values are never empty).
-  std::vector<char> nullable(num_nodes);
-  for (size_t id = 0; id < num_nodes; ++id) nullable[id] = nodes_[id].is_final;
+void GrammarBuilder::check_rules_consume(const NodeFlags& reachable, const NodeFlags& productive) const {
+  // Matching relies on every rule consuming input before it can end (JSON values are
+  // never empty): nullable = may end its rule without consuming a byte.
+  NodeFlags nullable(nodes_.size());
+  for (size_t id = 0; id < nodes_.size(); ++id) nullable[id] = nodes_[id].is_final;
   for (bool changed = true; changed;) {
     changed = false;
-    for (size_t id = num_nodes; id-- > 0;) {
+    for (size_t id = nodes_.size(); id-- > 0;) {
       if (nullable[id] || !reachable[id]) continue;
-      for (const RuleCall& c : nodes_[id].calls)
-        if (kept_call(c) && nullable[start(c.rule)] && nullable[c.return_node]) nullable[id] = changed = true;
+      for (const RuleCall& c : nodes_[id].calls) {
+        if (kept(c, productive) && nullable[rule_starts_[c.rule]] && nullable[c.return_node]) nullable[id] = changed = true;
+      }
     }
   }
   for (RuleId rule = 0; rule < rule_starts_.size(); ++rule) {
-    PG_CHECK(!reachable[start(rule)] || !nullable[start(rule)], "rule '{}' can end without consuming a byte",
+    PG_CHECK(!reachable[rule_starts_[rule]] || !nullable[rule_starts_[rule]], "rule '{}' can end without consuming a byte",
              rule_names_[rule]);
   }
+}
 
+void GrammarBuilder::check_no_left_recursion(RuleId root, const NodeFlags& reachable, const NodeFlags& productive) const {
   std::vector<std::vector<RuleId>> start_callees(rule_starts_.size());
   for (RuleId rule = 0; rule < rule_starts_.size(); ++rule) {
-    if (!reachable[start(rule)]) continue;
-    for (const RuleCall& c : nodes_[start(rule)].calls)
-      if (kept_call(c)) start_callees[rule].push_back(c.rule);
+    if (!reachable[rule_starts_[rule]]) continue;
+    for (const RuleCall& c : nodes_[rule_starts_[rule]].calls)
+      if (kept(c, productive)) start_callees[rule].push_back(c.rule);
   }
   std::vector<uint8_t> color(rule_starts_.size());
   if (const auto cycle = find_left_recursion(start_callees, root, color)) {
@@ -145,23 +158,25 @@ Grammar GrammarBuilder::finish(RuleId root) const {
          "recursion: the value would have to contain itself at its start); fix the schema",
          rule_names_[*cycle]);
   }
+}
 
-  // Renumber what is kept, in the original order.
-  std::vector<GrammarNodeId> new_node(num_nodes, 0);
+Grammar GrammarBuilder::kept_grammar(RuleId root, const NodeFlags& reachable, const NodeFlags& productive) const {
+  // Renumbered in the original order.
+  std::vector<GrammarNodeId> new_node(nodes_.size(), 0);
   Grammar grammar;
-  for (size_t id = 0; id < num_nodes; ++id) {
+  for (size_t id = 0; id < nodes_.size(); ++id) {
     if (!reachable[id]) continue;
     new_node[id] = static_cast<GrammarNodeId>(grammar.nodes_.size());
     grammar.nodes_.emplace_back();
   }
   std::vector<RuleId> new_rule(rule_starts_.size(), 0);
   for (RuleId rule = 0; rule < rule_starts_.size(); ++rule) {
-    if (!reachable[start(rule)]) continue;
+    if (!reachable[rule_starts_[rule]]) continue;
     new_rule[rule] = static_cast<RuleId>(grammar.rule_starts_.size());
-    grammar.rule_starts_.push_back(new_node[start(rule)]);
+    grammar.rule_starts_.push_back(new_node[rule_starts_[rule]]);
   }
   grammar.root_rule_ = new_rule[root];
-  for (size_t id = 0; id < num_nodes; ++id) {
+  for (size_t id = 0; id < nodes_.size(); ++id) {
     if (!reachable[id]) continue;
     const Node& node = nodes_[id];
     GrammarNode& out = grammar.nodes_[new_node[id]];
@@ -169,27 +184,30 @@ Grammar GrammarBuilder::finish(RuleId root) const {
     out.is_final = node.is_final;
     out.first_byte_edge = static_cast<uint32_t>(grammar.byte_edges_.size());
     for (const ByteEdge& e : node.byte_edges)
-      if (kept_edge(e)) grammar.byte_edges_.push_back({e.first_byte, e.last_byte, new_node[e.target]});
+      if (kept(e, productive)) grammar.byte_edges_.push_back({e.first_byte, e.last_byte, new_node[e.target]});
     out.num_byte_edges = static_cast<uint32_t>(grammar.byte_edges_.size()) - out.first_byte_edge;
     std::sort(grammar.byte_edges_.begin() + out.first_byte_edge, grammar.byte_edges_.end(),
               [](const ByteEdge& a, const ByteEdge& b) { return a.first_byte < b.first_byte; });
     out.first_call = static_cast<uint32_t>(grammar.calls_.size());
     for (const RuleCall& c : node.calls)
-      if (kept_call(c)) grammar.calls_.push_back({new_rule[c.rule], new_node[c.return_node]});
+      if (kept(c, productive)) grammar.calls_.push_back({new_rule[c.rule], new_node[c.return_node]});
     out.num_calls = static_cast<uint32_t>(grammar.calls_.size()) - out.first_call;
   }
+  return grammar;
+}
 
+void GrammarBuilder::add_follow_bytes(Grammar& grammar) {
   // First bytes of each rule, then the bytes that may follow each rule's end: at every
   // call site, what its return node can consume next, and, where the return node may end
   // the caller, whatever follows the caller.
   const size_t num_rules = grammar.rule_starts_.size();
-  std::vector<std::bitset<256>> first_bytes(num_rules);
   const auto node_bytes = [&grammar](GrammarNodeId id) {
     std::bitset<256> bytes;
     for (const ByteEdge& e : grammar.byte_edges(id))
       for (int b = e.first_byte; b <= e.last_byte; ++b) bytes.set(static_cast<size_t>(b));
     return bytes;
   };
+  std::vector<std::bitset<256>> first_bytes(num_rules);
   for (RuleId rule = 0; rule < num_rules; ++rule) first_bytes[rule] = node_bytes(grammar.rule_starts_[rule]);
   for (bool changed = true; changed;) {
     changed = false;
@@ -211,7 +229,6 @@ Grammar GrammarBuilder::finish(RuleId root) const {
       }
     }
   }
-  return grammar;
 }
 
 }  // namespace pagedgen

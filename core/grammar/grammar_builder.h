@@ -43,6 +43,21 @@ class GrammarBuilder {
     std::vector<ByteEdge> byte_edges;
     std::vector<RuleCall> calls;
   };
+  using NodeFlags = std::vector<char>;  // [node]
+
+  // The steps of finish(), in order. Productive: some path from the node ends its rule;
+  // edges into unproductive nodes and calls through them are not kept.
+  NodeFlags productive_nodes() const;
+  bool kept(const ByteEdge& edge, const NodeFlags& productive) const { return productive[edge.target] != 0; }
+  bool kept(const RuleCall& call, const NodeFlags& productive) const {
+    return productive[rule_starts_[call.rule]] && productive[call.return_node];
+  }
+  NodeFlags reachable_nodes(RuleId root, const NodeFlags& productive) const;
+  void check_rules_consume(const NodeFlags& reachable, const NodeFlags& productive) const;
+  void check_no_left_recursion(RuleId root, const NodeFlags& reachable, const NodeFlags& productive) const;
+  Grammar kept_grammar(RuleId root, const NodeFlags& reachable, const NodeFlags& productive) const;
+  static void add_follow_bytes(Grammar& grammar);
+
   std::vector<Node> nodes_;
   std::vector<GrammarNodeId> rule_starts_;
   std::vector<std::string> rule_names_;
