@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "grammar/grammar_error.h"
 #include "grammar/json_grammar.h"
 #include "test_grammar_support.h"
 #include "util/error.h"
@@ -256,6 +257,33 @@ TEST_CASE("refused keywords and schemas name the keyword and where it is") {
             .starts_with("#: required property 'b' is not in 'properties' and additionalProperties is false"));
   CHECK(refusal("[1]") == "#: a schema must be an object or a boolean, not an array");
   CHECK(refusal("{").starts_with("the JSON schema is not valid JSON"));
+}
+
+// Request readers answer the first kind with unsupported_field, the second with invalid_value.
+TEST_CASE("what the engine does not do is UnsupportedSchemaError; a malformed or empty schema a plain Error") {
+  const auto is_unsupported = [](std::string_view text) {
+    try {
+      (void)json_schema_grammar(text);
+    } catch (const UnsupportedSchemaError&) {
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+    FAIL("accepted: " << text);
+    return false;
+  };
+  for (const char* text : {R"({"type": "string", "pattern": "a"})", R"({"$ref": "other.json#/a"})", R"({"$ref": "#node"})",
+                           R"({"$ref": "#/$defs/a", "type": "object", "$defs": {"a": {}}})",
+                           R"({"allOf": [{"type": "string"}, {"maxLength": 3}]})", R"({"type": "number", "minimum": 0})",
+                           R"({"items": {"$id": "x"}})", R"({"type": "array", "maxItems": 100000000})",
+                           R"({"type": "string", "maxLength": 100000000})"}) {
+    CHECK_MESSAGE(is_unsupported(text), text);
+  }
+  for (const char* text : {"{", "[1]", R"({"type": "strin"})", R"({"type": "string", "minLength": 3, "maxLength": 2})",
+                           R"({"type": "integer", "enum": ["a"]})", R"({"$ref": "#/$defs/missing"})",
+                           R"({"anyOf": [{"$ref": "#"}, {"type": "null"}]})"}) {
+    CHECK_MESSAGE(!is_unsupported(text), text);
+  }
 }
 
 TEST_CASE("annotations and unknown keywords are ignored, as validators ignore them") {

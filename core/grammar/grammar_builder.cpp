@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "grammar/grammar_error.h"
 #include "util/error.h"
 
 namespace pagedgen {
@@ -19,9 +20,9 @@ RuleId GrammarBuilder::add_rule(std::string name) {
 
 GrammarNodeId GrammarBuilder::add_node(RuleId rule) {
   if (nodes_.size() >= kMaxNodes) {
-    fail("the schema needs more than {} automaton states (very large maxLength, maxItems or "
-         "integer bounds, or very many optional properties); lower those bounds",
-         kMaxNodes);
+    refuse_schema("the schema needs more than {} automaton states (very large maxLength, maxItems or "
+                  "integer bounds, or very many optional properties); lower those bounds",
+                  kMaxNodes);
   }
   nodes_.emplace_back().rule = rule;
   return static_cast<GrammarNodeId>(nodes_.size() - 1);

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "grammar/grammar_builder.h"
+#include "grammar/grammar_error.h"
 #include "grammar/json_number_rules.h"
 #include "grammar/json_string_rule.h"
 #include "util/error.h"
@@ -196,8 +197,8 @@ class JsonGrammarCompiler {
     // Positions 1..num_positions get their own node; an unbounded array loops at the last.
     const uint64_t num_positions = unbounded ? std::max<uint64_t>({num_prefix, s.min_items, 1}) : *most;
     if (num_positions >= GrammarBuilder::kMaxNodes) {
-      fail("{}: arrays of up to {} items are too many positions to spell out; lower maxItems or minItems", s.location,
-           num_positions);
+      refuse_schema("{}: arrays of up to {} items are too many positions to spell out; lower maxItems or minItems", s.location,
+                    num_positions);
     }
     const auto item_rule = [&](uint64_t position) {
       return schema_rule(position < num_prefix ? s.prefix_items[position] : *s.items);

@@ -16,8 +16,9 @@
 
 namespace pagedgen {
 
-// Throws Error for schemas parse_json_schema refuses, schemas no value satisfies, and
-// schemas too large to compile (GrammarBuilder::kMaxNodes).
+// Throws Error for schemas parse_json_schema refuses and schemas no value satisfies;
+// UnsupportedSchemaError (grammar_error.h) for refused keywords and for schemas too large
+// to compile (GrammarBuilder::kMaxNodes).
 Grammar json_schema_grammar(const JsonSchema& schema);
 Grammar json_schema_grammar(std::string_view schema_text);
 

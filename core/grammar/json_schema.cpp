@@ -11,6 +11,7 @@
 #include <cmath>
 #include <map>
 
+#include "grammar/grammar_error.h"
 #include "grammar/json_schema_bounds.h"
 #include "util/error.h"
 
@@ -137,11 +138,11 @@ class SchemaReader {
     Keywords keywords;
     for (const auto field : simdjson::dom::object(value)) {
       if (std::ranges::find(kRefusedKeywords, field.key) != kRefusedKeywords.end()) {
-        fail("{}: '{}' is not supported by structured outputs (the grammar cannot enforce it); remove it from the schema",
-             at, field.key);
+        refuse_schema("{}: '{}' is not supported by structured outputs (the grammar cannot enforce it); remove it from the schema",
+                      at, field.key);
       }
       if (field.key == "$id" && !pointer.empty()) {
-        fail("{}: '$id' inside a schema is not supported (it changes where $ref points); remove it", at);
+        refuse_schema("{}: '$id' inside a schema is not supported (it changes where $ref points); remove it", at);
       }
       const auto known = std::ranges::find(kKeywordNames, field.key);
       if (known != kKeywordNames.end()) keywords[static_cast<size_t>(known - kKeywordNames.begin())] = field.value;
@@ -150,8 +151,8 @@ class SchemaReader {
     const auto alone = [&](Keyword main, std::initializer_list<Keyword> allowed) {
       for (size_t k = 0; k < kNumKeywords; ++k) {
         if (k == main || !keywords[k] || std::ranges::find(allowed, static_cast<Keyword>(k)) != allowed.end()) continue;
-        fail("{}: '{}' beside '{}' is not supported; move the constraint into the schema '{}' refers to or "
-             "lists", at, kKeywordNames[k], kKeywordNames[main], kKeywordNames[main]);
+        refuse_schema("{}: '{}' beside '{}' is not supported; move the constraint into the schema '{}' refers to or "
+                      "lists", at, kKeywordNames[k], kKeywordNames[main], kKeywordNames[main]);
       }
     };
     if (keywords[kRef]) {
@@ -163,7 +164,7 @@ class SchemaReader {
     if (keywords[kAllOf]) {
       alone(kAllOf, {});
       const auto list = schema_list(*keywords[kAllOf], at, "allOf");
-      if (list.size() != 1) fail("{}: 'allOf' with {} schemas is not supported (only one); merge them", at, list.size());
+      if (list.size() != 1) refuse_schema("{}: 'allOf' with {} schemas is not supported (only one); merge them", at, list.size());
       schema.kind = Schema::Kind::kRef;
       schema.ref = read(list[0], pointer + "/allOf/0");
       return schema;
@@ -214,11 +215,11 @@ class SchemaReader {
     if (value.type() != element_type::STRING) fail("{}: '$ref' must be a string", at);
     const std::string_view ref = std::string_view(value);
     if (!ref.starts_with('#')) {
-      fail("{}: $ref '{}' is not supported: only references inside this schema ('#/$defs/Name') are", at, ref);
+      refuse_schema("{}: $ref '{}' is not supported: only references inside this schema ('#/$defs/Name') are", at, ref);
     }
     const std::string pointer = percent_decode(ref.substr(1));
     if (!pointer.empty() && pointer.front() != '/') {
-      fail("{}: $ref '{}' names an anchor, which is not supported; use a JSON pointer such as '#/$defs/Name'", at, ref);
+      refuse_schema("{}: $ref '{}' names an anchor, which is not supported; use a JSON pointer such as '#/$defs/Name'", at, ref);
     }
     element target = root_;
     if (!pointer.empty() && root_.at_pointer(pointer).get(target) != simdjson::SUCCESS) {
@@ -308,7 +309,7 @@ class SchemaReader {
     std::string prefix_pointer = pointer + "/prefixItems";
     if (rest && rest->type() == element_type::ARRAY) {
       // Drafts before 2020-12: an items array is the prefix, additionalItems the rest.
-      if (prefix) fail("{}: 'items' as an array beside 'prefixItems' is not supported; use prefixItems", at);
+      if (prefix) refuse_schema("{}: 'items' as an array beside 'prefixItems' is not supported; use prefixItems", at);
       prefix = rest;
       prefix_pointer = rest_pointer;
       rest = keywords[kAdditionalItems];
@@ -340,8 +341,8 @@ class SchemaReader {
     const std::string& at = schema.location;
     for (const Keyword k : {kMinimum, kMaximum, kExclusiveMinimum, kExclusiveMaximum}) {
       if (keywords[k] && (schema.types & kJsonNumber)) {
-        fail("{}: '{}' is supported for integers only (\"type\": \"integer\"), not for numbers; make the value an "
-             "integer or remove the bound", at, kKeywordNames[k]);
+        refuse_schema("{}: '{}' is supported for integers only (\"type\": \"integer\"), not for numbers; make the value an "
+                      "integer or remove the bound", at, kKeywordNames[k]);
       }
     }
     // Draft 4 writes exclusiveMinimum: true beside minimum; later drafts give the bound itself.

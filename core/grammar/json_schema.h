@@ -1,8 +1,8 @@
 // JSON Schema as structured outputs compile it: the text read and checked keyword by
 // keyword into a graph of Schema nodes (a recursive $ref is an edge back to a node).
 // Keywords that would constrain the value in ways the grammar cannot follow (pattern,
-// format, not, uniqueItems, ...) are refused with an Error naming the keyword and where it
-// is; annotations (title, description, default, ...) and unknown keywords are ignored, as a
+// format, not, uniqueItems, ...) are refused with an UnsupportedSchemaError
+// (grammar_error.h) naming the keyword and where it is; annotations (title, description, default, ...) and unknown keywords are ignored, as a
 // validator ignores them.
 //
 // Where the schema leaves a choice, the generated language is a subset of what it admits
@@ -81,8 +81,9 @@ struct JsonSchema {
   SchemaId root = 0;
 };
 
-// Throws Error for text that is not JSON, a schema that is not an object or boolean, a
-// refused keyword, a malformed keyword value or a $ref that is not a local JSON pointer.
+// Throws Error for text that is not JSON, a schema that is not an object or boolean or a
+// malformed keyword value; UnsupportedSchemaError for a refused keyword or form (a $ref
+// that is not a local JSON pointer, a bound on a non-integer, ...).
 JsonSchema parse_json_schema(std::string_view text);
 
 }  // namespace pagedgen
