@@ -213,4 +213,11 @@ KvDtype resolved_cpu_kv_dtype(const BackendOptions& options) {
   return *parse_kv_dtype(options.kv_cache_dtype);  // the option's check allows only known names
 }
 
+std::optional<std::string> no_token_masks_reason(const Backend& backend) {
+  if (backend.applies_token_masks()) return std::nullopt;
+  return fmt::format("structured outputs (response_format, --json-schema, --json-object) run only on the CPU backend "
+                     "so far, and this run is on {}{}: run it with --device cpu, or remove response_format",
+                     backend.name(), backend.device().empty() ? "" : fmt::format(" ({})", backend.device()));
+}
+
 }  // namespace pagedgen::app

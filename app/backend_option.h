@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "backend/backend.h"
@@ -71,5 +72,10 @@ ChosenBackend make_backend(const BackendOptions& options, const EngineOptions& e
 // would get.
 std::unique_ptr<Backend> make_sizing_backend(const BackendOptions& options, const EngineOptions& engine,
                                              const ModelConfig& config, bool quiet);
+
+// Why lines whose response_format is constrained (or that --json-schema / --json-object
+// constrain) cannot run on `backend`: the message of their error records; nullopt when the
+// backend applies token masks.
+std::optional<std::string> no_token_masks_reason(const Backend& backend);
 
 }  // namespace pagedgen::app

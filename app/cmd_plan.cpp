@@ -167,14 +167,17 @@ int run_plan(const PlanOptions& options) {
   const ModelFiles files(resolve_model_path(options.model));  // metadata and tokenizer; weights stay on disk
   const int64_t max_model_len = effective_max_model_len(options.engine, files.config().context_length);
   const ResolvedChatTemplate chat = resolve_chat_template(files, options.engine.chat_template);
-  const PromptBuilder builder(files.tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len);
+  const std::unique_ptr<Backend> sizing = make_sizing_backend(options.backend, options.engine, files.config(), false);
+  // On the CPU the sizing backend is a dry run standing for the CPU backend, which applies
+  // token masks; on a GPU it is the CUDA backend itself.
+  const bool on_gpu = !sizing->device().empty();
+  const PromptBuilder builder(files.tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len,
+                              on_gpu ? no_token_masks_reason(*sizing) : std::nullopt);
   const LoadedInput loaded = load_input(input_file.stream(), options.engine.sampling, builder);
 
-  const std::unique_ptr<Backend> sizing = make_sizing_backend(options.backend, options.engine, files.config(), false);
   const std::size_t bytes_per_token = sizing->kv_bytes_per_block(1);
   const std::string kv_dtype = kv_dtype_label(*sizing, options.backend);
-  const std::string budget = describe_kv_pool_budget(options.engine, options.backend.gpu_memory_utilization,
-                                                     !sizing->device().empty());
+  const std::string budget = describe_kv_pool_budget(options.engine, options.backend.gpu_memory_utilization, on_gpu);
   std::vector<PlanRow> rows;
   for (int32_t block_size : options.block_sizes)
     rows.push_back(plan_block_size(options, loaded, *sizing, block_size, max_model_len));

@@ -180,7 +180,8 @@ int run_sweep(const SweepOptions& options) {
   const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   const int64_t max_model_len = effective_max_model_len(options.engine, source.config.context_length);
   const ResolvedChatTemplate chat = resolve_chat_template(*source.files, options.engine.chat_template);
-  const PromptBuilder builder(source.files->tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len);
+  const PromptBuilder builder(source.files->tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len,
+                              no_token_masks_reason(*chosen.backend));
   const LoadedInput loaded = load_input(input_file.stream(), options.engine.sampling, builder);
 
   const SweepContext ctx{options, loaded, source, *chosen.backend, max_model_len, load_seconds};

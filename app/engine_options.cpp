@@ -1,15 +1,35 @@
 #include "engine_options.h"
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 
 #include <fmt/core.h>
 
 #include "chat_template_option.h"
+#include "io/json_schema_format.h"
 #include "kv/kv_cache_manager.h"
 #include "util/byte_units.h"
 #include "util/error.h"
 
 namespace pagedgen::app {
+
+namespace {
+
+// --json-schema's file as a response format; throws CLI::ValidationError naming the flag.
+ResponseFormat read_json_schema_flag(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (!file && !file.eof())
+    throw CLI::ValidationError("--json-schema", fmt::format("cannot read '{}': give a JSON Schema file", path));
+  try {
+    return json_schema_format(text);
+  } catch (const Error& e) {
+    throw CLI::ValidationError("--json-schema", fmt::format("'{}': {}", path, e.what()));
+  }
+}
+
+}  // namespace
 
 void add_engine_options(CLI::App& cmd, EngineOptions& o) {
   cmd.add_option("--num-blocks", o.num_blocks, "KV pool size in blocks (overrides --kv-cache-memory)")
@@ -45,9 +65,22 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o) {
   cmd.add_option("--stop", s.stop, "Default stop string (repeatable)");
   cmd.add_flag("--ignore-eos", s.ignore_eos, "Keep generating past end-of-generation tokens by default");
   cmd.add_option("-n", s.n, "Default samples per prompt")->capture_default_str();
+  CLI::Option* schema =
+      cmd.add_option("--json-schema", o.json_schema_path,
+                     "Constrain every line's output to JSON matching the JSON Schema in this file (compact, keys in "
+                     "schema order); a line's own response_format wins")
+          ->type_name("FILE");
+  cmd.add_flag("--json-object", o.json_object,
+               "Constrain every line's output to a JSON object; a line's own response_format wins")
+      ->excludes(schema);
   // The defaults are checked as request lines are (sampling_params.h), before any model loads.
-  cmd.callback([&s] { check_sampling_flags(s); });
+  cmd.callback([&o] {
+    if (!o.json_schema_path.empty()) o.sampling.response_format = read_json_schema_flag(o.json_schema_path);
+    if (o.json_object) o.sampling.response_format = ResponseFormat{ResponseFormat::Type::kJsonObject, {}};
+    check_sampling_flags(o.sampling);
+  });
 }
+
 
 void check_sampling_flags(const SamplingParams& defaults) {
   try {

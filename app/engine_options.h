@@ -22,11 +22,15 @@ struct EngineOptions {
   bool no_prefix_sharing = false;
   uint64_t seed = 0;
   std::string chat_template;
-  SamplingParams sampling;  // the defaults of lines that do not set a field
+  std::string json_schema_path;  // --json-schema: every line's default response format
+  bool json_object = false;      // --json-object
+  SamplingParams sampling;  // the defaults of lines that do not set a field (response_format from the two above)
 };
 
 // --num-blocks, --kv-cache-memory, --max-num-seqs, --max-batch-tokens, --max-model-len,
-// --no-prefix-sharing, --seed, --chat-template and the default sampling flags.
+// --no-prefix-sharing, --seed, --chat-template, the default sampling flags and the default
+// response format (--json-schema FILE, --json-object). A schema file the grammar refuses,
+// or cannot read, fails the parse naming --json-schema (exit code 2).
 void add_engine_options(CLI::App& command, EngineOptions& options);
 
 // Throws CLI::ValidationError naming the flag when the default sampling flags are out of

@@ -26,6 +26,7 @@
 #include "report/html_report.h"
 #include "util/error.h"
 #include "util/file_fingerprint.h"
+#include "util/fnv_hash.h"
 #include "util/json_quote.h"
 #include "util/posix_file.h"
 #include "util/text_file.h"
@@ -85,9 +86,19 @@ std::optional<RequestFormat> requested_format(const std::string& name) {
   return std::nullopt;  // "auto": detected from the first non-blank line
 }
 
+// --json-schema or --json-object as a manifest setting: the format and, for a schema, the
+// size and FNV-1a hash of its compact text (where the file is does not matter).
+std::string response_format_setting(const ResponseFormat& format) {
+  if (format.type != ResponseFormat::Type::kJsonSchema) return std::string(response_format_type_name(format.type));
+  return fmt::format("json_schema bytes={} fnv1a64={:016x}", format.schema.size(),
+                     fnv1a_bytes(kFnvOffsetBasis, format.schema));
+}
+
 // The settings that decide the output's bytes, which --resume requires unchanged (after the
 // input's fingerprint, which the job adds first). Threads, progress and fsync settings are
-// left out: they never change a byte. Names and order are those of older manifests.
+// left out: they never change a byte. Names and order are those of older manifests; the
+// default response format is recorded only when a flag constrains it, so that manifests
+// written before the flags existed still match a run without them.
 std::vector<std::pair<std::string, std::string>> manifest_settings(const GenerateOptions& o,
                                                                    const std::filesystem::path& model_path) {
   const EngineOptions& e = o.engine;
@@ -95,7 +106,7 @@ std::vector<std::pair<std::string, std::string>> manifest_settings(const Generat
   std::string stops = "[";
   for (const std::string& stop : s.stop) stops += (stops.size() > 1 ? "," : "") + json_quote(stop);
   stops += "]";
-  return {
+  std::vector<std::pair<std::string, std::string>> settings = {
       {"model", fingerprint_model(model_path)},
       {"format", o.format},
       {"chat_template", e.chat_template.empty() ? "auto" : e.chat_template},
@@ -126,6 +137,9 @@ std::vector<std::pair<std::string, std::string>> manifest_settings(const Generat
       {"load_format", o.backend.load_format},
       {"shard", o.shard},
   };
+  if (s.response_format.is_constrained())
+    settings.emplace_back("response_format", response_format_setting(s.response_format));
+  return settings;
 }
 
 std::string model_name(const std::filesystem::path& model_path) {
@@ -224,7 +238,8 @@ int run_generate(const GenerateOptions& options) {
   const ModelFiles& files = *loaded.source.files;
   const int64_t max_model_len = effective_max_model_len(options.engine, loaded.source.config.context_length);
   const ResolvedChatTemplate chat = resolve_chat_template(files, options.engine.chat_template);
-  const PromptBuilder builder(files.tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len);
+  const PromptBuilder builder(files.tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len,
+                              no_token_masks_reason(*loaded.chosen.backend));
   const EngineConfig engine_config =
       make_engine_config(options.engine, options.block_size, loaded.chosen.num_blocks, max_model_len);
   Engine engine(engine_config, *loaded.chosen.backend, &files.tokenizer());

@@ -21,6 +21,7 @@ std::vector<SampledToken> DeviceSampler::sample(const float* logits, int32_t num
   for (const SamplingRow& row : sampling.rows) {
     PG_CHECK(row.logits_row >= 0 && row.logits_row < num_logits_rows, "sampling row reads logits row {} of {}",
              row.logits_row, num_logits_rows);
+    PG_CHECK(row.allowed_tokens.empty(), "a token mask for the device sampler, which applies none yet");
     const SamplingParams& params = *row.params;
     masked_ids(params, row.num_generated, sampling.end_of_generation, static_cast<std::size_t>(vocab), row_masked_);
     rows.push_back(DeviceSamplingRow{

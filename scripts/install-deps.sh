@@ -2,7 +2,8 @@
 # Installs what pagedgen needs to build and test, from Debian packages. Idempotent: does
 # nothing when everything is already there. The CUDA toolkit is optional and not
 # installed here: when nvcc is found, the gpu/ target is built too. clang and its runtime
-# libraries (libFuzzer, sanitizers) build the fuzz targets (scripts/fuzz.sh).
+# libraries (libFuzzer, sanitizers) build the fuzz targets (scripts/fuzz.sh); python3-jsonschema
+# is the independent validator of tests/test_e2e_structured_outputs.
 set -euo pipefail
 
 packages=(
@@ -10,6 +11,7 @@ packages=(
   libcli11-dev libfmt-dev libsimdjson-dev libsentencepiece-dev doctest-dev
   libopenblas-dev libpcre2-dev
   clang libclang-rt-dev
+  python3-jsonschema
 )
 
 missing=()

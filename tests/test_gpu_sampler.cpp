@@ -39,7 +39,7 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
   for (int r = 0; r < num_logits_rows; ++r)
     for (int s = 0; s < rows_per_logits; ++s) {
       params.push_back(test::random_sampling_params(gen));
-      batch.rows.push_back(SamplingRow{r, &params.back(), static_cast<int32_t>(gen() % 6), gen()});
+      batch.rows.push_back(SamplingRow{r, &params.back(), static_cast<int32_t>(gen() % 6), gen(), {}});
     }
   const gpu::DeviceBuffer device_logits = test::to_device(logits);
   gpu::DeviceSampler device_sampler;

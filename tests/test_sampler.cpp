@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -145,6 +146,71 @@ TEST_CASE("min_tokens masks end-of-generation and stop ids until enough tokens e
     Rng r(seed);
     CHECK(sampler.sample(logits, hot, 0, eog, r) == 2);
   }
+}
+
+// A mask of allowed ids in the layout of grammar/token_bitmask.h, `num_words` words long.
+std::vector<uint32_t> allowed_mask(std::initializer_list<TokenId> ids, std::size_t num_words) {
+  std::vector<uint32_t> mask(num_words, 0);
+  for (TokenId id : ids) mask[static_cast<std::size_t>(id) / 32] |= 1u << (static_cast<uint32_t>(id) % 32);
+  return mask;
+}
+
+TEST_CASE("an allowed-token mask: only its tokens are picked, greedy or sampled, and ids past it never") {
+  Sampler sampler;
+  // 40 tokens, two mask words; the best logits sit outside the mask.
+  std::vector<float> logits(40, 0.0f);
+  logits[3] = 9.0f;
+  logits[35] = 8.0f;
+  logits[7] = 2.0f;
+  logits[33] = 1.0f;
+  logits[12] = 1.0f;
+  const std::vector<uint32_t> mask = allowed_mask({7, 12, 33}, 2);
+  Rng rng(1);
+  CHECK(sampler.sample(logits, greedy(), 0, {}, rng, mask) == 7);
+  CHECK(sampler.sample(logits, greedy(), 0, {}, rng) == 3);
+  // Ties among allowed tokens: lowest id, as without a mask.
+  CHECK(sampler.sample(logits, greedy(), 0, {}, rng, allowed_mask({12, 33}, 2)) == 12);
+  // A mask one word long covers ids 0-31 only: 33 and 35 are past it.
+  CHECK(sampler.sample(logits, greedy(), 0, {}, rng, allowed_mask({12}, 1)) == 12);
+  std::vector<float> best_past_mask(40, -1.0f);
+  best_past_mask[35] = 5.0f;
+  best_past_mask[0] = -2.0f;
+  CHECK(sampler.sample(best_past_mask, greedy(), 0, {}, rng, allowed_mask({0, 1}, 1)) == 1);
+
+  // Sampled: every draw lands on an allowed token, with the frequencies of the allowed
+  // tokens' renormalised probabilities (weights relative to the best allowed logit).
+  std::vector<float> uniform(40, 0.0f);
+  const std::vector<uint32_t> three = allowed_mask({5, 20, 39}, 2);
+  std::array<int, 40> counts{};
+  for (uint64_t seed = 0; seed < 3000; ++seed) {
+    Rng r(seed);
+    const SampledToken token = sampler.sample(uniform, sampled(), 0, {}, r, three);
+    REQUIRE(token.has_value());
+    ++counts[static_cast<std::size_t>(*token)];
+  }
+  CHECK(counts[5] + counts[20] + counts[39] == 3000);
+  for (const int count : {counts[5], counts[20], counts[39]}) CHECK(std::abs(count - 1000) < 5 * 26);  // 5 sigma
+  // The same draw with and without a mask that allows every token: the same token.
+  const std::vector<float> bumpy = bumpy_logits(40, 3);
+  const std::vector<uint32_t> all = {0xffffffffu, 0xffu};
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    Rng a(seed), b(seed);
+    CHECK(sampler.sample(bumpy, sampled(0.7), 0, {}, a, all) == sampler.sample(bumpy, sampled(0.7), 0, {}, b));
+  }
+}
+
+TEST_CASE("an allowed-token mask with nothing allowed, or only -inf allowed, gives no token") {
+  Sampler sampler;
+  const std::vector<float> logits = {1.0f, 2.0f, -INFINITY};
+  for (const SamplingParams& params : {greedy(), sampled()}) {
+    CHECK_FALSE(sampler.sample(logits, params, 0, {}, uint64_t{3}, allowed_mask({}, 1)).has_value());
+    CHECK_FALSE(sampler.sample(logits, params, 0, {}, uint64_t{3}, allowed_mask({2}, 1)).has_value());
+    CHECK(sampler.sample(logits, params, 0, {}, uint64_t{3}, allowed_mask({0, 2}, 1)) == 0);
+  }
+  // min_tokens masking and the allowed mask together: a token must pass both.
+  SamplingParams masking = greedy();
+  masking.min_tokens = 1;
+  CHECK(sampler.sample(logits, masking, 0, std::vector<TokenId>{1}, uint64_t{0}, allowed_mask({0, 1}, 1)) == 0);
 }
 
 TEST_CASE("temperature 0 is greedy; a tiny temperature samples among tied maxima") {
@@ -426,6 +492,28 @@ TEST_CASE("max_tokens gives length; a stop on the last token still says stop") {
   CHECK_FALSE(early.append(1, "a"));
   early.finish_length();
   CHECK(early.finish_reason() == FinishReason::kLength);
+}
+
+TEST_CASE("a closed structured-output value says stop, on the max_tokens-th token too") {
+  SamplingParams params = sampled();
+  params.max_tokens = 3;
+  StopChecker closed(params, std::vector<TokenId>{2});
+  CHECK_FALSE(closed.append(1, "{\"a\":"));
+  CHECK(closed.append(1, "1}", true) == FinishReason::kStop);
+  CHECK(closed.text() == "{\"a\":1}");
+  closed.append_held_back("");
+  CHECK(closed.text() == "{\"a\":1}");
+
+  StopChecker last(params, std::vector<TokenId>{2});
+  CHECK_FALSE(last.append(1, "["));
+  CHECK_FALSE(last.append(1, "1"));
+  CHECK(last.append(1, "]", true) == FinishReason::kStop);
+  CHECK(last.num_tokens() == 3);
+
+  StopChecker cut(params, std::vector<TokenId>{2});
+  CHECK_FALSE(cut.append(1, "["));
+  CHECK_FALSE(cut.append(1, "1"));
+  CHECK(cut.append(1, ",") == FinishReason::kLength);
 }
 
 TEST_CASE("before min_tokens nothing stops; later only stop strings ending in new text count") {

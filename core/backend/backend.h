@@ -54,6 +54,11 @@ class Backend {
   // in the batch, the block size or the block ids (determinism contract).
   virtual std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) = 0;
 
+  // Whether step() honours SamplingRow::allowed_tokens (structured outputs). A backend that
+  // does not is never given a row with a mask: the requests that need one are refused
+  // before they reach the engine.
+  virtual bool applies_token_masks() const { return false; }
+
   // What the backend holds on a device (for the stats); the CPU backend holds nothing there.
   virtual DeviceMemoryReport device_memory() const { return {}; }
 };

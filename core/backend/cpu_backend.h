@@ -43,10 +43,11 @@ class CpuBackend final : public LogitsBackend {
   void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) override;
   void forward(const StepBatch& batch, std::span<float> logits) override;
   int64_t vocab_size() const override { return config_.vocab_size; }
-  // forward(), then each row sampled on the host.
+  // forward(), then each row sampled on the host, within its grammar's mask.
   std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) override {
     return host_sampling_.step(*this, batch, sampling);
   }
+  bool applies_token_masks() const override { return true; }
   void copy_blocks(std::span<const BlockCopy> copies) override;
 
   std::size_t num_threads() const { return pool_.num_threads(); }

@@ -16,7 +16,7 @@ std::vector<SampledToken> HostSampling::step(LogitsBackend& backend, const StepB
              "sampling row reads logits row {} of {}", row.logits_row, batch.logits_rows.size());
     const std::span<const float> logits(logits_.data() + static_cast<std::size_t>(row.logits_row) * vocab, vocab);
     tokens[i] = samplers_[thread].sample(logits, *row.params, row.num_generated, sampling.end_of_generation,
-                                         row.random_bits);
+                                         row.random_bits, row.allowed_tokens);
   };
   if (pool_ != nullptr) {
     pool_->run(tokens.size(), sample_row);

@@ -1,6 +1,6 @@
 // HostSampling: a step on the host from a LogitsBackend's logits: forward(), then each
-// sampling row with the Sampler (sampler.h) from its logits row (none for a row with a
-// NaN, a +inf or no unmasked finite logit). The CPU backend's step. With a thread pool the
+// sampling row with the Sampler (sampler.h) from its logits row and its grammar's mask
+// (none for a row with a NaN, a +inf or no unmasked finite logit). The CPU backend's step. With a thread pool the
 // rows are sampled in parallel, each by its thread's Sampler: a row's token depends on its
 // logits, parameters and random bits alone, never on the thread.
 #pragma once

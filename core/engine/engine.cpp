@@ -23,7 +23,10 @@ Clock::time_point lap(Clock::time_point since, double& seconds) {
 }  // namespace
 
 Engine::Engine(const EngineConfig& config, Backend& backend, const Tokenizer* tokenizer)
-    : config_(config), backend_(backend), output_(tokenizer, config.run_seed, config.max_model_len) {
+    : config_(config),
+      backend_(backend),
+      uses_grammars_(tokenizer != nullptr),
+      output_(tokenizer, config.run_seed, config.max_model_len) {
   backend_.allocate_kv_pool(static_cast<std::size_t>(config.num_blocks), static_cast<std::size_t>(config.block_size));
   stats_.backend = backend.name();
   stats_.block_size = config.block_size;
@@ -35,6 +38,10 @@ Engine::Engine(const EngineConfig& config, Backend& backend, const Tokenizer* to
 
 void Engine::add_requests(std::vector<PreparedRequest> requests) {
   PG_CHECK(!has_unfinished(), "add_requests before the last batch finished");
+  if (uses_grammars_ && !backend_.applies_token_masks())
+    for (const PreparedRequest& r : requests)
+      PG_CHECK(!r.sampling.response_format.is_constrained(), "line {} needs token masks, which the {} backend does not "
+               "apply", r.index + 1, backend_.name());
   const auto start = Clock::now();
   PrefixPlanner planner;
   for (const PreparedRequest& r : requests) planner.add(r.prompt_ids);

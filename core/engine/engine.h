@@ -43,7 +43,9 @@ class Engine {
 
   // Plans `requests` and queues them. Each batch starts from an empty prefix cache, so its
   // figures never depend on an earlier batch (a resumed job runs its window again whole).
-  // The previous batch must be finished.
+  // The previous batch must be finished. With a tokenizer, a request whose response
+  // format is constrained needs a backend that applies token masks (the job refuses it
+  // otherwise: job/prompt_builder.h).
   void add_requests(std::vector<PreparedRequest> requests);
   bool has_unfinished() const { return scheduler_ && scheduler_->has_unfinished(); }
 
@@ -67,6 +69,7 @@ class Engine {
 
   EngineConfig config_;
   Backend& backend_;
+  bool uses_grammars_;  // a tokenizer was given: constrained response formats get masks
   OutputProcessor output_;
   std::unique_ptr<Scheduler> scheduler_;  // of the current batch
   EngineStats stats_;

@@ -2,21 +2,53 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <bit>
+
+#include "grammar/token_bitmask.h"
 #include "util/error.h"
 
 namespace pagedgen {
 
 OutputProcessor::OutputProcessor(const Tokenizer* tokenizer, uint64_t run_seed, int64_t max_model_len)
     : tokenizer_(tokenizer), run_seed_(run_seed), max_model_len_(max_model_len) {
-  if (tokenizer_) end_of_generation_ = tokenizer_->special().end_of_generation;
+  if (tokenizer_) {
+    end_of_generation_ = tokenizer_->special().end_of_generation;
+    grammars_.emplace(*tokenizer_);
+  }
 }
 
+namespace {
+
+// Whether `mask` allows tokens but none other than `ids` (a closed value: only the end).
+bool allows_only(std::span<const uint32_t> mask, std::span<const TokenId> ids) {
+  int64_t num_allowed = 0;
+  for (const uint32_t word : mask) num_allowed += std::popcount(word);
+  int64_t num_ids_allowed = 0;
+  for (const TokenId id : ids)
+    if (static_cast<size_t>(id) / 32 < mask.size() && token_allowed(mask, id)) ++num_ids_allowed;
+  return num_allowed > 0 && num_allowed == num_ids_allowed;
+}
+
+bool allows_none(std::span<const uint32_t> mask) {
+  return std::all_of(mask.begin(), mask.end(), [](uint32_t word) { return word == 0; });
+}
+
+}  // namespace
+
 std::unique_ptr<OutputProcessor::SampleState> OutputProcessor::new_sample(const PreparedRequest& r,
-                                                                          int32_t sample_index) const {
+                                                                          int32_t sample_index) {
   const uint64_t seed = sample_seed(r.sampling.seed, run_seed_, r.seed_key, static_cast<uint64_t>(sample_index));
   std::optional<IncrementalDecoder> decoder;
   if (tokenizer_) decoder.emplace(*tokenizer_, false, false);
-  return std::make_unique<SampleState>(SampleState{Rng(seed), std::move(decoder), StopChecker(r.sampling, end_of_generation_)});
+  auto sample = std::make_unique<SampleState>(
+      SampleState{Rng(seed), std::move(decoder), StopChecker(r.sampling, end_of_generation_), std::nullopt, {}});
+  if (grammars_ && r.sampling.response_format.is_constrained()) {
+    GrammarMatcher& matcher = sample->grammar.emplace(grammars_->get(r.sampling.response_format));
+    sample->allowed_tokens.resize(token_mask_words(matcher.grammar().vocabulary().size()));
+    matcher.fill_next_token_mask(sample->allowed_tokens);
+  }
+  return sample;
 }
 
 void OutputProcessor::start_batch(std::vector<PreparedRequest> requests, std::span<const int32_t> order,
@@ -84,12 +116,13 @@ SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out, const 
       state.forked = true;
       for (int32_t i = 1; i < r.sampling.n; ++i) {
         PlannedRow row{s.seq_id, new_sample(r, i), i};
-        batch.rows.push_back({logits_row, &r.sampling, 0, draw(r.sampling, *row.child)});
+        batch.rows.push_back({logits_row, &r.sampling, 0, draw(r.sampling, *row.child), row.child->allowed_tokens});
         planned_.push_back(std::move(row));
       }
     }
     SampleState& sample = *samples_.at(s.seq_id);
-    batch.rows.push_back({logits_row, &r.sampling, seq.num_generated_tokens(), draw(r.sampling, sample)});
+    batch.rows.push_back(
+        {logits_row, &r.sampling, seq.num_generated_tokens(), draw(r.sampling, sample), sample.allowed_tokens});
     planned_.push_back(PlannedRow{s.seq_id, nullptr, 0});
     ++logits_row;
   }
@@ -98,12 +131,22 @@ SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out, const 
 
 bool OutputProcessor::extend(SampleState& sample, TokenId token, int32_t num_tokens, EngineStats& stats) const {
   ++stats.num_generated_tokens;
-  std::optional<FinishReason> reason = sample.stop.append(token, sample.decoder ? sample.decoder->push(token) : "");
+  const bool value_closed = sample.grammar && advance_grammar(sample, token);
+  std::optional<FinishReason> reason =
+      sample.stop.append(token, sample.decoder ? sample.decoder->push(token) : "", value_closed);
   if (!reason && num_tokens + 1 >= max_model_len_) {
     sample.stop.finish_length();
     reason = FinishReason::kLength;
   }
   return reason.has_value();
+}
+
+bool OutputProcessor::advance_grammar(SampleState& sample, TokenId token) const {
+  GrammarMatcher& matcher = *sample.grammar;
+  PG_CHECK(matcher.accept_token(token), "token {} is outside the mask its sampler was given", token);
+  if (matcher.is_terminated()) return false;  // an end-of-generation token: the stop check ends it
+  matcher.fill_next_token_mask(sample.allowed_tokens);
+  return matcher.is_complete() && allows_only(sample.allowed_tokens, end_of_generation_);
 }
 
 void OutputProcessor::apply(std::span<const SampledToken> tokens, Scheduler& scheduler,
@@ -144,6 +187,15 @@ void OutputProcessor::fail_row(PlannedRow& row, const Sequence& seq, Scheduler& 
   const int64_t request_index = seq.request_index;
   RequestState& state = states_[static_cast<std::size_t>(request_index)];
   const PreparedRequest& r = requests_[static_cast<std::size_t>(request_index)];
+  const SampleState& sample = row.child ? *row.child : *samples_.at(row.seq_id);
+  const int32_t num_generated = row.child ? 0 : seq.num_generated_tokens();
+  if (!state.error && sample.grammar && allows_none(sample.allowed_tokens)) {
+    // The grammar needs bytes that no token of this vocabulary writes.
+    state.error = RequestError{r.index, r.id_json, "invalid_value",
+                               fmt::format("response_format: no token of this model can write what the schema requires "
+                                           "after {} generated tokens (a character its vocabulary lacks); change the "
+                                           "schema's enum, const or property names", num_generated)};
+  }
   if (!state.error)
     state.error = RequestError{r.index, r.id_json, "numerical_error",
                                fmt::format("the model's logits for this request are not finite (NaN or infinity) "

@@ -1,8 +1,14 @@
 // OutputProcessor: the engine's bookkeeping around the scheduler, per request and per
 // sample. Before a step it lists what to sample (one row per sample to extend; the first
-// logits of an n > 1 prompt start all n samples, each from its own random stream); after
-// the step it applies the token ids: stop checks and text, fork of the new samples,
-// finished samples, and a request's record once all its samples are done.
+// logits of an n > 1 prompt start all n samples, each from its own random stream and with
+// its own grammar matcher); after the step it applies the token ids: grammar advance, stop
+// checks and text, fork of the new samples, finished samples, and a request's record once
+// all its samples are done.
+//
+// Structured outputs: a sample whose response format is constrained keeps a GrammarMatcher
+// (through preemption too) and the mask of the tokens it allows next, refilled after each
+// token, so a mask depends only on the sample's own tokens. A token after which nothing
+// but the end may follow ends the sample at once ("stop").
 #pragma once
 
 #include <cstdint>
@@ -13,8 +19,10 @@
 #include <vector>
 
 #include "engine/engine_stats.h"
+#include "engine/grammar_cache.h"
 #include "engine/prepared_request.h"
 #include "engine/step_result.h"
+#include "grammar/grammar_matcher.h"
 #include "io/output_record.h"
 #include "sample/rng.h"
 #include "sample/sampling_batch.h"
@@ -26,7 +34,7 @@ namespace pagedgen {
 
 class OutputProcessor {
  public:
-  // `tokenizer` null: no text (dry runs); samples then end by length only.
+  // `tokenizer` null: no text and no grammar (dry runs); samples then end by length only.
   OutputProcessor(const Tokenizer* tokenizer, uint64_t run_seed, int64_t max_model_len);
 
   // Takes a batch's requests and queues their first samples in `order` (the plan's).
@@ -54,6 +62,8 @@ class OutputProcessor {
     Rng rng;
     std::optional<IncrementalDecoder> decoder;  // none without a tokenizer
     StopChecker stop;
+    std::optional<GrammarMatcher> grammar;      // a constrained response format's
+    std::vector<uint32_t> allowed_tokens;       // grammar's mask for the next token (token_bitmask.h)
   };
   // A request while its samples run.
   struct RequestState {
@@ -71,9 +81,12 @@ class OutputProcessor {
     int32_t child_index = 0;              // its sample index
   };
 
-  std::unique_ptr<SampleState> new_sample(const PreparedRequest& request, int32_t sample_index) const;
+  std::unique_ptr<SampleState> new_sample(const PreparedRequest& request, int32_t sample_index);
   // Records the token; true when the sample is done.
   bool extend(SampleState& sample, TokenId token, int32_t num_tokens, EngineStats& stats) const;
+  // Moves the sample's grammar past `token` and fills its next mask; true when nothing but
+  // the end may follow (the value is closed).
+  bool advance_grammar(SampleState& sample, TokenId token) const;
   void complete_sample(int64_t request_index, int32_t sample_index, SampleState& sample,
                        std::vector<TokenId> token_ids, int32_t num_cached_prompt_tokens,
                        std::vector<OutputRecord>& done, EngineStats& stats);
@@ -84,6 +97,7 @@ class OutputProcessor {
                    std::vector<OutputRecord>& done, EngineStats& stats);
 
   const Tokenizer* tokenizer_;
+  std::optional<GrammarCache> grammars_;   // with a tokenizer
   std::vector<TokenId> end_of_generation_;
   uint64_t run_seed_;
   int64_t max_model_len_;

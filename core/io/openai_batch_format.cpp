@@ -54,7 +54,7 @@ struct Body {
   bool has_max_completion_tokens = false;
 };
 
-Body read_body(od::value value, const SamplingParams& defaults) {
+Body read_body(od::value value, const SamplingParams& defaults, json_fields::ResponseFormatReader& response_formats) {
   const od::json_type type = json_fields::type_of(value);
   if (type != od::json_type::object)
     throw_line_error(request_error::kInvalidType,
@@ -83,6 +83,8 @@ Body read_body(od::value value, const SamplingParams& defaults) {
         throw_line_error(request_error::kInvalidValue, "body.prompt must be a non-empty string, got \"\"");
     } else if (key == "messages") {
       if (!is_null) body.messages = json_fields::read_messages(field_value, path);
+    } else if (key == "response_format") {
+      if (!is_null) body.sampling.response_format = response_formats.read(field_value, path);
     } else if (key == "max_completion_tokens") {
       json_fields::read_sampling_field("max_tokens", field_value, body.sampling);
       body.has_max_completion_tokens = !is_null;
@@ -102,7 +104,8 @@ Body read_body(od::value value, const SamplingParams& defaults) {
 }  // namespace
 
 RequestItem parse_openai_batch_request(od::document& document, const char* line_begin, uint64_t index,
-                                       const SamplingParams& defaults) {
+                                       const SamplingParams& defaults,
+                                       json_fields::ResponseFormatReader& response_formats) {
   const auto read_fields = [&](const json_fields::LineIdentity& identity, od::object& object) {
     std::optional<std::string> method, url;
     std::optional<Body> body;
@@ -114,7 +117,7 @@ RequestItem parse_openai_batch_request(od::document& document, const char* line_
                "field of a validated line");
       if (key == "method") method = json_fields::read_string(value, key);
       else if (key == "url") url = json_fields::read_string(value, key);
-      else if (key == "body") body = read_body(value, defaults);
+      else if (key == "body") body = read_body(value, defaults, response_formats);
       else has_plain_keys |= key == "prompt" || key == "messages";  // other keys are ignored
     }
     if (has_plain_keys && !identity.id_json && !method && !url && !body)

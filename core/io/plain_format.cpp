@@ -16,7 +16,7 @@ using json_fields::throw_line_error;
 }  // namespace
 
 RequestItem parse_plain_request(od::document& document, const char* line_begin, uint64_t index,
-                                const SamplingParams& defaults) {
+                                const SamplingParams& defaults, json_fields::ResponseFormatReader& response_formats) {
   const auto read_fields = [&](const json_fields::LineIdentity& identity, od::object& object) -> Request {
     std::optional<std::string> prompt;
     std::optional<std::vector<ChatMessage>> messages;
@@ -35,6 +35,8 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
       } else if (key == "messages") {
         if (json_fields::type_of(value) == od::json_type::null) continue;
         messages = json_fields::read_messages(value, key);
+      } else if (key == "response_format") {
+        if (json_fields::type_of(value) != od::json_type::null) sampling.response_format = response_formats.read(value, key);
       } else if (!json_fields::read_sampling_field(key, value, sampling)) {
         has_batch_keys |= key == "custom_id" || key == "body";  // other unknown keys are ignored
       }

@@ -34,6 +34,7 @@ struct RequestParser::State {
   SamplingParams defaults;
   simdjson::ondemand::parser parser;
   simdjson::dom::parser validator;  // for lines that are not objects, see parse()
+  json_fields::ResponseFormatReader response_formats;  // remembers the schemas it checked
   std::string buffer;  // the line plus SIMDJSON_PADDING bytes of capacity
 };
 
@@ -76,9 +77,10 @@ RequestItem RequestParser::parse(std::string_view line, uint64_t index) {
   }
   switch (state_->format) {
     case RequestFormat::kPlain:
-      return parse_plain_request(document, buffer.data(), index, state_->defaults);
+      return parse_plain_request(document, buffer.data(), index, state_->defaults, state_->response_formats);
     case RequestFormat::kOpenAiBatch:
-      return parse_openai_batch_request(document, buffer.data(), index, state_->defaults);
+      return parse_openai_batch_request(document, buffer.data(), index, state_->defaults,
+                                        state_->response_formats);
   }
   PG_CHECK(false, "unknown RequestFormat {}", static_cast<int>(state_->format));
   return RequestError{};

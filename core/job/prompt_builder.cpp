@@ -7,16 +7,20 @@
 namespace pagedgen {
 
 PromptBuilder::PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTemplate> chat_template,
-                             std::string no_template_reason, int64_t max_model_len)
+                             std::string no_template_reason, int64_t max_model_len,
+                             std::optional<std::string> no_token_masks_reason)
     : tokenizer_(tokenizer),
       chat_template_(std::move(chat_template)),
       no_template_reason_(std::move(no_template_reason)),
-      max_model_len_(max_model_len) {}
+      max_model_len_(max_model_len),
+      no_token_masks_reason_(std::move(no_token_masks_reason)) {}
 
 std::variant<PreparedRequest, RequestError> PromptBuilder::build(const Request& request) const {
   auto error = [&](std::string code, std::string message) {
     return RequestError{request.index, request.id_json, std::move(code), std::move(message)};
   };
+  if (no_token_masks_reason_ && request.sampling.response_format.is_constrained())
+    return error("unsupported_field", *no_token_masks_reason_);
   PreparedRequest prepared;
   prepared.index = request.index;
   prepared.id_json = request.id_json;

@@ -20,9 +20,16 @@ bool comes_before(const auto& a, const auto& b) {
   return sampling::sort_key(a.weight, a.id) > sampling::sort_key(b.weight, b.id);
 }
 
+// Whether token i is outside a grammar's allowed-token mask (none: every token is in).
+bool outside(std::span<const uint32_t> allowed_tokens, std::size_t i) {
+  if (allowed_tokens.empty()) return false;
+  return i / 32 >= allowed_tokens.size() || ((allowed_tokens[i / 32] >> (i % 32)) & 1u) == 0;
+}
+
 // Index of the best unmasked logit (lowest id on ties); nullopt when the row is not
 // usable: a NaN or +inf anywhere, or no unmasked logit above -inf.
-std::optional<std::size_t> argmax(std::span<const float> logits, std::span<const TokenId> masked) {
+std::optional<std::size_t> argmax(std::span<const float> logits, std::span<const TokenId> masked,
+                                  std::span<const uint32_t> allowed_tokens) {
   std::optional<std::size_t> best;
   std::size_t next_masked = 0;
   for (std::size_t i = 0; i < logits.size(); ++i) {
@@ -31,6 +38,7 @@ std::optional<std::size_t> argmax(std::span<const float> logits, std::span<const
       ++next_masked;
       continue;
     }
+    if (outside(allowed_tokens, i)) continue;
     if (!best || logits[i] > logits[*best]) best = i;
   }
   if (!best || logits[*best] == -INFINITY) return std::nullopt;
@@ -53,24 +61,28 @@ void masked_ids(const SamplingParams& params, int32_t num_generated, std::span<c
 }
 
 SampledToken Sampler::sample(std::span<const float> logits, const SamplingParams& params,
-                             int32_t num_generated, std::span<const TokenId> end_of_generation, Rng& rng) {
-  return sample(logits, params, num_generated, end_of_generation, params.is_greedy() ? 0 : rng.next_u64());
+                             int32_t num_generated, std::span<const TokenId> end_of_generation, Rng& rng,
+                             std::span<const uint32_t> allowed_tokens) {
+  return sample(logits, params, num_generated, end_of_generation, params.is_greedy() ? 0 : rng.next_u64(),
+                allowed_tokens);
 }
 
 SampledToken Sampler::sample(std::span<const float> logits, const SamplingParams& params,
                              int32_t num_generated, std::span<const TokenId> end_of_generation,
-                             uint64_t random_bits) {
+                             uint64_t random_bits, std::span<const uint32_t> allowed_tokens) {
   PG_CHECK(!logits.empty() && logits.size() <= static_cast<std::size_t>(sampling::kMaxVocabSize),
            "logits row of {} tokens (the sampler takes 1 to {})", logits.size(), sampling::kMaxVocabSize);
+  PG_CHECK(allowed_tokens.size() <= (logits.size() + 31) / 32, "a mask of {} words for {} logits",
+           allowed_tokens.size(), logits.size());
   masked_ids(params, num_generated, end_of_generation, logits.size(), masked_);
-  const std::optional<std::size_t> best = argmax(logits, masked_);
+  const std::optional<std::size_t> best = argmax(logits, masked_, allowed_tokens);
   if (!best) return std::nullopt;
   if (params.is_greedy()) return static_cast<TokenId>(*best);
-  return sample_random(logits, params, logits[*best], random_bits);
+  return sample_random(logits, params, logits[*best], random_bits, allowed_tokens);
 }
 
 TokenId Sampler::sample_random(std::span<const float> logits, const SamplingParams& params, float max_logit,
-                               uint64_t random_bits) {
+                               uint64_t random_bits, std::span<const uint32_t> allowed_tokens) {
   // 1-2: fixed-point weights relative to the best unmasked logit.
   const double inverse_temperature = sampling::inverse_temperature(params.temperature);
   candidates_.clear();
@@ -80,6 +92,7 @@ TokenId Sampler::sample_random(std::span<const float> logits, const SamplingPara
       ++next_masked;
       continue;
     }
+    if (outside(allowed_tokens, i)) continue;
     const uint64_t weight = sampling::weight(logits[i], max_logit, inverse_temperature);
     if (weight > 0) candidates_.push_back({weight, static_cast<TokenId>(i)});
   }

@@ -7,7 +7,8 @@
 // A row is not usable (no token, nullopt) when any logit is NaN or +inf, or no unmasked
 // logit is above -inf. Exact procedure for temperature > 0:
 //   1. mask: while num_generated < min_tokens, the stop_token_ids and (unless ignore_eos)
-//      the end-of-generation ids cannot be picked (greedy masks them too).
+//      the end-of-generation ids cannot be picked; with a grammar's allowed-token mask
+//      (structured outputs), no token outside it can (greedy masks both too).
 //   2. weights, fixed point: q[i] = floor(2^44 * e^((logit[i] - max_logit) * (1 /
 //      temperature))) in double, with sampling_math.h's portable_exp (not std::exp), so the
 //      most likely token weighs exactly 2^44. Tokens with q == 0 (masked, -inf, or below
@@ -50,13 +51,18 @@ class Sampler {
   // num_generated:     tokens this sample has generated so far (min_tokens masking)
   // end_of_generation: ids that end a generation (Tokenizer::special().end_of_generation)
   // rng:               this sample's stream (advanced by one output unless greedy)
+  // allowed_tokens:    [token_mask_words(n) for some n <= vocab_size] bit (id % 32) of word
+  //                    id / 32 set for the tokens that may be picked (grammar/token_bitmask.h);
+  //                    ids past the mask may not be. Empty: no such mask.
   // Returns nullopt when the row is not usable (see above).
   SampledToken sample(std::span<const float> logits, const SamplingParams& params, int32_t num_generated,
-                      std::span<const TokenId> end_of_generation, Rng& rng);
+                      std::span<const TokenId> end_of_generation, Rng& rng,
+                      std::span<const uint32_t> allowed_tokens = {});
   // The same with the draw taken beforehand: random_bits = rng.next_u64() (ignored when
   // greedy), as the engine hands it to a backend in a SamplingRow.
   SampledToken sample(std::span<const float> logits, const SamplingParams& params, int32_t num_generated,
-                      std::span<const TokenId> end_of_generation, uint64_t random_bits);
+                      std::span<const TokenId> end_of_generation, uint64_t random_bits,
+                      std::span<const uint32_t> allowed_tokens = {});
 
  private:
   struct Candidate {
@@ -65,7 +71,7 @@ class Sampler {
   };
 
   TokenId sample_random(std::span<const float> logits, const SamplingParams& params, float max_logit,
-                        uint64_t random_bits);
+                        uint64_t random_bits, std::span<const uint32_t> allowed_tokens);
   Candidate select_by_mass(uint64_t target);
   uint64_t total_weight() const;
 

@@ -6,11 +6,13 @@
 //   SamplingBatch rows      [ 0    1   1   1 ]  the second starts 3 samples (n = 3)
 //
 // The random draw of each row is taken by the engine from the sample's own stream before
-// the step, so the result never depends on where or in which order rows are sampled.
+// the step, and so is its grammar's allowed-token mask (structured outputs), so the result
+// never depends on where or in which order rows are sampled.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "sample/sampling_params.h"
@@ -23,6 +25,11 @@ struct SamplingRow {
   const SamplingParams* params = nullptr;  // the request's; outlives the step
   int32_t num_generated = 0;             // tokens the sample has generated (min_tokens masking)
   uint64_t random_bits = 0;              // the sample's next 64 random bits; unused when greedy
+  // [token_mask_words(tokenizer vocab)] the tokens its grammar allows now, one bit per id
+  // (grammar/token_bitmask.h); owned by the engine, unchanged until the step ends. Empty:
+  // no grammar, every token may be picked. Only backends whose applies_token_masks() is
+  // true are given rows with a mask.
+  std::span<const uint32_t> allowed_tokens;
 };
 
 // What one row gave: its token, or nothing when the row's logits were not usable (a NaN or

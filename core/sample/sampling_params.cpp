@@ -6,6 +6,28 @@
 
 namespace pagedgen {
 
+namespace {
+
+// A constrained response format ends the text where the value is complete; each of these
+// would either hold it open past that point or cut it short.
+void validate_structured_output(const SamplingParams& params) {
+  if (!params.response_format.is_constrained()) return;
+  const std::string_view format = response_format_type_name(params.response_format.type);
+  if (params.min_tokens != 0)
+    fail("min_tokens must be 0 with response_format {} (the value may be complete sooner), got {}", format,
+         params.min_tokens);
+  if (params.ignore_eos)
+    fail("ignore_eos cannot be true with response_format {}: the text ends where the value does", format);
+  if (!params.stop.empty())
+    fail("stop cannot be given with response_format {}: a stop string would cut the value short; remove one of "
+         "them", format);
+  if (!params.stop_token_ids.empty())
+    fail("stop_token_ids cannot be given with response_format {}: a stop token would cut the value short; remove "
+         "one of them", format);
+}
+
+}  // namespace
+
 void validate(const SamplingParams& params) {
   // Negated comparisons so that NaN fails every range check.
   if (!(params.temperature >= 0.0) || std::isinf(params.temperature))
@@ -26,6 +48,7 @@ void validate(const SamplingParams& params) {
   for (std::size_t i = 0; i < params.stop_token_ids.size(); ++i)
     if (params.stop_token_ids[i] < 0)
       fail("stop_token_ids[{}] must be a token id >= 0, got {}", i, params.stop_token_ids[i]);
+  validate_structured_output(params);
 }
 
 }  // namespace pagedgen

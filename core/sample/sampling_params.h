@@ -1,6 +1,6 @@
 // SamplingParams: how one request is decoded (greedy or sampled, truncation, stops,
-// lengths, number of samples), with vLLM's defaults and one validation that names the
-// field and its allowed range. The defaults here are the commands' defaults.
+// lengths, number of samples, structured output), with vLLM's defaults and one validation
+// that names the field and its allowed range. The defaults here are the commands' defaults.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sample/response_format.h"
 #include "step/ids.h"
 
 namespace pagedgen {
@@ -27,6 +28,10 @@ struct SamplingParams {
   int32_t min_tokens = 0;    // end-of-generation and stop ids are masked until this many exist
   bool ignore_eos = false;   // keep generating past end-of-generation ids (they stay in the tokens)
   int32_t n = 1;             // samples of this prompt
+  // Structured outputs: the text must be this JSON. A constrained format ends the text
+  // where the value ends, so min_tokens, ignore_eos, stop and stop_token_ids are refused
+  // beside it (validate()).
+  ResponseFormat response_format;
 
   bool is_greedy() const { return temperature == 0.0; }
 };

@@ -23,7 +23,7 @@ StopChecker::StopChecker(const SamplingParams& params, std::span<const TokenId> 
   if (!params.ignore_eos) stop_ids_.insert(stop_ids_.end(), end_of_generation.begin(), end_of_generation.end());
 }
 
-std::optional<FinishReason> StopChecker::append(TokenId token, std::string_view new_text) {
+std::optional<FinishReason> StopChecker::append(TokenId token, std::string_view new_text, bool value_closed) {
   PG_CHECK(!finish_reason_, "append after the sample finished");
   ++num_tokens_;
   if (num_tokens_ >= min_tokens_) {
@@ -37,6 +37,10 @@ std::optional<FinishReason> StopChecker::append(TokenId token, std::string_view 
     if (const auto match = find_stop_string(previous_size)) {
       text_.resize(*match);
       text_closed_ = true;
+      finish_reason_ = FinishReason::kStop;
+      return finish_reason_;
+    }
+    if (value_closed) {
       finish_reason_ = FinishReason::kStop;
       return finish_reason_;
     }

@@ -1,6 +1,6 @@
 // StopChecker: follows one sample's generated tokens and decoded text and decides when it
 // ends and why: a stop string (text cut before it), a stop token id or end-of-generation
-// id ("stop"), or max_tokens ("length"). Only the final text is kept, so nothing is held
+// id, a structured output's value that is complete ("stop"), or max_tokens ("length"). Only the final text is kept, so nothing is held
 // back for streaming; a stop string may span any number of tokens.
 #pragma once
 
@@ -27,15 +27,18 @@ std::string_view finish_reason_name(FinishReason reason);
 //      text is not added;
 //   3. a stop string that ends in the new text -> "stop"; the text is cut before the
 //      earliest such match;
-//   4. max_tokens tokens -> "length".
+//   4. the token closed a structured output's value that nothing but the end may follow
+//      -> "stop" (also on the max_tokens-th token: the value is whole);
+//   5. max_tokens tokens -> "length".
 class StopChecker {
  public:
   // end_of_generation: Tokenizer::special().end_of_generation. `params` is copied from.
   StopChecker(const SamplingParams& params, std::span<const TokenId> end_of_generation);
 
-  // Records one generated token and the text it completed (IncrementalDecoder::push).
-  // Returns the finish reason when the sample must stop now. Must not be called after.
-  std::optional<FinishReason> append(TokenId token, std::string_view new_text);
+  // Records one generated token and the text it completed (IncrementalDecoder::push);
+  // `value_closed`: the sample's grammar allows nothing but the end after it. Returns the
+  // finish reason when the sample must stop now. Must not be called after.
+  std::optional<FinishReason> append(TokenId token, std::string_view new_text, bool value_closed = false);
 
   // Ends the sample early with "length" (e.g. the model's context is full).
   void finish_length();

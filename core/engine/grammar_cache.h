@@ -1,0 +1,39 @@
+// GrammarCache: the compiled grammar of each response format the engine meets, for one
+// tokenizer: compiled once (its token classes take from a few to a few hundred ms) and
+// shared, immutable, by every sample that uses it, each through its own GrammarMatcher.
+// The tokenizer's token trie is built on first use and shared by all of them.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "grammar/compiled_grammar.h"
+#include "sample/response_format.h"
+#include "tokenizer/tokenizer.h"
+
+namespace pagedgen {
+
+class GrammarCache {
+ public:
+  // `tokenizer` must outlive the cache.
+  explicit GrammarCache(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+
+  // The grammar of a constrained `format`. Throws Error when its schema does not compile
+  // (the request readers check every schema first: io/json_schema_format.h).
+  std::shared_ptr<const CompiledGrammar> get(const ResponseFormat& format);
+
+  size_t num_grammars() const { return grammars_.size(); }
+
+ private:
+  // Grammars no matcher holds are dropped once this many are kept, so that an input of
+  // ever new schemas holds a bounded number.
+  static constexpr size_t kMaxKeptGrammars = 32;
+
+  const Tokenizer& tokenizer_;
+  std::shared_ptr<const TokenTrie> trie_;
+  std::map<std::pair<ResponseFormat::Type, std::string>, std::shared_ptr<const CompiledGrammar>> grammars_;
+};
+
+}  // namespace pagedgen

@@ -1,0 +1,131 @@
+#include "io/response_format_field.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "grammar/grammar_error.h"
+#include "io/json_schema_format.h"
+#include "io/request.h"
+#include "util/error.h"
+
+namespace pagedgen::json_fields {
+
+namespace {
+
+[[noreturn]] void unknown_key(std::string_view path, std::string_view key, std::string_view known) {
+  throw_line_error(request_error::kUnsupportedField,
+                   fmt::format("{}.{} is not supported by pagedgen (it reads {}); remove it", path, key, known));
+}
+
+od::object read_object(od::value value, std::string_view path, std::string_view example) {
+  const od::json_type type = type_of(value);
+  if (type != od::json_type::object)
+    throw_line_error(request_error::kInvalidType,
+                     fmt::format("{} must be an object such as {}, got {}", path, example, type_name(type)));
+  od::object object;
+  PG_CHECK(value.get_object().get(object) == simdjson::SUCCESS, "object of a validated line");
+  return object;
+}
+
+}  // namespace
+
+ResponseFormat ResponseFormatReader::read(od::value value, std::string_view path) {
+  od::object object = read_object(value, path, R"({"type": "json_object"})");
+  std::optional<std::string> type;
+  bool has_json_schema = false;
+  std::optional<ResponseFormat> schema_format;
+  for (auto field : object) {
+    std::string_view key;
+    od::value field_value;
+    PG_CHECK(field.unescaped_key().get(key) == simdjson::SUCCESS && field.value().get(field_value) == simdjson::SUCCESS,
+             "field of a validated line");
+    const std::string field_path = fmt::format("{}.{}", path, key);
+    if (key == "type") {
+      type = read_string(field_value, field_path);
+    } else if (key == "json_schema") {
+      has_json_schema = true;
+      od::object json_schema = read_object(field_value, field_path, R"({"name": "...", "schema": {...}})");
+      bool has_name = false;
+      for (auto schema_field : json_schema) {
+        std::string_view schema_key;
+        od::value v;
+        PG_CHECK(schema_field.unescaped_key().get(schema_key) == simdjson::SUCCESS &&
+                     schema_field.value().get(v) == simdjson::SUCCESS,
+                 "field of a validated line");
+        const std::string at = fmt::format("{}.{}", field_path, schema_key);
+        const bool is_null = type_of(v) == od::json_type::null;
+        if (schema_key == "name") {
+          has_name = true;
+          if (read_string(v, at).empty()) throw_line_error(request_error::kInvalidValue, fmt::format("{} must be a non-empty string", at));
+        } else if (schema_key == "schema") {
+          const od::json_type schema_type = type_of(v);
+          std::string_view text;
+          if (schema_type == od::json_type::object) {
+            od::object schema_object;
+            PG_CHECK(v.get_object().get(schema_object) == simdjson::SUCCESS && schema_object.raw_json().get(text) == simdjson::SUCCESS,
+                     "schema of a validated line");
+          } else if (schema_type == od::json_type::boolean) {
+            text = token_text(v);
+          } else {
+            throw_line_error(request_error::kInvalidType,
+                             fmt::format("{} must be a JSON Schema (an object, or true or false), got {}", at,
+                                         type_name(schema_type)));
+          }
+          const Checked& checked = check_schema(text);
+          if (const LineError* error = std::get_if<LineError>(&checked))
+            throw_line_error(error->code, fmt::format("{}: {}", at, error->message));
+          schema_format = std::get<ResponseFormat>(checked);
+        } else if (schema_key == "strict") {
+          if (!is_null) (void)read_bool(v, at);  // the schema is enforced either way
+        } else if (schema_key == "description") {
+          if (!is_null) (void)read_string(v, at);
+        } else {
+          unknown_key(field_path, schema_key, "name, schema, strict and description");
+        }
+      }
+      if (!has_name)
+        throw_line_error(request_error::kMissingField,
+                         fmt::format("{}.name is missing: give the schema a name, as the OpenAI API requires", field_path));
+      if (!schema_format)
+        throw_line_error(request_error::kMissingField,
+                         fmt::format("{}.schema is missing: give the JSON Schema the output must follow", field_path));
+    } else {
+      unknown_key(path, key, "type and json_schema");
+    }
+  }
+  if (!type)
+    throw_line_error(request_error::kMissingField,
+                     fmt::format("{}.type is missing: give \"text\", \"json_object\" or \"json_schema\"", path));
+  if (*type == "json_schema") {
+    if (!has_json_schema)
+      throw_line_error(request_error::kMissingField,
+                       fmt::format("{}.json_schema is missing: type \"json_schema\" needs {{\"name\": ..., \"schema\": "
+                                   "{{...}}}}", path));
+    return std::move(*schema_format);
+  }
+  if (*type != "text" && *type != "json_object")
+    throw_line_error(request_error::kInvalidValue,
+                     fmt::format("{}.type must be \"text\", \"json_object\" or \"json_schema\", got \"{}\"", path, *type));
+  if (has_json_schema)
+    throw_line_error(request_error::kConflictingFields,
+                     fmt::format("{}.json_schema is given but {}.type is \"{}\"; give type \"json_schema\" or remove "
+                                 "json_schema", path, path, *type));
+  return ResponseFormat{*type == "text" ? ResponseFormat::Type::kText : ResponseFormat::Type::kJsonObject, {}};
+}
+
+const ResponseFormatReader::Checked& ResponseFormatReader::check_schema(std::string_view schema_text) {
+  if (const auto it = checked_.find(std::string(schema_text)); it != checked_.end()) return it->second;
+  if (checked_.size() >= kMaxCachedSchemas) checked_.clear();
+  Checked checked;
+  try {
+    checked = json_schema_format(schema_text);
+  } catch (const UnsupportedSchemaError& e) {
+    checked = LineError{request_error::kUnsupportedField, e.what()};
+  } catch (const Error& e) {
+    checked = LineError{request_error::kInvalidValue, e.what()};
+  }
+  return checked_.emplace(std::string(schema_text), std::move(checked)).first->second;
+}
+
+}  // namespace pagedgen::json_fields

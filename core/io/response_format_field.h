@@ -1,0 +1,42 @@
+// Reading a request's response_format (structured outputs), in both input formats:
+//   {"type": "text"}            free text (as if absent, also over --json-schema/--json-object)
+//   {"type": "json_object"}     any JSON object
+//   {"type": "json_schema", "json_schema": {"name": "...", "schema": {...},
+//                                           "strict": true|false|null, "description": "..."}}
+// The schema is always enforced ("strict" is read, and changes nothing). A schema the
+// grammar refuses is unsupported_field, a malformed one invalid_value, both naming the
+// keyword and its JSON pointer; keys this reader does not know are unsupported_field.
+// Each distinct schema text is checked once per reader, so a file whose lines repeat one
+// schema compiles it once here. Internal to core/io.
+#pragma once
+
+#include <simdjson.h>
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+
+#include "io/json_fields.h"
+#include "sample/response_format.h"
+
+namespace pagedgen::json_fields {
+
+class ResponseFormatReader {
+ public:
+  // `value` is the field's (not null); `path` names it in messages ("response_format",
+  // "body.response_format"). Throws LineError.
+  ResponseFormat read(od::value value, std::string_view path);
+
+ private:
+  // A schema's check: its format, or what is wrong with it (the message after its path).
+  using Checked = std::variant<ResponseFormat, LineError>;
+  const Checked& check_schema(std::string_view schema_text);
+
+  // Schema texts as written -> their check; emptied when it reaches kMaxCachedSchemas, so
+  // an input of ever new schemas holds a bounded number.
+  static constexpr std::size_t kMaxCachedSchemas = 256;
+  std::unordered_map<std::string, Checked> checked_;
+};
+
+}  // namespace pagedgen::json_fields

@@ -1,0 +1,188 @@
+// response_format (structured outputs) as the request reader reads it, in the plain and the
+// OpenAI batch formats: the three types, the schema kept as compact text, the line's own
+// format winning over the command line's default, and every malformed or refused form as
+// the line's error (unsupported_field for what the grammar refuses, invalid_value for a
+// malformed schema, both naming the keyword and where it is).
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "grammar/grammar_error.h"
+#include "io/json_schema_format.h"
+#include "io/request_reader.h"
+#include "util/error.h"
+
+using namespace pagedgen;
+
+namespace {
+
+// The format of a request, or "E <code>: <message>" for an error line.
+std::string format_of(const RequestItem& item) {
+  if (const auto* error = std::get_if<RequestError>(&item)) return fmt::format("E {}: {}", error->code, error->message);
+  const ResponseFormat& format = std::get<Request>(item).sampling.response_format;
+  if (format.type != ResponseFormat::Type::kJsonSchema) return std::string(response_format_type_name(format.type));
+  return "json_schema " + format.schema;
+}
+
+std::vector<std::string> read_formats(const std::string& input, RequestFormat request_format,
+                                      const SamplingParams& defaults = {}) {
+  std::istringstream stream(input);
+  RequestReader reader(stream, defaults, request_format);
+  std::vector<std::string> formats;
+  while (std::optional<RequestItem> item = reader.next()) formats.push_back(format_of(*item));
+  return formats;
+}
+
+// One plain line with these fields after its prompt.
+std::string plain(const std::string& fields, const SamplingParams& defaults = {}) {
+  const std::vector<std::string> formats =
+      read_formats(fmt::format(R"({{"prompt": "p", {}}})", fields), RequestFormat::kPlain, defaults);
+  REQUIRE(formats.size() == 1);
+  return formats.front();
+}
+
+// One OpenAI chat line with these body fields after its messages.
+std::string batch(const std::string& fields, const SamplingParams& defaults = {}) {
+  const std::vector<std::string> formats = read_formats(
+      fmt::format(R"({{"custom_id": "r", "method": "POST", "url": "/v1/chat/completions", "body": {{"messages": )"
+                  R"([{{"role": "user", "content": "c"}}], {}}}}})",
+                  fields),
+      RequestFormat::kOpenAiBatch, defaults);
+  REQUIRE(formats.size() == 1);
+  return formats.front();
+}
+
+std::string json_schema(const std::string& schema) {
+  return fmt::format(R"("response_format": {{"type": "json_schema", "json_schema": {{"name": "n", "schema": {}}}}})",
+                     schema);
+}
+
+}  // namespace
+
+TEST_CASE("the three types in both formats; the schema is kept compact, strings untouched") {
+  CHECK(plain(R"("response_format": {"type": "text"})") == "text");
+  CHECK(plain(R"("response_format": {"type": "json_object"})") == "json_object");
+  CHECK(plain(R"("response_format": null)") == "text");
+  CHECK(plain(R"("temperature": 0)") == "text");
+  const std::string schema =
+      R"({ "type" : "object",	"properties": {"a b": {"type": "string", "enum": ["x  y", "z"]}}, "required": [ "a b" ] })";
+  const std::string compact = R"({"type":"object","properties":{"a b":{"type":"string","enum":["x  y","z"]}},"required":["a b"]})";
+  CHECK(batch(R"("response_format": {"type": "json_schema", "json_schema": {"name": "person", "description": "d", )"
+              R"("strict": true, "schema": )" + schema + "}}") == "json_schema " + compact);
+  CHECK(plain(json_schema(schema)) == "json_schema " + compact);
+  CHECK(batch(R"("response_format": {"type": "json_object"})") == "json_object");
+  CHECK(batch(R"("response_format": {"json_schema": {"name": "n", "schema": true, "strict": null}, "type": "json_schema"})") ==
+        "json_schema true");
+  CHECK(batch(R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {}, "strict": false}})") ==
+        "json_schema {}");
+}
+
+TEST_CASE("a line's own response_format wins over the default of --json-schema / --json-object") {
+  SamplingParams defaults;
+  defaults.response_format = json_schema_format(R"({"type": "integer"})");
+  CHECK(plain(R"("max_tokens": 3)", defaults) == R"(json_schema {"type":"integer"})");
+  CHECK(plain(R"("response_format": null)", defaults) == R"(json_schema {"type":"integer"})");
+  CHECK(plain(R"("response_format": {"type": "text"})", defaults) == "text");
+  CHECK(batch(R"("response_format": {"type": "json_object"})", defaults) == "json_object");
+  // Fields that would cut or hold open the default's value are errors of the line.
+  CHECK(plain(R"("stop": "x")", defaults) ==
+        "E invalid_value: stop cannot be given with response_format json_schema: a stop string would cut the value "
+        "short; remove one of them");
+  CHECK(plain(R"("stop": "x", "response_format": {"type": "text"})", defaults) == "text");
+}
+
+TEST_CASE("fields that would cut the value short or hold it open are refused beside a constrained format") {
+  const std::string object = R"("response_format": {"type": "json_object"}, )";
+  CHECK(plain(object + R"("min_tokens": 2)") ==
+        "E invalid_value: min_tokens must be 0 with response_format json_object (the value may be complete sooner), got 2");
+  CHECK(plain(object + R"("ignore_eos": true)") ==
+        "E invalid_value: ignore_eos cannot be true with response_format json_object: the text ends where the value does");
+  CHECK(batch(object + R"("stop": ["}"])") ==
+        "E invalid_value: stop cannot be given with response_format json_object: a stop string would cut the value "
+        "short; remove one of them");
+  CHECK(plain(object + R"("stop_token_ids": [5])") ==
+        "E invalid_value: stop_token_ids cannot be given with response_format json_object: a stop token would cut "
+        "the value short; remove one of them");
+  CHECK(plain(object + R"("min_tokens": 0, "ignore_eos": false, "stop": [], "stop_token_ids": [])") == "json_object");
+}
+
+TEST_CASE("malformed response_format values name the field") {
+  CHECK(plain(R"("response_format": "json")") ==
+        R"(E invalid_type: response_format must be an object such as {"type": "json_object"}, got a string)");
+  CHECK(batch(R"("response_format": {})") ==
+        R"(E missing_field: body.response_format.type is missing: give "text", "json_object" or "json_schema")");
+  CHECK(plain(R"("response_format": {"type": "xml"})") ==
+        R"(E invalid_value: response_format.type must be "text", "json_object" or "json_schema", got "xml")");
+  CHECK(plain(R"("response_format": {"type": 1})") == "E invalid_type: response_format.type must be a string, got a number");
+  CHECK(plain(R"("response_format": {"type": "json_schema"})") ==
+        R"(E missing_field: response_format.json_schema is missing: type "json_schema" needs {"name": ..., "schema": {...}})");
+  CHECK(batch(R"("response_format": {"type": "json_object", "json_schema": {"name": "n", "schema": {}}})") ==
+        R"(E conflicting_fields: body.response_format.json_schema is given but body.response_format.type is )"
+        R"("json_object"; give type "json_schema" or remove json_schema)");
+  CHECK(plain(R"("response_format": {"type": "json_object", "schema": {}})") ==
+        "E unsupported_field: response_format.schema is not supported by pagedgen (it reads type and json_schema); "
+        "remove it");
+  CHECK(batch(R"("response_format": {"type": "json_schema", "json_schema": {"schema": {}}})") ==
+        "E missing_field: body.response_format.json_schema.name is missing: give the schema a name, as the OpenAI "
+        "API requires");
+  CHECK(batch(R"("response_format": {"type": "json_schema", "json_schema": {"name": "n"}})") ==
+        "E missing_field: body.response_format.json_schema.schema is missing: give the JSON Schema the output must "
+        "follow");
+  CHECK(batch(R"("response_format": {"type": "json_schema", "json_schema": {"name": "", "schema": {}}})") ==
+        "E invalid_value: body.response_format.json_schema.name must be a non-empty string");
+  CHECK(batch(R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {}, "strict": 1}})") ==
+        "E invalid_type: body.response_format.json_schema.strict must be true or false, got a number");
+  CHECK(batch(R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": [1]}})") ==
+        "E invalid_type: body.response_format.json_schema.schema must be a JSON Schema (an object, or true or "
+        "false), got a list");
+  CHECK(plain(R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {}, "extra": 1}})") ==
+        "E unsupported_field: response_format.json_schema.extra is not supported by pagedgen (it reads name, schema, "
+        "strict and description); remove it");
+}
+
+TEST_CASE("a schema the grammar refuses is unsupported_field, a malformed one invalid_value, naming keyword and place") {
+  CHECK(plain(json_schema(R"({"type": "object", "properties": {"id": {"type": "string", "pattern": "^a$"}}})")) ==
+        "E unsupported_field: response_format.json_schema.schema: #/properties/id: 'pattern' is not supported by "
+        "structured outputs (the grammar cannot enforce it); remove it from the schema");
+  CHECK(batch(R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {"type": "string", "format": "email"}}})") ==
+        "E unsupported_field: body.response_format.json_schema.schema: #: 'format' is not supported by structured "
+        "outputs (the grammar cannot enforce it); remove it from the schema");
+  CHECK(plain(json_schema(R"({"type": "array", "items": {"type": "number", "maximum": 3}})")) ==
+        "E unsupported_field: response_format.json_schema.schema: #/items: 'maximum' is supported for integers only "
+        "(\"type\": \"integer\"), not for numbers; make the value an integer or remove the bound");
+  CHECK(plain(json_schema(R"({"type": "strin"})")) ==
+        "E invalid_value: response_format.json_schema.schema: #: unknown type 'strin' (types are null, boolean, "
+        "object, array, string, number, integer)");
+  CHECK(plain(json_schema(R"({"type": "string", "minLength": 3, "maxLength": 2})")) ==
+        "E invalid_value: response_format.json_schema.schema: #: minLength 3 is above maxLength 2: no string "
+        "satisfies the schema");
+  CHECK(plain(json_schema("false")).starts_with("E invalid_value: response_format.json_schema.schema: #: no JSON value "
+                                                "satisfies the schema"));
+}
+
+TEST_CASE("each distinct schema is checked once per reader; its lines keep their own result") {
+  // Three lines, two schemas (one refused): the reader answers every line.
+  const std::string good = json_schema(R"({"type": "boolean"})");
+  const std::string bad = json_schema(R"({"type": "string", "pattern": "x"})");
+  const std::string input = fmt::format("{{\"prompt\": \"a\", {}}}\n{{\"prompt\": \"b\", {}}}\n{{\"prompt\": \"c\", {}}}\n"
+                                        "{{\"prompt\": \"d\", {}}}\n",
+                                        good, bad, good, bad);
+  const std::vector<std::string> formats = read_formats(input, RequestFormat::kPlain);
+  REQUIRE(formats.size() == 4);
+  CHECK(formats[0] == R"(json_schema {"type":"boolean"})");
+  CHECK(formats[2] == formats[0]);
+  CHECK(formats[1].starts_with("E unsupported_field: response_format.json_schema.schema: #: 'pattern'"));
+  CHECK(formats[3] == formats[1]);
+}
+
+TEST_CASE("json_schema_format: compact text, and the grammar's two kinds of error") {
+  CHECK(json_schema_format(" {\"type\" :\n \"null\"}\n").schema == R"({"type":"null"})");
+  CHECK(json_schema_format(" {\"type\" :\n \"null\"}\n").type == ResponseFormat::Type::kJsonSchema);
+  CHECK_THROWS_AS(json_schema_format(R"({"type": "string", "pattern": "x"})"), UnsupportedSchemaError);
+  CHECK_THROWS_WITH_AS(json_schema_format("{\"type\": "), doctest::Contains("not valid JSON"), Error);
+  CHECK_THROWS_WITH_AS(json_schema_format(""), doctest::Contains("not valid JSON"), Error);
+}
