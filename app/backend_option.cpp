@@ -213,11 +213,22 @@ KvDtype resolved_cpu_kv_dtype(const BackendOptions& options) {
   return *parse_kv_dtype(options.kv_cache_dtype);  // the option's check allows only known names
 }
 
-std::optional<std::string> no_token_masks_reason(const Backend& backend) {
-  if (backend.applies_token_masks()) return std::nullopt;
-  return fmt::format("structured outputs (response_format, --json-schema, --json-object) run only on the CPU backend "
-                     "so far, and this run is on {}{}: run it with --device cpu, or remove response_format",
-                     backend.name(), backend.device().empty() ? "" : fmt::format(" ({})", backend.device()));
+UnsupportedSampling unsupported_sampling(const Backend& backend) {
+  const std::string where =
+      fmt::format("{}{}", backend.name(), backend.device().empty() ? "" : fmt::format(" ({})", backend.device()));
+  UnsupportedSampling unsupported;
+  if (!backend.applies_token_masks())
+    unsupported.token_masks = fmt::format("structured outputs (response_format, --json-schema, --json-object) run only "
+                                          "on the CPU backend so far, and this run is on {}: run it with --device cpu, "
+                                          "or remove response_format", where);
+  if (!backend.applies_penalties())
+    unsupported.penalties = fmt::format("presence_penalty, frequency_penalty, repetition_penalty and logit_bias run "
+                                        "only on the CPU backend so far, and this run is on {}: run it with --device "
+                                        "cpu, or remove them", where);
+  if (!backend.computes_logprobs())
+    unsupported.logprobs = fmt::format("logprobs run only on the CPU backend so far, and this run is on {}: run it "
+                                       "with --device cpu, or remove logprobs", where);
+  return unsupported;
 }
 
 }  // namespace pagedgen::app

@@ -14,6 +14,7 @@
 #include "backend/backend.h"
 #include "backend/kv_dtype.h"
 #include "engine_options.h"
+#include "job/prompt_builder.h"
 #include "model/model_config.h"
 #include "loader/model_files.h"
 #include "model/model_weights.h"
@@ -73,9 +74,9 @@ ChosenBackend make_backend(const BackendOptions& options, const EngineOptions& e
 std::unique_ptr<Backend> make_sizing_backend(const BackendOptions& options, const EngineOptions& engine,
                                              const ModelConfig& config, bool quiet);
 
-// Why lines whose response_format is constrained (or that --json-schema / --json-object
-// constrain) cannot run on `backend`: the message of their error records; nullopt when the
-// backend applies token masks.
-std::optional<std::string> no_token_masks_reason(const Backend& backend);
+// Why lines that ask for a constrained response_format (or that --json-schema /
+// --json-object constrain), penalties or logprobs cannot run on `backend`: the messages of
+// their error records; each nullopt where the backend does it.
+UnsupportedSampling unsupported_sampling(const Backend& backend);
 
 }  // namespace pagedgen::app

@@ -19,10 +19,14 @@ void add_generate_command(CLI::App& app, CommandRunner& selected) {
       app, "generate", "Decode every request of a JSONL file with a paged KV cache and prefix sharing.",
       "Input lines: {\"id\": ..., \"prompt\": \"text\"} or {\"id\": ..., \"messages\": [{\"role\": \"user\", "
       "\"content\": \"...\"}]}, with optional sampling fields (temperature, top_p, top_k, min_p, seed, stop, "
-      "stop_token_ids, max_tokens, min_tokens, ignore_eos, n) overriding the flags above, and response_format "
+      "stop_token_ids, max_tokens, min_tokens, ignore_eos, n) overriding the flags above; presence_penalty, "
+      "frequency_penalty, repetition_penalty, logit_bias ({\"<token id>\": bias}) and logprobs (k alternatives "
+      "per generated token); and response_format "
       "({\"type\": \"json_object\"} or {\"type\": \"json_schema\", \"json_schema\": {\"name\": ..., \"schema\": "
-      "{...}}}, structured outputs on the CPU backend; a line's own wins over --json-schema and --json-object). Output: one line per "
-      "non-blank input line, in input order: {\"id\", \"index\", \"text\", \"finish_reason\", \"usage\"} "
+      "{...}}}, structured outputs on the CPU backend; a line's own wins over --json-schema and --json-object). Keys "
+      "that would change the output and are not implemented (stream, tools, ...) are unsupported_field errors; other "
+      "unknown keys are ignored. Output: one line per "
+      "non-blank input line, in input order: {\"id\", \"index\", \"text\", \"finish_reason\", \"logprobs\"?, \"usage\"} "
       "(\"choices\" when n > 1) or {\"id\", \"index\", \"error\": {\"code\", \"message\"}}. OpenAI batch files "
       "({\"custom_id\", \"method\", \"url\", \"body\"} lines, as the OpenAI Batch API and vllm run-batch read "
       "them) are answered in that format. Logs and progress go to stderr only.");

@@ -169,10 +169,10 @@ int run_plan(const PlanOptions& options) {
   const ResolvedChatTemplate chat = resolve_chat_template(files, options.engine.chat_template);
   const std::unique_ptr<Backend> sizing = make_sizing_backend(options.backend, options.engine, files.config(), false);
   // On the CPU the sizing backend is a dry run standing for the CPU backend, which applies
-  // token masks; on a GPU it is the CUDA backend itself.
+  // token masks, penalties and logprobs; on a GPU it is the CUDA backend itself.
   const bool on_gpu = !sizing->device().empty();
   const PromptBuilder builder(files.tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len,
-                              on_gpu ? no_token_masks_reason(*sizing) : std::nullopt);
+                              on_gpu ? unsupported_sampling(*sizing) : UnsupportedSampling{});
   const LoadedInput loaded = load_input(input_file.stream(), options.engine.sampling, builder);
 
   const std::size_t bytes_per_token = sizing->kv_bytes_per_block(1);

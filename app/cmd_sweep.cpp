@@ -181,7 +181,7 @@ int run_sweep(const SweepOptions& options) {
   const int64_t max_model_len = effective_max_model_len(options.engine, source.config.context_length);
   const ResolvedChatTemplate chat = resolve_chat_template(*source.files, options.engine.chat_template);
   const PromptBuilder builder(source.files->tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len,
-                              no_token_masks_reason(*chosen.backend));
+                              unsupported_sampling(*chosen.backend));
   const LoadedInput loaded = load_input(input_file.stream(), options.engine.sampling, builder);
 
   const SweepContext ctx{options, loaded, source, *chosen.backend, max_model_len, load_seconds};

@@ -239,7 +239,7 @@ int run_generate(const GenerateOptions& options) {
   const int64_t max_model_len = effective_max_model_len(options.engine, loaded.source.config.context_length);
   const ResolvedChatTemplate chat = resolve_chat_template(files, options.engine.chat_template);
   const PromptBuilder builder(files.tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len,
-                              no_token_masks_reason(*loaded.chosen.backend));
+                              unsupported_sampling(*loaded.chosen.backend));
   const EngineConfig engine_config =
       make_engine_config(options.engine, options.block_size, loaded.chosen.num_blocks, max_model_len);
   Engine engine(engine_config, *loaded.chosen.backend, &files.tokenizer());

@@ -110,7 +110,7 @@ class NoModelBackend final : public LogitsBackend {
     if (path_ == Path::logits) return host_sampling_.step(*this, batch, sampling);
     std::vector<SampledToken> tokens;
     tokens.reserve(sampling.rows.size());
-    for (std::size_t i = 0; i < sampling.rows.size(); ++i) tokens.push_back(token_of(num_sampled_++));
+    for (std::size_t i = 0; i < sampling.rows.size(); ++i) tokens.push_back({token_of(num_sampled_++), std::nullopt});
     return tokens;
   }
 

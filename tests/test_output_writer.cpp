@@ -2,6 +2,7 @@
 // kept when results complete out of order.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "io/openai_batch_output.h"
@@ -162,4 +163,40 @@ TEST_CASE("a completed line that must wait is handed back (to be journaled); pre
   CHECK(out.str() == format_plain_line(single(0, std::nullopt, "zero", FinishReason::kStop, 1)) + "\n" +
                          format_plain_line(single(1, std::nullopt, "one", FinishReason::kStop, 1)) + "\n" +
                          "{\"id\":null,\"index\":2,\"from\":\"journal\"}\n");
+}
+
+TEST_CASE("log probabilities in each line shape, byte for byte") {
+  // Two tokens: "Hi" (id 5, the most likely) and the first byte of "é" (id 7, outside its
+  // step's top 2, whose two tokens both read "!", the second at -inf).
+  RequestOutput output = single(0, "\"q\"", "Hi\xC3\xA9", FinishReason::kStop, 2);
+  output.choices[0].logprobs = std::vector<GeneratedTokenLogprobs>{
+      {{5, "Hi", -0.5f}, {{5, "Hi", -0.5f}, {9, " Hello", -1.25f}}, 0},
+      {{7, "\xC3", -0.25f}, {{8, "!", -0.125f}, {3, "!", -INFINITY}}, 2}};
+  CHECK(format_plain_line(output) ==
+        R"({"id":"q","index":0,"text":"Hi)" "\xC3\xA9" R"(","finish_reason":"stop","logprobs":[)"
+        R"({"token":"Hi","id":5,"logprob":-0.5,"top_logprobs":[{"token":"Hi","id":5,"logprob":-0.5},)"
+        R"({"token":" Hello","id":9,"logprob":-1.25}]},)"
+        R"({"token":")" "\xEF\xBF\xBD" R"(","id":7,"logprob":-0.25,"top_logprobs":[{"token":"!","id":8,"logprob":-0.125},)"
+        R"({"token":"!","id":3,"logprob":-9999.0}]}],)"
+        R"("usage":{"prompt_tokens":12,"completion_tokens":2,"cached_tokens":8}})");
+  const std::string chat = format_openai_batch_line(output, {true, "m"});
+  CHECK(chat.find(R"("content":"Hi)" "\xC3\xA9" R"("},"logprobs":{"content":[)"
+                  R"({"token":"Hi","logprob":-0.5,"bytes":[72,105],"top_logprobs":[{"token":"Hi","logprob":-0.5,"bytes":[72,105]},)"
+                  R"({"token":" Hello","logprob":-1.25,"bytes":[32,72,101,108,108,111]}]},)"
+                  R"({"token":")" "\xEF\xBF\xBD" R"(","logprob":-0.25,"bytes":[195],"top_logprobs":[)"
+                  R"({"token":"!","logprob":-0.125,"bytes":[33]},{"token":"!","logprob":-9999.0,"bytes":[33]}]}]},)"
+                  R"("finish_reason":"stop"})") != std::string::npos);
+  // Completions: each top_logprobs object has the top tokens and the generated one when it
+  // is not among them; a repeated text is left out.
+  const std::string completion = format_openai_batch_line(output, {false, "m"});
+  CHECK(completion.find(R"("text":"Hi)" "\xC3\xA9" R"(","logprobs":{"tokens":["Hi",")" "\xEF\xBF\xBD" R"("],)"
+                        R"("token_logprobs":[-0.5,-0.25],"top_logprobs":[{"Hi":-0.5," Hello":-1.25},)"
+                        R"({"!":-0.125,")" "\xEF\xBF\xBD" R"(":-0.25}],"text_offset":[0,2]},"finish_reason":"stop"})") !=
+        std::string::npos);
+  // n > 1 in the plain format: each choice carries its own.
+  output.choices.push_back(Completion{"!", FinishReason::kLength, 1, {8}, std::vector<GeneratedTokenLogprobs>{
+                                                                             {{8, "!", -0.125f}, {}, 0}}});
+  CHECK(format_plain_line(output).find(R"({"index":1,"text":"!","finish_reason":"length","logprobs":[)"
+                                       R"({"token":"!","id":8,"logprob":-0.125,"top_logprobs":[]}]}],)") !=
+        std::string::npos);
 }

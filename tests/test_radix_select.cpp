@@ -78,7 +78,7 @@ class SerialRow {
 };
 
 // The device sampler's procedure for one row, serially: nullopt where the Sampler gives none.
-SampledToken radix_sample(std::span<const float> logits, const SamplingParams& params, int32_t num_generated,
+std::optional<TokenId> radix_sample(std::span<const float> logits, const SamplingParams& params, int32_t num_generated,
                           std::span<const TokenId> end_of_generation, uint64_t random_bits, int* num_levels = nullptr) {
   std::vector<TokenId> masked;
   masked_ids(params, num_generated, end_of_generation, logits.size(), masked);
@@ -114,7 +114,7 @@ TEST_CASE("the radix selection draws the CPU Sampler's token on random rows and 
       CAPTURE(vocab);
       CAPTURE(trial);
       int num_levels = 0;
-      const SampledToken expected = sampler.sample(logits, params, num_generated, test::kEndOfGeneration, bits);
+      const std::optional<TokenId> expected = sampler.sample(logits, params, num_generated, test::kEndOfGeneration, bits);
       REQUIRE(radix_sample(logits, params, num_generated, test::kEndOfGeneration, bits, &num_levels) == expected);
       most_levels = std::max(most_levels, num_levels);
       total_levels += num_levels;

@@ -274,7 +274,7 @@ TEST_CASE("sampling fields: wrong types and out-of-range values name the field")
   CHECK(with("\"stop_token_ids\": [3, -1]") == "E 0 id=null invalid_value: stop_token_ids[1] must be a token id >= 0, got -1");
   CHECK(with("\"stop_token_ids\": 3") == "E 0 id=null invalid_type: stop_token_ids must be a list of token ids, got a number");
   CHECK(with("\"ignore_eos\": \"yes\"") == "E 0 id=null invalid_type: ignore_eos must be true or false, got a string");
-  CHECK(with("\"logprobs\": true, \"metadata\": {\"k\": [null]}") == "R 0 id=null key=#0 'p'");  // unknown keys ignored
+  CHECK(with("\"user\": \"u\", \"metadata\": {\"k\": [null]}") == "R 0 id=null key=#0 'p'");  // unknown keys ignored
 }
 
 TEST_CASE("over-long lines, a byte-order mark, and invalid defaults") {
@@ -380,9 +380,11 @@ TEST_CASE("OpenAI batch lines: sampling fields of the body, and every error") {
   CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": "p", "max_tokens": 5, "max_completion_tokens": 5)")) ==
         "E 0 id=\"r\" conflicting_fields: the body gives both max_tokens and max_completion_tokens; give one\n");
   CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": "p", "stream": true)")) ==
-        "E 0 id=\"r\" unsupported_field: body.stream is not supported by pagedgen; remove it or give its default\n");
+        "E 0 id=\"r\" unsupported_field: body.stream is not supported by pagedgen (responses are written whole, one "
+        "output line per request); remove it or give its default\n");
   CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": "p", "best_of": 2)")) ==
-        "E 0 id=\"r\" unsupported_field: body.best_of is not supported by pagedgen; remove it or give its default\n");
+        "E 0 id=\"r\" unsupported_field: body.best_of is not supported by pagedgen (best-of ranking is not "
+        "implemented; ask for n samples instead); remove it or give its default\n");
   CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": "p", "temperature": -1)")) ==
         "E 0 id=\"r\" invalid_value: temperature must be >= 0 and finite, got -1\n");
   CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": "p", "model": 3)")) ==

@@ -184,7 +184,7 @@ TEST_CASE("an allowed-token mask: only its tokens are picked, greedy or sampled,
   std::array<int, 40> counts{};
   for (uint64_t seed = 0; seed < 3000; ++seed) {
     Rng r(seed);
-    const SampledToken token = sampler.sample(uniform, sampled(), 0, {}, r, three);
+    const std::optional<TokenId> token = sampler.sample(uniform, sampled(), 0, {}, r, three);
     REQUIRE(token.has_value());
     ++counts[static_cast<std::size_t>(*token)];
   }

@@ -123,7 +123,7 @@ class FakeBackend final : public Backend {
     std::vector<SampledToken> tokens;
     for (const SamplingRow& row : sampling.rows) {
       REQUIRE(row.logits_row < std::ssize(batch.logits_rows));
-      tokens.push_back(fake_token(row.random_bits));
+      tokens.push_back({fake_token(row.random_bits), std::nullopt});
     }
     return tokens;
   }

@@ -110,7 +110,7 @@ class MasklessBackend final : public Backend {
   void allocate_kv_pool(std::size_t, std::size_t) override {}
   void copy_blocks(std::span<const BlockCopy>) override {}
   std::vector<SampledToken> step(const StepBatch&, const SamplingBatch& sampling) override {
-    return std::vector<SampledToken>(sampling.rows.size(), TokenId{'x'});
+    return std::vector<SampledToken>(sampling.rows.size(), SampledToken{TokenId{'x'}, std::nullopt});
   }
 };
 
@@ -321,7 +321,8 @@ TEST_CASE("a constrained line for a backend that applies no token masks is an un
   const TestTokenizer tokenizer;
   const MasklessBackend backend;
   REQUIRE_FALSE(backend.applies_token_masks());
-  const PromptBuilder builder(tokenizer, std::nullopt, "no template", 1 << 20, "structured outputs need the CPU");
+  const PromptBuilder builder(tokenizer, std::nullopt, "no template", 1 << 20,
+                              UnsupportedSampling{"structured outputs need the CPU", std::nullopt, std::nullopt});
   Request request;
   request.index = 4;
   request.input = std::string("p");

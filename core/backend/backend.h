@@ -58,6 +58,11 @@ class Backend {
   // does not is never given a row with a mask: the requests that need one are refused
   // before they reach the engine.
   virtual bool applies_token_masks() const { return false; }
+  // Whether step() applies the penalties and logit_bias of SamplingParams, and whether it
+  // returns SampledToken::logprobs for rows whose params ask; the same rule: a backend
+  // that does not is never given such a row.
+  virtual bool applies_penalties() const { return false; }
+  virtual bool computes_logprobs() const { return false; }
 
   // What the backend holds on a device (for the stats); the CPU backend holds nothing there.
   virtual DeviceMemoryReport device_memory() const { return {}; }

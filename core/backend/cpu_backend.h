@@ -48,6 +48,8 @@ class CpuBackend final : public LogitsBackend {
     return host_sampling_.step(*this, batch, sampling);
   }
   bool applies_token_masks() const override { return true; }
+  bool applies_penalties() const override { return true; }
+  bool computes_logprobs() const override { return true; }
   void copy_blocks(std::span<const BlockCopy> copies) override;
 
   std::size_t num_threads() const { return pool_.num_threads(); }

@@ -7,7 +7,7 @@ std::vector<SampledToken> DryRunBackend::step(const StepBatch&, const SamplingBa
   std::vector<SampledToken> tokens;
   tokens.reserve(sampling.rows.size());
   for (std::size_t i = 0; i < sampling.rows.size(); ++i)
-    tokens.push_back(-1 - static_cast<TokenId>(num_sampled_++ % (uint64_t{1} << 30)));
+    tokens.push_back({-1 - static_cast<TokenId>(num_sampled_++ % (uint64_t{1} << 30)), std::nullopt});
   return tokens;
 }
 

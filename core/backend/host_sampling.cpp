@@ -1,5 +1,6 @@
 #include "backend/host_sampling.h"
 
+#include "sample/token_logprobs.h"
 #include "util/error.h"
 
 namespace pagedgen {
@@ -15,8 +16,9 @@ std::vector<SampledToken> HostSampling::step(LogitsBackend& backend, const StepB
     PG_CHECK(row.logits_row >= 0 && static_cast<std::size_t>(row.logits_row) < batch.logits_rows.size(),
              "sampling row reads logits row {} of {}", row.logits_row, batch.logits_rows.size());
     const std::span<const float> logits(logits_.data() + static_cast<std::size_t>(row.logits_row) * vocab, vocab);
-    tokens[i] = samplers_[thread].sample(logits, *row.params, row.num_generated, sampling.end_of_generation,
-                                         row.random_bits, row.allowed_tokens);
+    SampledToken& token = tokens[i];
+    token.id = samplers_[thread].sample(logits, row, sampling.end_of_generation);
+    if (token.id && row.params->logprobs) token.logprobs = token_logprobs(logits, *token.id, *row.params->logprobs);
   };
   if (pool_ != nullptr) {
     pool_->run(tokens.size(), sample_row);

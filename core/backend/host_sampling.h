@@ -1,8 +1,10 @@
 // HostSampling: a step on the host from a LogitsBackend's logits: forward(), then each
-// sampling row with the Sampler (sampler.h) from its logits row and its grammar's mask
-// (none for a row with a NaN, a +inf or no unmasked finite logit). The CPU backend's step. With a thread pool the
-// rows are sampled in parallel, each by its thread's Sampler: a row's token depends on its
-// logits, parameters and random bits alone, never on the thread.
+// sampling row with the Sampler (sampler.h) from its logits row, its penalties and its
+// grammar's mask (none for a row with a NaN, a +inf or no unmasked finite logit), and the
+// log probabilities the row asks for (token_logprobs.h, from the model's logits row). The
+// CPU backend's step. With a thread pool the rows are sampled in parallel, each by its
+// thread's Sampler: a row's token depends on its logits, parameters, tokens and random
+// bits alone, never on the thread.
 #pragma once
 
 #include <vector>

@@ -34,6 +34,11 @@ bool allows_none(std::span<const uint32_t> mask) {
   return std::all_of(mask.begin(), mask.end(), [](uint32_t word) { return word == 0; });
 }
 
+// Characters of UTF-8 text (decoded text is valid UTF-8): bytes that start one.
+int64_t num_code_points(std::string_view text) {
+  return std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+}
+
 }  // namespace
 
 std::unique_ptr<OutputProcessor::SampleState> OutputProcessor::new_sample(const PreparedRequest& r,
@@ -42,7 +47,7 @@ std::unique_ptr<OutputProcessor::SampleState> OutputProcessor::new_sample(const 
   std::optional<IncrementalDecoder> decoder;
   if (tokenizer_) decoder.emplace(*tokenizer_, false, false);
   auto sample = std::make_unique<SampleState>(
-      SampleState{Rng(seed), std::move(decoder), StopChecker(r.sampling, end_of_generation_), std::nullopt, {}});
+      SampleState{Rng(seed), std::move(decoder), StopChecker(r.sampling, end_of_generation_), std::nullopt, {}, {}, 0});
   if (grammars_ && r.sampling.response_format.is_constrained()) {
     GrammarMatcher& matcher = sample->grammar.emplace(grammars_->get(r.sampling.response_format));
     sample->allowed_tokens.resize(token_mask_words(matcher.grammar().vocabulary().size()));
@@ -116,29 +121,44 @@ SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out, const 
       state.forked = true;
       for (int32_t i = 1; i < r.sampling.n; ++i) {
         PlannedRow row{s.seq_id, new_sample(r, i), i};
-        batch.rows.push_back({logits_row, &r.sampling, 0, draw(r.sampling, *row.child), row.child->allowed_tokens});
+        batch.rows.push_back(
+            {logits_row, &r.sampling, 0, draw(r.sampling, *row.child), row.child->allowed_tokens, seq.token_ids});
         planned_.push_back(std::move(row));
       }
     }
     SampleState& sample = *samples_.at(s.seq_id);
-    batch.rows.push_back(
-        {logits_row, &r.sampling, seq.num_generated_tokens(), draw(r.sampling, sample), sample.allowed_tokens});
+    batch.rows.push_back({logits_row, &r.sampling, seq.num_generated_tokens(), draw(r.sampling, sample),
+                          sample.allowed_tokens, seq.token_ids});
     planned_.push_back(PlannedRow{s.seq_id, nullptr, 0});
     ++logits_row;
   }
   return batch;
 }
 
-bool OutputProcessor::extend(SampleState& sample, TokenId token, int32_t num_tokens, EngineStats& stats) const {
+bool OutputProcessor::extend(SampleState& sample, const SampledToken& sampled, int32_t num_tokens,
+                             EngineStats& stats) const {
+  const TokenId token = *sampled.id;
   ++stats.num_generated_tokens;
   const bool value_closed = sample.grammar && advance_grammar(sample, token);
-  std::optional<FinishReason> reason =
-      sample.stop.append(token, sample.decoder ? sample.decoder->push(token) : "", value_closed);
+  const std::string text = sample.decoder ? sample.decoder->push(token) : "";
+  if (sampled.logprobs) record_logprobs(sample, token, *sampled.logprobs);
+  sample.num_text_chars += num_code_points(text);
+  std::optional<FinishReason> reason = sample.stop.append(token, text, value_closed);
   if (!reason && num_tokens + 1 >= max_model_len_) {
     sample.stop.finish_length();
     reason = FinishReason::kLength;
   }
   return reason.has_value();
+}
+
+// The token's entry: its bytes and those of the alternatives, and where its text starts.
+void OutputProcessor::record_logprobs(SampleState& sample, TokenId token, const TokenLogprobs& logprobs) const {
+  const auto bytes = [&](TokenId id) { return tokenizer_ ? tokenizer_->token_bytes(id, true) : std::string(); };
+  GeneratedTokenLogprobs entry;
+  entry.token = LogprobToken{token, bytes(token), logprobs.logprob};
+  for (const TokenLogprob& t : logprobs.top) entry.top.push_back(LogprobToken{t.id, bytes(t.id), t.logprob});
+  entry.text_offset = sample.num_text_chars;
+  sample.logprobs.push_back(std::move(entry));
 }
 
 bool OutputProcessor::advance_grammar(SampleState& sample, TokenId token) const {
@@ -155,18 +175,18 @@ void OutputProcessor::apply(std::span<const SampledToken> tokens, Scheduler& sch
   for (std::size_t i = 0; i < planned_.size(); ++i) {
     PlannedRow& row = planned_[i];
     const Sequence& seq = scheduler.sequence(row.seq_id);
-    if (!tokens[i]) {
+    if (!tokens[i].id) {
       fail_row(row, seq, scheduler, done, stats);
       continue;
     }
-    const TokenId token = *tokens[i];
+    const TokenId token = *tokens[i].id;
     if (row.child) {
-      start_child(seq, row, token, scheduler, done, stats);
+      start_child(seq, row, tokens[i], scheduler, done, stats);
       continue;
     }
     states_[static_cast<std::size_t>(seq.request_index)].forked = true;
     SampleState& sample = *samples_.at(row.seq_id);
-    if (!extend(sample, token, seq.num_tokens(), stats)) {
+    if (!extend(sample, tokens[i], seq.num_tokens(), stats)) {
       scheduler.append_token(row.seq_id, token);
       continue;
     }
@@ -214,10 +234,11 @@ void OutputProcessor::fail_row(PlannedRow& row, const Sequence& seq, Scheduler& 
 
 // A new sample of an n > 1 fork: done at its first token, or a child sharing the parent's
 // blocks (its first token then goes into a copy of the shared partial block).
-void OutputProcessor::start_child(const Sequence& parent, PlannedRow& row, TokenId token, Scheduler& scheduler,
-                                  std::vector<OutputRecord>& done, EngineStats& stats) {
+void OutputProcessor::start_child(const Sequence& parent, PlannedRow& row, const SampledToken& sampled,
+                                  Scheduler& scheduler, std::vector<OutputRecord>& done, EngineStats& stats) {
   ++stats.num_samples;
-  if (extend(*row.child, token, parent.num_tokens(), stats)) {
+  const TokenId token = *sampled.id;
+  if (extend(*row.child, sampled, parent.num_tokens(), stats)) {
     complete_sample(parent.request_index, row.child_index, *row.child, {token}, parent.num_cached_prompt_tokens, done,
                     stats);
     return;
@@ -240,8 +261,9 @@ void OutputProcessor::complete_sample(int64_t request_index, int32_t sample_inde
   RequestState& state = states_[static_cast<std::size_t>(request_index)];
   if (sample_index == 0) state.cached_tokens = num_cached_prompt_tokens;
   sample.stop.append_held_back(sample.decoder ? sample.decoder->finish() : "");
-  state.choices[static_cast<std::size_t>(sample_index)] =
-      Completion{sample.stop.text(), *sample.stop.finish_reason(), sample.stop.num_tokens(), std::move(token_ids)};
+  Completion& choice = state.choices[static_cast<std::size_t>(sample_index)].emplace(
+      Completion{sample.stop.text(), *sample.stop.finish_reason(), sample.stop.num_tokens(), std::move(token_ids), {}});
+  if (requests_[static_cast<std::size_t>(request_index)].sampling.logprobs) choice.logprobs = std::move(sample.logprobs);
   ++state.num_finished;
   finish_request_if_done(request_index, done, stats);
 }

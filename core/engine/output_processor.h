@@ -5,6 +5,10 @@
 // checks and text, fork of the new samples, finished samples, and a request's record once
 // all its samples are done.
 //
+// Log probabilities: a sample whose request asks keeps one entry per generated token (the
+// backend's values, the tokens' bytes, where the token's text starts in the decoded text,
+// in characters), moved into its Completion when it ends.
+//
 // Structured outputs: a sample whose response format is constrained keeps a GrammarMatcher
 // (through preemption too) and the mask of the tokens it allows next, refilled after each
 // token, so a mask depends only on the sample's own tokens. A token after which nothing
@@ -64,6 +68,8 @@ class OutputProcessor {
     StopChecker stop;
     std::optional<GrammarMatcher> grammar;      // a constrained response format's
     std::vector<uint32_t> allowed_tokens;       // grammar's mask for the next token (token_bitmask.h)
+    std::vector<GeneratedTokenLogprobs> logprobs;  // [generated] when the request asks for them
+    int64_t num_text_chars = 0;                 // characters the decoder gave so far
   };
   // A request while its samples run.
   struct RequestState {
@@ -82,8 +88,9 @@ class OutputProcessor {
   };
 
   std::unique_ptr<SampleState> new_sample(const PreparedRequest& request, int32_t sample_index);
-  // Records the token; true when the sample is done.
-  bool extend(SampleState& sample, TokenId token, int32_t num_tokens, EngineStats& stats) const;
+  // Records the token (a row's with an id); true when the sample is done.
+  bool extend(SampleState& sample, const SampledToken& sampled, int32_t num_tokens, EngineStats& stats) const;
+  void record_logprobs(SampleState& sample, TokenId token, const TokenLogprobs& logprobs) const;
   // Moves the sample's grammar past `token` and fills its next mask; true when nothing but
   // the end may follow (the value is closed).
   bool advance_grammar(SampleState& sample, TokenId token) const;
@@ -93,7 +100,7 @@ class OutputProcessor {
   void finish_request_if_done(int64_t request_index, std::vector<OutputRecord>& done, EngineStats& stats);
   void fail_row(PlannedRow& row, const Sequence& seq, Scheduler& scheduler, std::vector<OutputRecord>& done,
                 EngineStats& stats);
-  void start_child(const Sequence& parent, PlannedRow& row, TokenId token, Scheduler& scheduler,
+  void start_child(const Sequence& parent, PlannedRow& row, const SampledToken& sampled, Scheduler& scheduler,
                    std::vector<OutputRecord>& done, EngineStats& stats);
 
   const Tokenizer* tokenizer_;

@@ -9,6 +9,7 @@
 
 #include "io/json_fields.h"
 #include "io/line_identity.h"
+#include "io/refused_fields.h"
 #include "util/error.h"
 
 namespace pagedgen {
@@ -18,33 +19,6 @@ namespace {
 namespace od = simdjson::ondemand;
 using json_fields::throw_line_error;
 
-// Body fields that change what a response means and that pagedgen does not implement.
-constexpr std::array<std::string_view, 11> kUnsupportedBodyFields = {
-    "stream", "logprobs", "top_logprobs", "echo", "suffix", "best_of", "presence_penalty", "frequency_penalty",
-    "logit_bias", "tools", "functions"};
-
-// A value that asks for nothing: null, false, 0, "", [], {} (and 1 for best_of).
-bool is_neutral(od::value value, bool one_is_neutral) {
-  switch (json_fields::type_of(value)) {
-    case od::json_type::null: return true;
-    case od::json_type::boolean: return !json_fields::read_bool(value, "");
-    case od::json_type::number: {
-      const double number = json_fields::read_number(value, "");
-      return number == 0 || (one_is_neutral && number == 1);
-    }
-    case od::json_type::string: return json_fields::read_string(value, "").empty();
-    case od::json_type::array: {
-      std::size_t count = 0;
-      return value.count_elements().get(count) == simdjson::SUCCESS && count == 0;
-    }
-    case od::json_type::object: {
-      std::size_t count = 0;
-      return value.count_fields().get(count) == simdjson::SUCCESS && count == 0;
-    }
-  }
-  return false;
-}
-
 struct Body {
   std::optional<std::string> model;
   std::optional<std::string> prompt;
@@ -52,7 +26,35 @@ struct Body {
   SamplingParams sampling;
   bool has_max_tokens = false;
   bool has_max_completion_tokens = false;
+  // logprobs is true/false in chat bodies and a count in completions bodies: kept as
+  // given until the url says which.
+  std::optional<bool> logprobs_flag;
+  std::optional<int32_t> logprobs_count;
+  std::optional<int32_t> top_logprobs;
 };
+
+// Sets sampling.logprobs from the body's logprobs and top_logprobs, for the url's kind.
+void resolve_logprobs(Body& body, bool chat, std::string_view url) {
+  if (chat) {
+    if (body.logprobs_count)
+      throw_line_error(request_error::kInvalidType,
+                       fmt::format("body.logprobs must be true or false for {} (give top_logprobs: k for the k most "
+                                   "likely alternatives), got {}", url, *body.logprobs_count));
+    const bool on = body.logprobs_flag.value_or(false);
+    if (!on && body.top_logprobs.value_or(0) != 0)
+      throw_line_error(request_error::kInvalidValue, "body.top_logprobs needs body.logprobs: true");
+    if (on) body.sampling.logprobs = body.top_logprobs.value_or(0);
+    return;
+  }
+  if (body.logprobs_flag)
+    throw_line_error(request_error::kInvalidType,
+                     fmt::format("body.logprobs must be an integer in [0, {}] for {} (the number of alternatives per "
+                                 "token), got {}", kMaxTopLogprobs, url, *body.logprobs_flag));
+  if (body.top_logprobs)
+    throw_line_error(request_error::kConflictingFields,
+                     fmt::format("body.top_logprobs is for {}; a {} body gives logprobs: k", kChatCompletionsUrl, url));
+  if (body.logprobs_count) body.sampling.logprobs = *body.logprobs_count;
+}
 
 Body read_body(od::value value, const SamplingParams& defaults, json_fields::ResponseFormatReader& response_formats) {
   const od::json_type type = json_fields::type_of(value);
@@ -88,11 +90,14 @@ Body read_body(od::value value, const SamplingParams& defaults, json_fields::Res
     } else if (key == "max_completion_tokens") {
       json_fields::read_sampling_field("max_tokens", field_value, body.sampling);
       body.has_max_completion_tokens = !is_null;
-    } else if (std::find(kUnsupportedBodyFields.begin(), kUnsupportedBodyFields.end(), key) !=
-               kUnsupportedBodyFields.end()) {
-      if (!is_neutral(field_value, key == "best_of"))
-        throw_line_error(request_error::kUnsupportedField,
-                         fmt::format("{} is not supported by pagedgen; remove it or give its default", path));
+    } else if (key == "logprobs") {
+      if (is_null) continue;
+      if (json_fields::type_of(field_value) == od::json_type::boolean) body.logprobs_flag = json_fields::read_bool(field_value, path);
+      else body.logprobs_count = json_fields::read_int32(field_value, path);
+    } else if (key == "top_logprobs") {
+      if (!is_null) body.top_logprobs = json_fields::read_int32(field_value, path);
+    } else if (json_fields::check_refused_field(key, field_value, path)) {
+      continue;
     } else {
       body.has_max_tokens |= key == "max_tokens" && !is_null;
       json_fields::read_sampling_field(key, field_value, body.sampling);  // unknown keys are ignored
@@ -147,6 +152,7 @@ RequestItem parse_openai_batch_request(od::document& document, const char* line_
       throw_line_error(request_error::kMissingField, fmt::format("body.messages is missing: {} needs a conversation", *url));
     if (!chat && !body->prompt)
       throw_line_error(request_error::kMissingField, fmt::format("body.prompt is missing: {} needs a prompt", *url));
+    resolve_logprobs(*body, chat, *url);
     if (body->has_max_tokens && body->has_max_completion_tokens)
       throw_line_error(request_error::kConflictingFields,
                        "the body gives both max_tokens and max_completion_tokens; give one");

@@ -19,13 +19,12 @@ inline constexpr std::string_view kCompletionsUrl = "/v1/completions";
 
 // `document` holds the line, which starts at `line_begin`. The body's sampling fields are
 // the plain format's (json_fields.h) plus max_completion_tokens (an alias of max_tokens;
-// giving both is an error) and response_format (read by `response_formats`); "model" is
-// recorded in Request::model. Fields pagedgen cannot
-// honour (stream, logprobs, top_logprobs, echo, suffix, best_of, presence_penalty,
-// frequency_penalty, logit_bias, tools, functions) are unsupported_field unless they hold
-// their neutral value (null, false, 0, "", [], {}, or 1 for best_of); other keys are
-// ignored. A line of the plain format is wrong_format. Nothing is thrown for one line's
-// problems.
+// giving both is an error), response_format (read by `response_formats`) and logprobs:
+// true/false with top_logprobs: k in a chat body, logprobs: k in a completions body;
+// "model" is recorded in Request::model. Keys pagedgen cannot honour (refused_fields.h:
+// stream, tools, audio, ...) are unsupported_field unless they hold their neutral value;
+// other keys are ignored. A line of the plain format is wrong_format. Nothing is thrown
+// for one line's problems.
 RequestItem parse_openai_batch_request(simdjson::ondemand::document& document, const char* line_begin,
                                        uint64_t index, const SamplingParams& defaults,
                                        json_fields::ResponseFormatReader& response_formats);

@@ -7,7 +7,12 @@
 //            "usage":{"prompt_tokens":P,"completion_tokens":C,"total_tokens":P+C,
 //                     "prompt_tokens_details":{"cached_tokens":K}}}},"error":null}
 // A /v1/completions line answers {"id":"cmpl-N","object":"text_completion",...} with
-// choices [{"index":0,"text":"...","logprobs":null,"finish_reason":...}]. An error line:
+// choices [{"index":0,"text":"...","logprobs":null,"finish_reason":...}]. When the request
+// asked for log probabilities, "logprobs" is, for chat,
+//   {"content":[{"token":"...","logprob":L,"bytes":[...],"top_logprobs":[{"token","logprob","bytes"},...]},...]}
+// and for completions
+//   {"tokens":[...],"token_logprobs":[...],"top_logprobs":[{"...":L,...},...],"text_offset":[...]}
+// one entry per generated token (openai_batch_output.cpp has the details). An error line:
 //   {"id":"batch_req_N","custom_id":ID|null,"response":{"status_code":400,"request_id":"req_N",
 //    "body":{"error":{"message":"...","type":"invalid_request_error","param":null,"code":"..."}}},
 //    "error":{"code":"...","message":"..."}}

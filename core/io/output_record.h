@@ -14,11 +14,29 @@
 
 namespace pagedgen {
 
+// A token in a log-probability entry: its id, the exact bytes it adds to the text (a
+// special token's text included; may be part of a UTF-8 character) and its log probability
+// (sample/token_logprobs.h: the model's log-softmax before sampling transforms).
+struct LogprobToken {
+  TokenId id = 0;
+  std::string bytes;
+  float logprob = 0.0f;
+};
+
+// One generated token's entry.
+struct GeneratedTokenLogprobs {
+  LogprobToken token;              // the generated token
+  std::vector<LogprobToken> top;   // [k] the most likely tokens at that step, most likely first
+  int64_t text_offset = 0;         // characters of decoded text before this token's
+};
+
 struct Completion {
   std::string text;              // final text (cut before a stop string)
   FinishReason finish_reason = FinishReason::kLength;
   int64_t num_tokens = 0;        // tokens this sample generated
   std::vector<TokenId> token_ids;  // [num_tokens] the generated tokens (not written out)
+  // [num_tokens] when the request asked for log probabilities (SamplingParams::logprobs).
+  std::optional<std::vector<GeneratedTokenLogprobs>> logprobs;
 };
 
 struct RequestOutput {

@@ -4,6 +4,7 @@
 
 #include "io/json_fields.h"
 #include "io/line_identity.h"
+#include "io/refused_fields.h"
 #include "util/error.h"
 
 namespace pagedgen {
@@ -12,6 +13,16 @@ namespace {
 
 namespace od = simdjson::ondemand;
 using json_fields::throw_line_error;
+
+// "logprobs": k, the number of alternatives per generated token (true is not a count).
+int32_t read_logprobs_count(od::value value) {
+  const od::json_type type = json_fields::type_of(value);
+  if (type != od::json_type::number)
+    throw_line_error(request_error::kInvalidType,
+                     fmt::format("logprobs must be an integer in [0, {}] (the number of alternatives reported per "
+                                 "token), got {}", kMaxTopLogprobs, json_fields::type_name(type)));
+  return json_fields::read_int32(value, "logprobs");
+}
 
 }  // namespace
 
@@ -37,6 +48,14 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
         messages = json_fields::read_messages(value, key);
       } else if (key == "response_format") {
         if (json_fields::type_of(value) != od::json_type::null) sampling.response_format = response_formats.read(value, key);
+      } else if (key == "logprobs") {
+        if (json_fields::type_of(value) != od::json_type::null) sampling.logprobs = read_logprobs_count(value);
+      } else if (key == "top_logprobs" || key == "max_completion_tokens") {
+        throw_line_error(request_error::kUnsupportedField,
+                         fmt::format("{} is an OpenAI body field; the plain format gives {}", key,
+                                     key == "top_logprobs" ? "logprobs: k" : "max_tokens"));
+      } else if (json_fields::check_refused_field(key, value, key)) {
+        continue;
       } else if (!json_fields::read_sampling_field(key, value, sampling)) {
         has_batch_keys |= key == "custom_id" || key == "body";  // other unknown keys are ignored
       }

@@ -13,8 +13,11 @@ namespace pagedgen {
 
 // `document` holds the line, which starts at `line_begin` (for error offsets). Known keys:
 // id (string, number or null), prompt (non-empty string), messages, the sampling fields
-// of json_fields.h and response_format (read by `response_formats`); other top-level keys
-// are ignored, so lines may carry metadata of their own. A bad line yields a RequestError
+// of json_fields.h, response_format (read by `response_formats`) and logprobs (k, the
+// alternatives per token). The keys refused_fields.h lists are unsupported_field unless
+// neutral, and so are the OpenAI body's top_logprobs and max_completion_tokens (the plain
+// format spells them logprobs and max_tokens); other top-level keys are ignored, so lines
+// may carry metadata of their own. A bad line yields a RequestError
 // (with the id when it could be read); nothing is thrown for one line's problems.
 RequestItem parse_plain_request(simdjson::ondemand::document& document, const char* line_begin,
                                 uint64_t index, const SamplingParams& defaults,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "io/logprob_json.h"
 #include "util/error.h"
 #include "util/json_quote.h"
 
@@ -15,6 +16,32 @@ void append_head(std::string& out, const std::optional<std::string>& id_json, ui
   fmt::format_to(std::back_inserter(out), ",\"index\":{}", index);
 }
 
+// ,"logprobs":[{"token":"...","id":N,"logprob":L,"top_logprobs":[{"token","id","logprob"},...]},...]
+// when the request asked for them.
+void append_logprobs(std::string& out, const Completion& choice) {
+  if (!choice.logprobs) return;
+  const auto append_token = [&](const LogprobToken& t) {
+    out += "\"token\":";
+    append_json_string(out, t.bytes);
+    fmt::format_to(std::back_inserter(out), ",\"id\":{},\"logprob\":", t.id);
+    append_logprob(out, t.logprob);
+  };
+  out += ",\"logprobs\":[";
+  for (std::size_t i = 0; i < choice.logprobs->size(); ++i) {
+    const GeneratedTokenLogprobs& entry = (*choice.logprobs)[i];
+    out += i == 0 ? "{" : ",{";
+    append_token(entry.token);
+    out += ",\"top_logprobs\":[";
+    for (std::size_t j = 0; j < entry.top.size(); ++j) {
+      out += j == 0 ? "{" : ",{";
+      append_token(entry.top[j]);
+      out += '}';
+    }
+    out += "]}";
+  }
+  out += ']';
+}
+
 void append_output(std::string& out, const RequestOutput& output) {
   PG_CHECK(!output.choices.empty(), "output of line {} has no choices", output.index);
   append_head(out, output.id_json, output.index);
@@ -24,6 +51,7 @@ void append_output(std::string& out, const RequestOutput& output) {
     out += ",\"text\":";
     append_json_string(out, only.text);
     fmt::format_to(std::back_inserter(out), ",\"finish_reason\":\"{}\"", finish_reason_name(only.finish_reason));
+    append_logprobs(out, only);
     completion_tokens = only.num_tokens;
   } else {
     out += ",\"choices\":[";
@@ -31,7 +59,9 @@ void append_output(std::string& out, const RequestOutput& output) {
       const Completion& choice = output.choices[i];
       fmt::format_to(std::back_inserter(out), "{}{{\"index\":{},\"text\":", i == 0 ? "" : ",", i);
       append_json_string(out, choice.text);
-      fmt::format_to(std::back_inserter(out), ",\"finish_reason\":\"{}\"}}", finish_reason_name(choice.finish_reason));
+      fmt::format_to(std::back_inserter(out), ",\"finish_reason\":\"{}\"", finish_reason_name(choice.finish_reason));
+      append_logprobs(out, choice);
+      out += '}';
       completion_tokens += choice.num_tokens;
     }
     out += "]";

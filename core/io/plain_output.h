@@ -5,6 +5,10 @@
 //   n > 1:  {"id":ID,"index":N,"choices":[{"index":0,"text":"...","finish_reason":"..."},...],
 //            "usage":{...}}   (completion_tokens sums over the choices)
 //   error:  {"id":ID,"index":N,"error":{"code":"...","message":"..."}}
+// With log probabilities asked ("logprobs": k), "logprobs" follows each "finish_reason":
+//   [{"token":"...","id":T,"logprob":L,"top_logprobs":[{"token":"...","id":T,"logprob":L},...]},...]
+// one entry per generated token, k alternatives each (token: its text, U+FFFD for the part
+// of a character it splits; logprob: io/logprob_json.h).
 // ID is the input's id JSON exactly as given, or null.
 #pragma once
 

@@ -7,20 +7,26 @@
 namespace pagedgen {
 
 PromptBuilder::PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTemplate> chat_template,
-                             std::string no_template_reason, int64_t max_model_len,
-                             std::optional<std::string> no_token_masks_reason)
+                             std::string no_template_reason, int64_t max_model_len, UnsupportedSampling unsupported)
     : tokenizer_(tokenizer),
       chat_template_(std::move(chat_template)),
       no_template_reason_(std::move(no_template_reason)),
       max_model_len_(max_model_len),
-      no_token_masks_reason_(std::move(no_token_masks_reason)) {}
+      unsupported_(std::move(unsupported)) {}
 
 std::variant<PreparedRequest, RequestError> PromptBuilder::build(const Request& request) const {
   auto error = [&](std::string code, std::string message) {
     return RequestError{request.index, request.id_json, std::move(code), std::move(message)};
   };
-  if (no_token_masks_reason_ && request.sampling.response_format.is_constrained())
-    return error("unsupported_field", *no_token_masks_reason_);
+  const SamplingParams& sampling = request.sampling;
+  if (unsupported_.token_masks && sampling.response_format.is_constrained())
+    return error("unsupported_field", *unsupported_.token_masks);
+  if (unsupported_.penalties && sampling.has_penalties()) return error("unsupported_field", *unsupported_.penalties);
+  if (unsupported_.logprobs && sampling.logprobs) return error("unsupported_field", *unsupported_.logprobs);
+  for (const LogitBias& entry : sampling.logit_bias)
+    if (entry.id >= tokenizer_.vocab_size())
+      return error("invalid_value", fmt::format("logit_bias key \"{}\" is not a token id of this model (its "
+                                                "vocabulary has ids 0 to {})", entry.id, tokenizer_.vocab_size() - 1));
   PreparedRequest prepared;
   prepared.index = request.index;
   prepared.id_json = request.id_json;

@@ -1,7 +1,7 @@
 // PromptBuilder: turns a Request into the token ids the engine decodes (plain prompt, or
 // messages through the chat template), or into the error record of that line when it
-// cannot run (no chat template, bad conversation, empty or too long prompt, a structured
-// output on a backend that applies no token masks).
+// cannot run (no chat template, bad conversation, empty or too long prompt, a logit_bias
+// id outside the vocabulary, a sampling field the backend does not do).
 #pragma once
 
 #include <optional>
@@ -15,16 +15,21 @@
 
 namespace pagedgen {
 
+// What the backend leaves undone of the sampling fields (Backend::applies_token_masks,
+// applies_penalties, computes_logprobs), each with the message of the unsupported_field
+// records of the lines that ask for it; nullopt: the backend does it.
+struct UnsupportedSampling {
+  std::optional<std::string> token_masks;  // a constrained response_format
+  std::optional<std::string> penalties;    // presence/frequency/repetition_penalty, logit_bias
+  std::optional<std::string> logprobs;     // logprobs, top_logprobs
+};
+
 class PromptBuilder {
  public:
   // `chat_template` is nullopt when the model has none pagedgen recognises;
   // `no_template_reason` then says why, for the error records of chat lines.
-  // `no_token_masks_reason`: set when the backend applies no token masks
-  // (Backend::applies_token_masks), saying so for the error records (unsupported_field) of
-  // lines whose response format is constrained.
   PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTemplate> chat_template,
-                std::string no_template_reason, int64_t max_model_len,
-                std::optional<std::string> no_token_masks_reason = std::nullopt);
+                std::string no_template_reason, int64_t max_model_len, UnsupportedSampling unsupported = {});
 
   std::variant<PreparedRequest, RequestError> build(const Request& request) const;
 
@@ -33,7 +38,7 @@ class PromptBuilder {
   std::optional<ChatTemplate> chat_template_;
   std::string no_template_reason_;
   int64_t max_model_len_;
-  std::optional<std::string> no_token_masks_reason_;
+  UnsupportedSampling unsupported_;
 };
 
 }  // namespace pagedgen

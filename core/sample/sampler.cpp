@@ -60,25 +60,36 @@ void masked_ids(const SamplingParams& params, int32_t num_generated, std::span<c
   masked.erase(std::unique(masked.begin(), masked.end()), masked.end());
 }
 
-SampledToken Sampler::sample(std::span<const float> logits, const SamplingParams& params,
-                             int32_t num_generated, std::span<const TokenId> end_of_generation, Rng& rng,
-                             std::span<const uint32_t> allowed_tokens) {
+std::optional<TokenId> Sampler::sample(std::span<const float> logits, const SamplingParams& params,
+                                       int32_t num_generated, std::span<const TokenId> end_of_generation, Rng& rng,
+                                       std::span<const uint32_t> allowed_tokens) {
   return sample(logits, params, num_generated, end_of_generation, params.is_greedy() ? 0 : rng.next_u64(),
                 allowed_tokens);
 }
 
-SampledToken Sampler::sample(std::span<const float> logits, const SamplingParams& params,
-                             int32_t num_generated, std::span<const TokenId> end_of_generation,
-                             uint64_t random_bits, std::span<const uint32_t> allowed_tokens) {
-  PG_CHECK(!logits.empty() && logits.size() <= static_cast<std::size_t>(sampling::kMaxVocabSize),
-           "logits row of {} tokens (the sampler takes 1 to {})", logits.size(), sampling::kMaxVocabSize);
-  PG_CHECK(allowed_tokens.size() <= (logits.size() + 31) / 32, "a mask of {} words for {} logits",
-           allowed_tokens.size(), logits.size());
+std::optional<TokenId> Sampler::sample(std::span<const float> logits, const SamplingParams& params,
+                                       int32_t num_generated, std::span<const TokenId> end_of_generation,
+                                       uint64_t random_bits, std::span<const uint32_t> allowed_tokens) {
+  PG_CHECK(!params.has_penalties(), "penalties without the sample's tokens");
+  return sample(logits, SamplingRow{0, &params, num_generated, random_bits, allowed_tokens, {}}, end_of_generation);
+}
+
+std::optional<TokenId> Sampler::sample(std::span<const float> model_logits, const SamplingRow& row,
+                                       std::span<const TokenId> end_of_generation) {
+  const SamplingParams& params = *row.params;
+  PG_CHECK(!model_logits.empty() && model_logits.size() <= static_cast<std::size_t>(sampling::kMaxVocabSize),
+           "logits row of {} tokens (the sampler takes 1 to {})", model_logits.size(), sampling::kMaxVocabSize);
+  PG_CHECK(row.allowed_tokens.size() <= (model_logits.size() + 31) / 32, "a mask of {} words for {} logits",
+           row.allowed_tokens.size(), model_logits.size());
+  const std::span<const uint32_t> allowed_tokens = row.allowed_tokens;
+  const int32_t num_generated = row.num_generated;
+  const std::span<const float> logits =
+      params.has_penalties() ? penalizer_.apply(model_logits, params, row.tokens, num_generated) : model_logits;
   masked_ids(params, num_generated, end_of_generation, logits.size(), masked_);
   const std::optional<std::size_t> best = argmax(logits, masked_, allowed_tokens);
   if (!best) return std::nullopt;
   if (params.is_greedy()) return static_cast<TokenId>(*best);
-  return sample_random(logits, params, logits[*best], random_bits, allowed_tokens);
+  return sample_random(logits, params, logits[*best], row.random_bits, allowed_tokens);
 }
 
 TokenId Sampler::sample_random(std::span<const float> logits, const SamplingParams& params, float max_logit,

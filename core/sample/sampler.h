@@ -1,11 +1,15 @@
-// Sampler: picks a sample's next token from its logits row. Greedy is argmax (lowest id
-// wins ties); otherwise temperature, then top-k, top-p and min-p over the tokens ordered
-// by probability, then one uniform draw. Bit-for-bit deterministic for the same inputs.
+// Sampler: picks a sample's next token from its logits row. Penalties and biases first;
+// then greedy is argmax (lowest id wins ties); otherwise temperature, then top-k, top-p and
+// min-p over the tokens ordered by probability, then one uniform draw. Bit-for-bit
+// deterministic for the same inputs.
 // This is the CPU implementation; gpu/sampling_kernels.h is the device one. Both take
 // every number below from sampling_math.h, so they pick the same token.
 //
 // A row is not usable (no token, nullopt) when any logit is NaN or +inf, or no unmasked
-// logit is above -inf. Exact procedure for temperature > 0:
+// logit is above -inf (after step 0). Exact procedure for temperature > 0:
+//   0. penalties and biases (penalties.h, with the params' has_penalties()): each token of
+//      logit_bias, of the prompt (repetition_penalty) or generated (all three penalties)
+//      gets sampling::penalized_logit; the steps below read that row (greedy too).
 //   1. mask: while num_generated < min_tokens, the stop_token_ids and (unless ignore_eos)
 //      the end-of-generation ids cannot be picked; with a grammar's allowed-token mask
 //      (structured outputs), no token outside it can (greedy masks both too).
@@ -30,9 +34,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "sample/penalties.h"
 #include "sample/rng.h"
 #include "sample/sampling_batch.h"
 #include "sample/sampling_params.h"
@@ -54,15 +60,20 @@ class Sampler {
   // allowed_tokens:    [token_mask_words(n) for some n <= vocab_size] bit (id % 32) of word
   //                    id / 32 set for the tokens that may be picked (grammar/token_bitmask.h);
   //                    ids past the mask may not be. Empty: no such mask.
-  // Returns nullopt when the row is not usable (see above).
-  SampledToken sample(std::span<const float> logits, const SamplingParams& params, int32_t num_generated,
-                      std::span<const TokenId> end_of_generation, Rng& rng,
-                      std::span<const uint32_t> allowed_tokens = {});
+  // Returns nullopt when the row is not usable (see above). Penalties need the sample's
+  // tokens: these two overloads take none and are for params without penalties.
+  std::optional<TokenId> sample(std::span<const float> logits, const SamplingParams& params, int32_t num_generated,
+                                std::span<const TokenId> end_of_generation, Rng& rng,
+                                std::span<const uint32_t> allowed_tokens = {});
   // The same with the draw taken beforehand: random_bits = rng.next_u64() (ignored when
   // greedy), as the engine hands it to a backend in a SamplingRow.
-  SampledToken sample(std::span<const float> logits, const SamplingParams& params, int32_t num_generated,
-                      std::span<const TokenId> end_of_generation, uint64_t random_bits,
-                      std::span<const uint32_t> allowed_tokens = {});
+  std::optional<TokenId> sample(std::span<const float> logits, const SamplingParams& params, int32_t num_generated,
+                                std::span<const TokenId> end_of_generation, uint64_t random_bits,
+                                std::span<const uint32_t> allowed_tokens = {});
+  // A backend's row (its logits_row already resolved to `logits`): its params, draw, mask
+  // and, for penalties, its tokens.
+  std::optional<TokenId> sample(std::span<const float> logits, const SamplingRow& row,
+                                std::span<const TokenId> end_of_generation);
 
  private:
   struct Candidate {
@@ -76,6 +87,7 @@ class Sampler {
   uint64_t total_weight() const;
 
   // Scratch reused across calls (one Sampler per thread).
+  LogitPenalizer penalizer_;           // step 0's row
   std::vector<TokenId> masked_;        // sorted, unique ids that cannot be picked this step
   std::vector<Candidate> candidates_;  // [num_candidates] the tokens still in play, any order
   std::vector<Candidate> bucket_;      // select_by_mass's candidates of one weight bucket

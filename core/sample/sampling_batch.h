@@ -6,8 +6,9 @@
 //   SamplingBatch rows      [ 0    1   1   1 ]  the second starts 3 samples (n = 3)
 //
 // The random draw of each row is taken by the engine from the sample's own stream before
-// the step, and so is its grammar's allowed-token mask (structured outputs), so the result
-// never depends on where or in which order rows are sampled.
+// the step, and so is its grammar's allowed-token mask (structured outputs); penalties read
+// the sample's own tokens. So the result never depends on where or in which order rows are
+// sampled, on the block size or on sharing.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "sample/sampling_params.h"
+#include "sample/token_logprobs.h"
 #include "step/ids.h"
 
 namespace pagedgen {
@@ -30,12 +32,20 @@ struct SamplingRow {
   // no grammar, every token may be picked. Only backends whose applies_token_masks() is
   // true are given rows with a mask.
   std::span<const uint32_t> allowed_tokens;
+  // [prompt + num_generated] the sample's tokens, prompt first, generated last (the
+  // Sequence's, owned by the scheduler, unchanged until the step ends): what penalties
+  // count. Read only when params->has_penalties().
+  std::span<const TokenId> tokens;
 };
 
 // What one row gave: its token, or nothing when the row's logits were not usable (a NaN or
 // +inf, or no finite value at all): a numerical failure of the model on that input, which
-// ends the request with an error record instead of the process.
-using SampledToken = std::optional<TokenId>;
+// ends the request with an error record instead of the process. With params->logprobs,
+// the token's log probability and the most likely alternatives (token_logprobs.h).
+struct SampledToken {
+  std::optional<TokenId> id;
+  std::optional<TokenLogprobs> logprobs;  // set when the row asked and has a token
+};
 
 struct SamplingBatch {
   std::vector<SamplingRow> rows;                // [num_samples] in the order token ids come back

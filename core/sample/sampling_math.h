@@ -28,6 +28,20 @@ inline constexpr int kIdBits = 19;
 inline constexpr int64_t kMaxVocabSize = int64_t{1} << kIdBits;
 // e^x * 2^44 < 1 for every x below -44 ln 2 = -30.498: such tokens weigh 0 without an exp.
 inline constexpr double kZeroWeightExponent = -31.0;
+// The least exponent portable_exp takes (2^k stays a normal double); e^x below it is < 1e-307.
+inline constexpr double kMinExpExponent = -708.0;
+// Log-softmax sums e^(logit - max) over a row in chunks of this many ids, each summed in
+// id order, then the chunk sums in order: one fixed order that a device can split over
+// threads (one chunk each) and still give the same bits.
+inline constexpr int kLogSumChunk = 1024;
+
+// The penalties of one row (SamplingParams' fields), for penalized_logit below. A plain
+// struct outside the internal-linkage functions, so that host and device structs hold it.
+struct Penalties {
+  double presence = 0.0;
+  double frequency = 0.0;
+  double repetition = 1.0;
+};
 
 namespace {
 
@@ -81,7 +95,7 @@ PG_HOST_DEVICE inline double pow2(int k) {
 #endif
 }
 
-// e^x for x in [kZeroWeightExponent, 0], within 1 ulp of the true value: fdlibm's
+// e^x for x in [kMinExpExponent, 0], within 1 ulp of the true value: fdlibm's
 // __ieee754_exp (Cody-Waite reduction with ln 2 split in two, then a rational
 // approximation whose polynomial in r^2 is evaluated by Horner), without its range checks.
 //
@@ -111,6 +125,53 @@ PG_HOST_DEVICE inline double portable_exp(double x) {
   const double c = sub_rn(r, mul_rn(t, p));
   const double y = sub_rn(1.0, sub_rn(sub_rn(lo, div_rn(mul_rn(r, c), sub_rn(2.0, c))), hi));
   return mul_rn(y, pow2(static_cast<int>(k)));
+}
+
+// Step 0, penalties and biases, for one token (SamplingParams has the fields): its logit
+// with `bias` (its logit_bias, 0 without one) added, then repetition_penalty when the token
+// is in the prompt or among the generated tokens (`in_sequence`), then frequency_penalty
+// times `num_times_generated` and presence_penalty when that is > 0 subtracted, each in
+// double in this order, and the result rounded to float once. Tokens with no bias that do
+// not occur in the sequence keep their logit. -inf stays -inf; a finite logit stays finite
+// (the ranges SamplingParams allows). Rounding to float is correctly rounded on both sides.
+//
+//   x = logit + bias
+//   x = in_sequence ? (x > 0 ? x / repetition : x * repetition) : x
+//   x = x - frequency * num_times_generated - (num_times_generated > 0 ? presence : 0)
+PG_HOST_DEVICE inline float penalized_logit(float logit, double bias, bool in_sequence, int32_t num_times_generated,
+                                            const Penalties& penalties) {
+  double x = add_rn(static_cast<double>(logit), bias);
+  if (in_sequence) x = x > 0.0 ? div_rn(x, penalties.repetition) : mul_rn(x, penalties.repetition);
+  if (num_times_generated > 0) {
+    x = sub_rn(x, mul_rn(penalties.frequency, static_cast<double>(num_times_generated)));
+    x = sub_rn(x, penalties.presence);
+  }
+#if defined(__CUDA_ARCH__)
+  return __double2float_rn(x);
+#else
+  return static_cast<float>(x);  // round to nearest, like __double2float_rn
+#endif
+}
+
+// Log probabilities (token_logprobs.h): a token's term e^(logit - max_logit) of the row's
+// softmax sum, 0 below kMinExpExponent (and for -inf).
+PG_HOST_DEVICE inline double softmax_term(float logit, float max_logit) {
+  const double x = sub_rn(static_cast<double>(logit), static_cast<double>(max_logit));
+  return x >= kMinExpExponent ? portable_exp(x) : 0.0;
+}
+
+// ln of a softmax sum (>= 1): the platform's log (std::log, CUDA's log), which agree within
+// one ulp of a double, far below the float the result is rounded to.
+PG_HOST_DEVICE inline double log_of_sum(double sum) { return log(sum); }
+
+// log-softmax of one token: (logit - max_logit) - ln(sum), rounded to float once.
+PG_HOST_DEVICE inline float log_softmax(float logit, float max_logit, double log_sum) {
+  const double value = sub_rn(sub_rn(static_cast<double>(logit), static_cast<double>(max_logit)), log_sum);
+#if defined(__CUDA_ARCH__)
+  return __double2float_rn(value);
+#else
+  return static_cast<float>(value);
+#endif
 }
 
 // Whether a logit makes its whole row unusable: NaN or +inf (the model failed on it).

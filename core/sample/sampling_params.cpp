@@ -48,6 +48,26 @@ void validate(const SamplingParams& params) {
   for (std::size_t i = 0; i < params.stop_token_ids.size(); ++i)
     if (params.stop_token_ids[i] < 0)
       fail("stop_token_ids[{}] must be a token id >= 0, got {}", i, params.stop_token_ids[i]);
+  if (!(params.presence_penalty >= -kMaxPenalty && params.presence_penalty <= kMaxPenalty))
+    fail("presence_penalty must be in [-{}, {}] (0 = off), got {}", kMaxPenalty, kMaxPenalty, params.presence_penalty);
+  if (!(params.frequency_penalty >= -kMaxPenalty && params.frequency_penalty <= kMaxPenalty))
+    fail("frequency_penalty must be in [-{}, {}] (0 = off), got {}", kMaxPenalty, kMaxPenalty,
+         params.frequency_penalty);
+  if (!(params.repetition_penalty >= 1.0 / kMaxRepetitionPenalty && params.repetition_penalty <= kMaxRepetitionPenalty))
+    fail("repetition_penalty must be in [{}, {}] (1 = off), got {}", 1.0 / kMaxRepetitionPenalty,
+         kMaxRepetitionPenalty, params.repetition_penalty);
+  for (std::size_t i = 0; i < params.logit_bias.size(); ++i) {
+    const LogitBias& entry = params.logit_bias[i];
+    if (entry.id < 0) fail("logit_bias keys must be token ids >= 0, got {}", entry.id);
+    if (i > 0 && !(params.logit_bias[i - 1].id < entry.id))
+      fail("logit_bias must list each token id once, in increasing order; got {} after {}", entry.id,
+           params.logit_bias[i - 1].id);
+    if (!(entry.bias >= -kMaxLogitBias && entry.bias <= kMaxLogitBias))
+      fail("logit_bias[\"{}\"] must be in [-{}, {}], got {}", entry.id, kMaxLogitBias, kMaxLogitBias, entry.bias);
+  }
+  if (params.logprobs && (*params.logprobs < 0 || *params.logprobs > kMaxTopLogprobs))
+    fail("logprobs must be in [0, {}] (the most likely alternatives reported per token), got {}", kMaxTopLogprobs,
+         *params.logprobs);
   validate_structured_output(params);
 }
 

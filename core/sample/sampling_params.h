@@ -1,6 +1,7 @@
 // SamplingParams: how one request is decoded (greedy or sampled, truncation, stops,
-// lengths, number of samples, structured output), with vLLM's defaults and one validation
-// that names the field and its allowed range. The defaults here are the commands' defaults.
+// lengths, number of samples, structured output, penalties and biases, log probabilities),
+// with vLLM's defaults and one validation that names the field and its allowed range. The
+// defaults here are the commands' defaults.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,22 @@ namespace pagedgen {
 
 // Upper bound on `n`, the number of samples of one prompt (the OpenAI API's limit).
 inline constexpr int32_t kMaxSamplesPerRequest = 128;
+// Upper bound on the alternatives reported per generated token (OpenAI's top_logprobs limit).
+inline constexpr int32_t kMaxTopLogprobs = 20;
+// logit_bias values lie in [-kMaxLogitBias, kMaxLogitBias] (the OpenAI API's range).
+inline constexpr double kMaxLogitBias = 100.0;
+// presence_penalty and frequency_penalty lie in [-kMaxPenalty, kMaxPenalty] (OpenAI's).
+inline constexpr double kMaxPenalty = 2.0;
+// repetition_penalty lies in [1 / kMaxRepetitionPenalty, kMaxRepetitionPenalty]: far past
+// any useful value, and small enough that a finite logit stays finite.
+inline constexpr double kMaxRepetitionPenalty = 100.0;
+
+// One logit_bias entry: `bias` is added to token `id`'s logit.
+struct LogitBias {
+  TokenId id = 0;
+  double bias = 0.0;
+  bool operator==(const LogitBias&) const = default;
+};
 
 struct SamplingParams {
   double temperature = 1.0;  // 0 = greedy (argmax, lowest id on ties); else logits / temperature
@@ -32,8 +49,22 @@ struct SamplingParams {
   // where the value ends, so min_tokens, ignore_eos, stop and stop_token_ids are refused
   // beside it (validate()).
   ResponseFormat response_format;
+  // Penalties and biases (sampler.h, step 0), on the logits before everything else:
+  // logit_bias first, then repetition_penalty over the prompt and generated tokens, then
+  // frequency and presence penalties over the generated tokens (vLLM's order).
+  double presence_penalty = 0.0;    // minus this for a token generated at least once
+  double frequency_penalty = 0.0;   // minus this times the number of times it was generated
+  double repetition_penalty = 1.0;  // 1 = off; a token of the prompt or generated: logit > 0 -> logit / it, else * it
+  std::vector<LogitBias> logit_bias;  // sorted by id, ids unique
+  // Report each generated token's log probability and this many most likely alternatives
+  // (sample/token_logprobs.h); absent: no log probabilities.
+  std::optional<int32_t> logprobs;
 
   bool is_greedy() const { return temperature == 0.0; }
+  // Whether step 0 changes any logit (a penalty or a bias is given).
+  bool has_penalties() const {
+    return presence_penalty != 0.0 || frequency_penalty != 0.0 || repetition_penalty != 1.0 || !logit_bias.empty();
+  }
 };
 
 // Throws Error naming the first invalid field, its allowed range and the value given,
