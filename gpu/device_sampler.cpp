@@ -5,6 +5,8 @@
 
 #include "sample/sampler.h"
 #include "sample/sampling_math.h"
+#include "penalty_kernels.h"
+#include "sample/penalties.h"
 #include "sampling_kernels.h"
 #include "util/error.h"
 
@@ -18,15 +20,29 @@ std::vector<SampledToken> DeviceSampler::sample(const float* logits, int32_t num
   std::vector<DeviceSamplingRow> rows;
   rows.reserve(sampling.rows.size());
   masked_.clear();
+  penalty_rows_.clear();
+  penalty_tokens_.clear();
   for (const SamplingRow& row : sampling.rows) {
     PG_CHECK(row.logits_row >= 0 && row.logits_row < num_logits_rows, "sampling row reads logits row {} of {}",
              row.logits_row, num_logits_rows);
     PG_CHECK(row.allowed_tokens.empty(), "a token mask for the device sampler, which applies none yet");
     const SamplingParams& params = *row.params;
+    PG_CHECK(!params.logprobs, "logprobs for the device sampler, which computes none yet");
+    int32_t penalized_row = -1;
+    if (params.has_penalties()) {
+      find_penalized_tokens(params, row.tokens, row.num_generated, static_cast<std::size_t>(vocab), row_penalties_,
+                            scratch_ids_);
+      penalized_row = static_cast<int32_t>(penalty_rows_.size());
+      penalty_rows_.push_back(DevicePenaltyRow{penalties_of(params), row.logits_row,
+                                               static_cast<int32_t>(penalty_tokens_.size()),
+                                               static_cast<int32_t>(row_penalties_.size()), 0});
+      for (const TokenPenalty& t : row_penalties_)
+        penalty_tokens_.push_back(DeviceTokenPenalty{t.bias, t.id, t.num_times_generated, t.in_sequence ? 1 : 0, 0});
+    }
     masked_ids(params, row.num_generated, sampling.end_of_generation, static_cast<std::size_t>(vocab), row_masked_);
     rows.push_back(DeviceSamplingRow{
         sampling::Cuts{params.top_k, params.top_p, params.min_p, row.random_bits}, params.temperature, row.logits_row,
-        static_cast<int32_t>(masked_.size()), static_cast<int32_t>(row_masked_.size())});
+        penalized_row, static_cast<int32_t>(masked_.size()), static_cast<int32_t>(row_masked_.size())});
     masked_.insert(masked_.end(), row_masked_.begin(), row_masked_.end());
   }
   int32_t* host_ids = nullptr;
@@ -34,10 +50,19 @@ std::vector<SampledToken> DeviceSampler::sample(const float* logits, int32_t num
     ArrayPack pack;
     const std::size_t at_rows = pack.add(std::span<const DeviceSamplingRow>(rows));
     const std::size_t at_masked = pack.add(std::span<const TokenId>(masked_));
+    const std::size_t at_penalty_rows = pack.add(std::span<const DevicePenaltyRow>(penalty_rows_));
+    const std::size_t at_penalty_tokens = pack.add(std::span<const DeviceTokenPenalty>(penalty_tokens_));
     std::byte* device_inputs = inputs_.upload(pack, stream);
+    const std::size_t penalized_bytes = penalty_rows_.size() * static_cast<std::size_t>(vocab) * sizeof(float);
+    if (penalized_bytes > penalized_.bytes()) penalized_ = DeviceBuffer(std::max(penalized_bytes, penalized_.bytes() * 2));
+    launch_penalize(PenaltyArgs{logits, reinterpret_cast<const DevicePenaltyRow*>(device_inputs + at_penalty_rows),
+                                reinterpret_cast<const DeviceTokenPenalty*>(device_inputs + at_penalty_tokens),
+                                penalized_.as<float>(), static_cast<int32_t>(penalty_rows_.size()), vocab},
+                    stream);
     const std::size_t token_bytes = sampling.rows.size() * sizeof(int32_t);
     if (token_bytes > tokens_.bytes()) tokens_ = DeviceBuffer(std::max(token_bytes, tokens_.bytes() * 2));
-    launch_sample(SamplingArgs{logits, reinterpret_cast<const DeviceSamplingRow*>(device_inputs + at_rows),
+    launch_sample(SamplingArgs{logits, penalized_.as<float>(),
+                               reinterpret_cast<const DeviceSamplingRow*>(device_inputs + at_rows),
                                reinterpret_cast<const int32_t*>(device_inputs + at_masked), tokens_.as<int32_t>(),
                                num_rows, vocab},
                   stream);
@@ -47,7 +72,7 @@ std::vector<SampledToken> DeviceSampler::sample(const float* logits, int32_t num
   CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<SampledToken> tokens(sampling.rows.size());
   for (std::size_t i = 0; i < tokens.size(); ++i)
-    if (host_ids[i] >= 0) tokens[i] = host_ids[i];
+    if (host_ids[i] >= 0) tokens[i].id = host_ids[i];
   return tokens;
 }
 

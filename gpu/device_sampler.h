@@ -1,7 +1,8 @@
 // DeviceSampler: samples a step's rows on the device from logits that are already there
 // (sampling_kernels.h), so only the chosen token ids cross to the host. Each row's
-// parameters, random bits and masked ids go over in one asynchronous copy from pinned
-// memory, the ids come back the same way, and one stream synchronization ends the step.
+// parameters, random bits, masked ids and penalized tokens (penalty_kernels.h) go over in
+// one asynchronous copy from pinned memory, the ids come back the same way, and one stream
+// synchronization ends the step.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "device_buffer.h"
+#include "penalty_kernels.h"
+#include "sample/penalties.h"
 #include "sample/sampling_batch.h"
 #include "staged_upload.h"
 
@@ -24,14 +27,19 @@ class DeviceSampler {
   std::vector<SampledToken> sample(const float* logits, int32_t num_logits_rows, int32_t vocab,
                                    const SamplingBatch& sampling, cudaStream_t stream);
 
-  std::size_t device_bytes() const { return inputs_.device_bytes() + tokens_.bytes(); }
+  std::size_t device_bytes() const { return inputs_.device_bytes() + tokens_.bytes() + penalized_.bytes(); }
 
  private:
-  StagedUpload inputs_;               // rows, then masked ids
+  StagedUpload inputs_;               // rows, masked ids, penalty rows, penalized tokens
   DeviceBuffer tokens_;               // [rows] int32 chosen ids
+  DeviceBuffer penalized_;            // (penalty rows, vocab) float32 rows after step 0
   PinnedBuffer host_tokens_;          // [rows] int32, copied back
   std::vector<TokenId> row_masked_;   // one row's masked ids (scratch)
   std::vector<TokenId> masked_;       // every row's, back to back
+  std::vector<TokenPenalty> row_penalties_;  // one row's penalized tokens (scratch)
+  std::vector<TokenId> scratch_ids_;
+  std::vector<DevicePenaltyRow> penalty_rows_;       // the rows with penalties
+  std::vector<DeviceTokenPenalty> penalty_tokens_;   // their tokens, back to back
 };
 
 }  // namespace pagedgen::gpu

@@ -156,7 +156,8 @@ __device__ Best block_argmax(const float* logits, int32_t vocab, const int32_t* 
 __global__ void __launch_bounds__(kThreads) sample_kernel(SamplingArgs args) {
   __shared__ SharedState shared;
   const DeviceSamplingRow row = args.rows[blockIdx.x];
-  const float* logits = args.logits + static_cast<int64_t>(row.logits_row) * args.vocab;
+  const float* logits = row.penalized_row >= 0 ? args.penalized + static_cast<int64_t>(row.penalized_row) * args.vocab
+                                              : args.logits + static_cast<int64_t>(row.logits_row) * args.vocab;
   const int32_t* masked = args.masked_ids + row.masked_begin;
   const Best best = block_argmax(logits, args.vocab, masked, row.num_masked, shared);
   int32_t token = best.id;  // -1 (not usable) or the greedy choice

@@ -18,12 +18,14 @@ struct DeviceSamplingRow {
   sampling::Cuts cuts;  // top-k, top-p, min-p and the row's 64 random bits
   double temperature;   // 0 = greedy
   int32_t logits_row;   // row of SamplingArgs::logits
+  int32_t penalized_row;  // row of SamplingArgs::penalized to read instead (step 0 applied); -1: none
   int32_t masked_begin;  // the row's masked ids (min_tokens): masked_ids[masked_begin, + num_masked)
   int32_t num_masked;
 };
 
 struct SamplingArgs {
   const float* logits;              // (logits rows, vocab)
+  const float* penalized;           // (penalized rows, vocab) rows after step 0 (penalty_kernels.h)
   const DeviceSamplingRow* rows;    // [num_rows]
   const int32_t* masked_ids;        // each row's masked ids, sorted and unique, back to back
   int32_t* tokens;                  // [num_rows] out: the token, or -1 when the row is not

@@ -2,7 +2,8 @@
 // (or the same "not usable") for every row, over vocabularies of 1 to 128,256 tokens, rows
 // that are LLM-like, flat, tied, peaked, -inf runs, a single finite token, NaN, +inf or all
 // -inf, and random mixes of greedy, temperature, top-k, top-p, min-p and min_tokens
-// masking, several rows reading one logits row as the n samples of a prompt do. Skips
+// masking, with penalties and logit_bias on a third of the rows (their own token
+// histories), several rows reading one logits row as the n samples of a prompt do. Skips
 // without a GPU.
 #include <doctest/doctest.h>
 
@@ -34,12 +35,26 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
     logits.insert(logits.end(), row.begin(), row.end());
   }
   std::deque<SamplingParams> params;  // stable addresses for SamplingRow::params
+  std::deque<std::vector<TokenId>> histories;  // and for SamplingRow::tokens
   SamplingBatch batch;
   batch.end_of_generation = test::kEndOfGeneration;
   for (int r = 0; r < num_logits_rows; ++r)
     for (int s = 0; s < rows_per_logits; ++s) {
       params.push_back(test::random_sampling_params(gen));
-      batch.rows.push_back(SamplingRow{r, &params.back(), static_cast<int32_t>(gen() % 6), gen(), {}});
+      const auto num_generated = static_cast<int32_t>(gen() % 6);
+      std::vector<TokenId>& tokens = histories.emplace_back();
+      if (gen() % 3 == 0) {
+        // Penalties over a history of prompt and generated ids (repeats included), and biases.
+        SamplingParams& p = params.back();
+        p.presence_penalty = static_cast<double>(gen() % 9) * 0.5 - 2.0;
+        p.frequency_penalty = static_cast<double>(gen() % 9) * 0.25 - 1.0;
+        p.repetition_penalty = gen() % 2 == 0 ? 1.0 : 0.5 + static_cast<double>(gen() % 5) * 0.3;
+        for (TokenId id = 0; id < static_cast<TokenId>(vocab); id += 1 + static_cast<TokenId>(gen() % 997))
+          if (gen() % 4 == 0) p.logit_bias.push_back({id, static_cast<double>(gen() % 201) - 100.0});
+        tokens.resize(static_cast<std::size_t>(num_generated) + gen() % 40);
+        for (TokenId& id : tokens) id = static_cast<TokenId>(gen() % std::min<std::size_t>(vocab, 50));
+      }
+      batch.rows.push_back(SamplingRow{r, &params.back(), num_generated, gen(), {}, tokens});
     }
   const gpu::DeviceBuffer device_logits = test::to_device(logits);
   gpu::DeviceSampler device_sampler;
@@ -51,8 +66,7 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
   for (std::size_t i = 0; i < batch.rows.size(); ++i) {
     const SamplingRow& row = batch.rows[i];
     const std::span<const float> row_logits(logits.data() + static_cast<std::size_t>(row.logits_row) * vocab, vocab);
-    const SampledToken expected =
-        sampler.sample(row_logits, *row.params, row.num_generated, batch.end_of_generation, row.random_bits);
+    const std::optional<TokenId> expected = sampler.sample(row_logits, row, batch.end_of_generation);
     CAPTURE(vocab);
     CAPTURE(i);
     CAPTURE(row.logits_row % test::kNumRowKinds);
@@ -61,7 +75,8 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
     CAPTURE(row.params->top_p);
     CAPTURE(row.params->min_p);
     CAPTURE(row.num_generated);
-    REQUIRE(got[i] == expected);
+    CAPTURE(row.params->has_penalties());
+    REQUIRE(got[i].id == expected);
     ++outcome.num_rows;
     outcome.num_tokens += expected.has_value();
   }
