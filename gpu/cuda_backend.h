@@ -49,8 +49,10 @@ class CudaBackend final : public LogitsBackend {
   // The forward pass, then every sampling row on the device: the CPU Sampler's tokens from
   // the same logits, with no logits crossing to the host.
   std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) override;
-  // Penalties and logit_bias on the device (penalty_kernels.h); token masks and logprobs not yet.
+  // Penalties and logit_bias, and logprobs, on the device (penalty_kernels.h,
+  // logprob_kernels.h); token masks not yet.
   bool applies_penalties() const override { return true; }
+  bool computes_logprobs() const override { return true; }
   int64_t vocab_size() const override;
   void copy_blocks(std::span<const BlockCopy> copies) override;
   DeviceMemoryReport device_memory() const override;

@@ -1,10 +1,12 @@
 #include "device_sampler.h"
 
 #include <algorithm>
+#include <cstring>
 #include <span>
 
 #include "sample/sampler.h"
 #include "sample/sampling_math.h"
+#include "logprob_kernels.h"
 #include "penalty_kernels.h"
 #include "sample/penalties.h"
 #include "sampling_kernels.h"
@@ -22,12 +24,14 @@ std::vector<SampledToken> DeviceSampler::sample(const float* logits, int32_t num
   masked_.clear();
   penalty_rows_.clear();
   penalty_tokens_.clear();
+  logprob_rows_.clear();
   for (const SamplingRow& row : sampling.rows) {
     PG_CHECK(row.logits_row >= 0 && row.logits_row < num_logits_rows, "sampling row reads logits row {} of {}",
              row.logits_row, num_logits_rows);
     PG_CHECK(row.allowed_tokens.empty(), "a token mask for the device sampler, which applies none yet");
     const SamplingParams& params = *row.params;
-    PG_CHECK(!params.logprobs, "logprobs for the device sampler, which computes none yet");
+    if (params.logprobs)
+      logprob_rows_.push_back(DeviceLogprobRow{row.logits_row, static_cast<int32_t>(rows.size()), *params.logprobs, 0});
     int32_t penalized_row = -1;
     if (params.has_penalties()) {
       find_penalized_tokens(params, row.tokens, row.num_generated, static_cast<std::size_t>(vocab), row_penalties_,
@@ -52,6 +56,7 @@ std::vector<SampledToken> DeviceSampler::sample(const float* logits, int32_t num
     const std::size_t at_masked = pack.add(std::span<const TokenId>(masked_));
     const std::size_t at_penalty_rows = pack.add(std::span<const DevicePenaltyRow>(penalty_rows_));
     const std::size_t at_penalty_tokens = pack.add(std::span<const DeviceTokenPenalty>(penalty_tokens_));
+    const std::size_t at_logprob_rows = pack.add(std::span<const DeviceLogprobRow>(logprob_rows_));
     std::byte* device_inputs = inputs_.upload(pack, stream);
     const std::size_t penalized_bytes = penalty_rows_.size() * static_cast<std::size_t>(vocab) * sizeof(float);
     if (penalized_bytes > penalized_.bytes()) penalized_ = DeviceBuffer(std::max(penalized_bytes, penalized_.bytes() * 2));
@@ -66,13 +71,43 @@ std::vector<SampledToken> DeviceSampler::sample(const float* logits, int32_t num
                                reinterpret_cast<const int32_t*>(device_inputs + at_masked), tokens_.as<int32_t>(),
                                num_rows, vocab},
                   stream);
-    host_ids = reinterpret_cast<int32_t*>(host_tokens_.reserve(token_bytes));
+    // Log probabilities from the raw logits, after the tokens are known: per row the
+    // token's value and the top k's, then their ids, back to the host in one copy.
+    const std::size_t num_logprob_rows = logprob_rows_.size();
+    const std::size_t logprob_bytes = num_logprob_rows * (1 + kMaxTopLogprobs) * sizeof(float);
+    const std::size_t logprob_out_bytes = logprob_bytes + num_logprob_rows * kMaxTopLogprobs * sizeof(int32_t);
+    if (logprob_out_bytes > logprob_out_.bytes())
+      logprob_out_ = DeviceBuffer(std::max(logprob_out_bytes, logprob_out_.bytes() * 2));
+    launch_logprobs(LogprobArgs{logits, reinterpret_cast<const DeviceLogprobRow*>(device_inputs + at_logprob_rows),
+                                tokens_.as<int32_t>(), logprob_out_.as<float>(),
+                                reinterpret_cast<int32_t*>(logprob_out_.as<std::byte>() + logprob_bytes),
+                                static_cast<int32_t>(num_logprob_rows), vocab},
+                    stream);
+    std::byte* host = host_tokens_.reserve(token_bytes + logprob_out_bytes);
+    host_ids = reinterpret_cast<int32_t*>(host);
     CUDA_CHECK(cudaMemcpyAsync(host_ids, tokens_.data(), token_bytes, cudaMemcpyDeviceToHost, stream));
+    if (logprob_out_bytes > 0) {
+      host_logprobs_ = host + token_bytes;
+      CUDA_CHECK(cudaMemcpyAsync(host_logprobs_, logprob_out_.data(), logprob_out_bytes, cudaMemcpyDeviceToHost, stream));
+    }
   }
   CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<SampledToken> tokens(sampling.rows.size());
   for (std::size_t i = 0; i < tokens.size(); ++i)
     if (host_ids[i] >= 0) tokens[i].id = host_ids[i];
+  const std::size_t logprob_bytes = logprob_rows_.size() * (1 + kMaxTopLogprobs) * sizeof(float);
+  for (std::size_t r = 0; r < logprob_rows_.size(); ++r) {
+    SampledToken& token = tokens[static_cast<std::size_t>(logprob_rows_[r].sampling_row)];
+    if (!token.id) continue;
+    float values[1 + kMaxTopLogprobs];
+    int32_t ids[kMaxTopLogprobs];
+    std::memcpy(values, host_logprobs_ + r * sizeof(values), sizeof(values));
+    std::memcpy(ids, host_logprobs_ + logprob_bytes + r * sizeof(ids), sizeof(ids));
+    TokenLogprobs& logprobs = token.logprobs.emplace();
+    logprobs.logprob = values[0];
+    const int32_t num_top = std::min(logprob_rows_[r].num_top, vocab);
+    for (int32_t j = 0; j < num_top; ++j) logprobs.top.push_back({ids[j], values[1 + j]});
+  }
   return tokens;
 }
 

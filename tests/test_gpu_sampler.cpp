@@ -3,10 +3,12 @@
 // that are LLM-like, flat, tied, peaked, -inf runs, a single finite token, NaN, +inf or all
 // -inf, and random mixes of greedy, temperature, top-k, top-p, min-p and min_tokens
 // masking, with penalties and logit_bias on a third of the rows (their own token
-// histories), several rows reading one logits row as the n samples of a prompt do. Skips
-// without a GPU.
+// histories) and logprobs on a quarter (equal to token_logprobs' within the log's ulp),
+// several rows reading one logits row as the n samples of a prompt do. Skips without a GPU.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <random>
@@ -15,6 +17,7 @@
 #include "device_sampler.h"
 #include "gpu_test_device.h"
 #include "sample/sampler.h"
+#include "sample/token_logprobs.h"
 #include "sampling_rows.h"
 
 using namespace pagedgen;
@@ -54,6 +57,7 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
         tokens.resize(static_cast<std::size_t>(num_generated) + gen() % 40);
         for (TokenId& id : tokens) id = static_cast<TokenId>(gen() % std::min<std::size_t>(vocab, 50));
       }
+      if (gen() % 4 == 0) params.back().logprobs = static_cast<int32_t>(gen() % (kMaxTopLogprobs + 1));
       batch.rows.push_back(SamplingRow{r, &params.back(), num_generated, gen(), {}, tokens});
     }
   const gpu::DeviceBuffer device_logits = test::to_device(logits);
@@ -77,6 +81,18 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
     CAPTURE(row.num_generated);
     CAPTURE(row.params->has_penalties());
     REQUIRE(got[i].id == expected);
+    // Log probabilities from the raw row: the same ids, values within the log's ulp.
+    REQUIRE(got[i].logprobs.has_value() == (expected.has_value() && row.params->logprobs.has_value()));
+    if (got[i].logprobs) {
+      const TokenLogprobs cpu = token_logprobs(row_logits, *expected, *row.params->logprobs);
+      const auto close = [](float a, float b) { return a == b || std::abs(a - b) <= 1e-6f * std::max(1.0f, std::abs(a)); };
+      CHECK(close(got[i].logprobs->logprob, cpu.logprob));
+      REQUIRE(got[i].logprobs->top.size() == cpu.top.size());
+      for (std::size_t j = 0; j < cpu.top.size(); ++j) {
+        CHECK(got[i].logprobs->top[j].id == cpu.top[j].id);
+        CHECK(close(got[i].logprobs->top[j].logprob, cpu.top[j].logprob));
+      }
+    }
     ++outcome.num_rows;
     outcome.num_tokens += expected.has_value();
   }
