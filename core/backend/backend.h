@@ -2,6 +2,14 @@
 // the KV pool (K and V per layer as [num_blocks][num_kv_heads][block_size][head_dim], see
 // kv_layout.h) and runs steps: a StepBatch forward, then the sampling of a SamplingBatch,
 // giving token ids. The engine never sees logits.
+//
+// A step is submitted, then collected, so that the host can prepare step N+1 while step N
+// runs (the engine's overlap, engine.h):
+//   copy_blocks(N); submit(N)          queued behind whatever runs; returns at once on a GPU
+//   copy_blocks(N+1); submit(N+1, deferred)   N+1 reads some input ids from N's results
+//   collect() -> N's ids; collect() -> N+1's ids   in submission order
+// A backend that computes a step at once (CPU, dry run, tests) implements step() only; the
+// default submit()/collect() run it at submission (synchronous_steps.h).
 #pragma once
 
 #include <cstddef>
@@ -11,6 +19,7 @@
 #include <vector>
 
 #include "backend/kv_pool_budget.h"
+#include "backend/synchronous_steps.h"
 #include "sample/sampling_batch.h"
 #include "step/ids.h"
 #include "step/step_batch.h"
@@ -44,15 +53,27 @@ class Backend {
   // (Re)allocates the KV pool: num_blocks blocks of block_size token slots each.
   virtual void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) = 0;
 
-  // Copy-on-write and partial prefix matches: copies whole blocks in every layer, in order.
+  // Copy-on-write and partial prefix matches: copies whole blocks in every layer, in order,
+  // after the steps submitted before and before the steps submitted after.
   virtual void copy_blocks(std::span<const BlockCopy> copies) = 0;
 
-  // One engine step: writes the new tokens' K/V at their slots, attends over each
+  // One engine step at once: writes the new tokens' K/V at their slots, attends over each
   // sequence's blocks, and samples every row of `sampling` from the logits of its
   // batch.logits_rows entry. Returns one SampledToken per sampling row, in order (none for
   // a row whose logits are not usable). A row's token never depends on the other sequences
   // in the batch, the block size or the block ids (determinism contract).
   virtual std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) = 0;
+
+  // The same step, queued: it runs after the steps submitted before it. `deferred` lists the
+  // input tokens whose ids are the results of the step submitted just before (their value
+  // in batch.token_ids is a placeholder; a row with no token gives kFailedRowInputToken).
+  // `batch` and `sampling` (and what they point to) may change or go once submit returns.
+  // At most two steps are submitted and not yet collected.
+  virtual void submit(const StepBatch& batch, const SamplingBatch& sampling, std::span<const DeferredToken> deferred) {
+    synchronous_steps_.submit(batch, deferred, [&](const StepBatch& b) { return step(b, sampling); });
+  }
+  // Waits for the oldest step submitted and not collected; returns what step() would have.
+  virtual std::vector<SampledToken> collect() { return synchronous_steps_.collect(); }
 
   // Whether step() honours SamplingRow::allowed_tokens (structured outputs). A backend that
   // does not is never given a row with a mask: the requests that need one are refused
@@ -66,6 +87,9 @@ class Backend {
 
   // What the backend holds on a device (for the stats); the CPU backend holds nothing there.
   virtual DeviceMemoryReport device_memory() const { return {}; }
+
+ private:
+  SynchronousSteps synchronous_steps_;  // the default submit()/collect()'s results
 };
 
 }  // namespace pagedgen

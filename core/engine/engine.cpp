@@ -55,7 +55,8 @@ void Engine::add_requests(std::vector<PreparedRequest> requests) {
   if (!has_unfinished()) end_batch();
 }
 
-// schedule -> run (forward + sample) -> process the token ids.
+// schedule -> submit -> (the ids of the step before, when it was applied ahead) -> KV
+// bookkeeping -> apply this step ahead, or wait for its ids and apply them.
 StepResult Engine::step() {
   PG_CHECK(has_unfinished(), "step with nothing to run");
   const auto start = Clock::now();
@@ -63,22 +64,43 @@ StepResult Engine::step() {
   StepTimings& t = last_step_timings_;
   StepResult result;
   std::vector<OutputRecord>& done = result.finished;
+  if (!scheduler_->has_unfinished()) {  // only the last step's ids are left
+    apply_step_ahead(done);
+    stats_.generate_seconds += seconds_since(start);
+    end_batch();
+    return result;
+  }
   const SchedulerOutput out = scheduler_->schedule();
   auto phase_start = lap(start, t.schedule_seconds);
   output_.reject(out.rejected, done, stats_);
-  if (!out.scheduled.empty()) {
+  if (out.scheduled.empty()) {
+    apply_step_ahead(done);
+  } else {
     output_.note_starts(out, *scheduler_, result.started);
     const SamplingBatch sampling = output_.sampling_batch(out, *scheduler_);
+    const std::vector<DeferredToken> deferred = output_.deferred_tokens(out);
     phase_start = lap(phase_start, t.sampling_batch_seconds);
     backend_.copy_blocks(out.block_copies);
-    const std::vector<SampledToken> tokens = backend_.step(out.batch, sampling);
-    phase_start = lap(phase_start, t.backend_seconds);
+    backend_.submit(out.batch, sampling, deferred);
+    phase_start = lap(phase_start, t.submit_seconds);
+    // While this step runs: the ids of the one before, which its K/V bookkeeping needs (the
+    // prefix cache keys blocks by their tokens).
+    apply_step_ahead(done);
+    phase_start = Clock::now();
     scheduler_->on_step_done(out);
     // The KV memory this step used: taken before finished samples give their blocks back.
     stats_.add_snapshot(take_kv_snapshot(*scheduler_, config_.max_model_len));
     phase_start = lap(phase_start, t.step_done_seconds);
-    output_.apply(tokens, *scheduler_, done, stats_);
-    lap(phase_start, t.output_seconds);
+    if (config_.overlap && output_.can_apply_ahead()) {
+      output_.apply_ahead(*scheduler_);
+      t.applied_ahead = true;
+      lap(phase_start, t.output_seconds);
+    } else {
+      const std::vector<SampledToken> tokens = backend_.collect();
+      phase_start = lap(phase_start, t.wait_seconds);
+      output_.apply(tokens, *scheduler_, done, stats_);
+      lap(phase_start, t.output_seconds);
+    }
     t.computes_prompt = out.computes_prompt;
     const double seconds = seconds_since(start);
     (out.computes_prompt ? stats_.prefill_seconds : stats_.decode_seconds) += seconds;
@@ -86,6 +108,15 @@ StepResult Engine::step() {
   stats_.generate_seconds += seconds_since(start);
   if (!has_unfinished()) end_batch();
   return result;
+}
+
+void Engine::apply_step_ahead(std::vector<OutputRecord>& done) {
+  if (!output_.has_step_ahead()) return;
+  auto phase_start = Clock::now();
+  const std::vector<SampledToken> tokens = backend_.collect();
+  phase_start = lap(phase_start, last_step_timings_.wait_seconds);
+  output_.apply_deferred(tokens, *scheduler_, done, stats_);
+  lap(phase_start, last_step_timings_.deferred_output_seconds);
 }
 
 EngineStats Engine::stats_so_far() const {

@@ -6,6 +6,19 @@
 //
 //   engine.add_requests(batch);
 //   while (engine.has_unfinished()) for (OutputRecord& r : engine.step().finished) ...;
+//
+// The overlap (EngineConfig::overlap): when no token of step N can change what the
+// scheduler does next (OutputProcessor::can_apply_ahead: no row can stop by its value, no
+// grammar, no fork), step N is applied ahead of its ids, and the next step() schedules and
+// submits step N+1 before it waits for them, so a GPU runs N+1 right after N while the host
+// applies N's ids (text, stop strings, records) and the job writes its lines:
+//
+//   step() k:  schedule(k)  sampling batch(k)  submit(k)  | collect(k-1) apply ids(k-1) |
+//              on_step_done(k)  KV figures(k)  apply ahead(k), or collect(k) + apply(k)
+//
+// Otherwise step N's ids are collected at the end of its own step(). Either way the
+// scheduler gets the same calls in the same order, so outputs and figures are the same
+// with the overlap on and off; a record may come out one step() later with it on.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +45,7 @@ struct EngineConfig {
   bool prefix_sharing = true;
   int64_t max_model_len = 0;   // prompt + generated tokens of one sequence, at most
   uint64_t run_seed = 0;
+  bool overlap = true;         // prepare step N+1 while step N runs, where nothing depends on N's ids
 };
 
 class Engine {
@@ -47,10 +61,11 @@ class Engine {
   // format is constrained needs a backend that applies token masks (the job refuses it
   // otherwise: job/prompt_builder.h).
   void add_requests(std::vector<PreparedRequest> requests);
-  bool has_unfinished() const { return scheduler_ && scheduler_->has_unfinished(); }
+  bool has_unfinished() const { return scheduler_ && (scheduler_->has_unfinished() || output_.has_step_ahead()); }
 
-  // Runs one step; returns the records of the requests that finished in it and the
-  // requests that started in it.
+  // Runs one step; returns the records of the requests whose last token it applied and the
+  // requests that started in it. With the overlap, the last step() of a batch may schedule
+  // nothing and only apply the ids of the step before.
   StepResult step();
 
   // The figures of the finished batches and the steps of the current one.
@@ -66,6 +81,8 @@ class Engine {
 
  private:
   void end_batch();
+  // The ids of the step applied ahead, applied.
+  void apply_step_ahead(std::vector<OutputRecord>& done);
 
   EngineConfig config_;
   Backend& backend_;

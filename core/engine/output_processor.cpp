@@ -83,8 +83,11 @@ void OutputProcessor::reject(std::span<const RejectedSequence> rejected, std::ve
     const int64_t request_index = x.sequence.request_index;
     RequestState& state = states_[static_cast<std::size_t>(request_index)];
     const PreparedRequest& r = requests_[static_cast<std::size_t>(request_index)];
-    if (!state.error) state.error = RequestError{r.index, r.id_json, "request_too_large", x.reason};
+    const auto sample = samples_.find(x.sequence.id);
+    const bool failed = sample != samples_.end() && sample->second->failed;  // already counted
     samples_.erase(x.sequence.id);
+    if (failed) continue;
+    if (!state.error) state.error = RequestError{r.index, r.id_json, "request_too_large", x.reason};
     // A request with forked samples counts all of them: the ones not started are done too.
     state.num_finished += state.forked ? 1 : r.sampling.n;
     finish_request_if_done(request_index, done, stats);
@@ -120,7 +123,7 @@ SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out, const 
     if (!state.forked && r.sampling.n > 1 && seq.num_generated_tokens() == 0) {
       state.forked = true;
       for (int32_t i = 1; i < r.sampling.n; ++i) {
-        PlannedRow row{s.seq_id, new_sample(r, i), i};
+        PlannedRow row{s.seq_id, new_sample(r, i), i, seq.request_index, seq.num_tokens()};
         batch.rows.push_back(
             {logits_row, &r.sampling, 0, draw(r.sampling, *row.child), row.child->allowed_tokens, seq.token_ids});
         planned_.push_back(std::move(row));
@@ -129,7 +132,7 @@ SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out, const 
     SampleState& sample = *samples_.at(s.seq_id);
     batch.rows.push_back({logits_row, &r.sampling, seq.num_generated_tokens(), draw(r.sampling, sample),
                           sample.allowed_tokens, seq.token_ids});
-    planned_.push_back(PlannedRow{s.seq_id, nullptr, 0});
+    planned_.push_back(PlannedRow{s.seq_id, nullptr, 0, seq.request_index, seq.num_tokens()});
     ++logits_row;
   }
   return batch;
@@ -161,6 +164,16 @@ void OutputProcessor::record_logprobs(SampleState& sample, TokenId token, const 
   sample.logprobs.push_back(std::move(entry));
 }
 
+bool OutputProcessor::ends_by_length(const PlannedRow& row, const SampleState& sample) const {
+  const SamplingParams& params = requests_[static_cast<std::size_t>(row.request_index)].sampling;
+  return sample.stop.num_tokens() + 1 >= params.max_tokens || row.num_tokens + 1 >= max_model_len_;
+}
+
+void OutputProcessor::end_failed_sequence(uint64_t seq_id, Scheduler& scheduler) {
+  scheduler.finish(seq_id);
+  samples_.erase(seq_id);
+}
+
 bool OutputProcessor::advance_grammar(SampleState& sample, TokenId token) const {
   GrammarMatcher& matcher = *sample.grammar;
   PG_CHECK(matcher.accept_token(token), "token {} is outside the mask its sampler was given", token);
@@ -174,9 +187,16 @@ void OutputProcessor::apply(std::span<const SampledToken> tokens, Scheduler& sch
   PG_CHECK(tokens.size() == planned_.size(), "{} token ids for {} sampling rows", tokens.size(), planned_.size());
   for (std::size_t i = 0; i < planned_.size(); ++i) {
     PlannedRow& row = planned_[i];
+    if (!row.child && samples_.at(row.seq_id)->failed) {
+      end_failed_sequence(row.seq_id, scheduler);  // its last step: the token is nobody's
+      continue;
+    }
     const Sequence& seq = scheduler.sequence(row.seq_id);
     if (!tokens[i].id) {
-      fail_row(row, seq, scheduler, done, stats);
+      fail_row(row, done, stats);
+      if (row.child) continue;
+      if (ends_by_length(row, *samples_.at(row.seq_id))) end_failed_sequence(row.seq_id, scheduler);
+      else scheduler.append_token(row.seq_id, kFailedRowInputToken);
       continue;
     }
     const TokenId token = *tokens[i].id;
@@ -186,7 +206,7 @@ void OutputProcessor::apply(std::span<const SampledToken> tokens, Scheduler& sch
     }
     states_[static_cast<std::size_t>(seq.request_index)].forked = true;
     SampleState& sample = *samples_.at(row.seq_id);
-    if (!extend(sample, tokens[i], seq.num_tokens(), stats)) {
+    if (!extend(sample, tokens[i], row.num_tokens, stats)) {
       scheduler.append_token(row.seq_id, token);
       continue;
     }
@@ -200,15 +220,14 @@ void OutputProcessor::apply(std::span<const SampledToken> tokens, Scheduler& sch
   planned_.clear();
 }
 
-// A row whose logits were unusable: its sample ends (a fork child is never created) and the
+// A row whose logits were unusable: its sample fails (a fork child is never created) and the
 // request's record becomes an error; its other samples run on, their text unused.
-void OutputProcessor::fail_row(PlannedRow& row, const Sequence& seq, Scheduler& scheduler,
-                               std::vector<OutputRecord>& done, EngineStats& stats) {
-  const int64_t request_index = seq.request_index;
+void OutputProcessor::fail_row(PlannedRow& row, std::vector<OutputRecord>& done, EngineStats& stats) {
+  const int64_t request_index = row.request_index;
   RequestState& state = states_[static_cast<std::size_t>(request_index)];
   const PreparedRequest& r = requests_[static_cast<std::size_t>(request_index)];
-  const SampleState& sample = row.child ? *row.child : *samples_.at(row.seq_id);
-  const int32_t num_generated = row.child ? 0 : seq.num_generated_tokens();
+  SampleState& sample = row.child ? *row.child : *samples_.at(row.seq_id);
+  const int32_t num_generated = sample.stop.num_tokens();
   if (!state.error && sample.grammar && allows_none(sample.allowed_tokens)) {
     // The grammar needs bytes that no token of this vocabulary writes.
     state.error = RequestError{r.index, r.id_json, "invalid_value",
@@ -220,13 +239,12 @@ void OutputProcessor::fail_row(PlannedRow& row, const Sequence& seq, Scheduler& 
     state.error = RequestError{r.index, r.id_json, "numerical_error",
                                fmt::format("the model's logits for this request are not finite (NaN or infinity) "
                                            "after {} tokens; the weights or the computation in this dtype are broken "
-                                           "for this input", seq.num_tokens())};
+                                           "for this input", row.num_tokens)};
   if (row.child) {
     ++stats.num_samples;
   } else {
     state.forked = true;
-    scheduler.finish(row.seq_id);
-    samples_.erase(row.seq_id);
+    sample.failed = true;
   }
   ++state.num_finished;
   finish_request_if_done(request_index, done, stats);
@@ -238,7 +256,7 @@ void OutputProcessor::start_child(const Sequence& parent, PlannedRow& row, const
                                   Scheduler& scheduler, std::vector<OutputRecord>& done, EngineStats& stats) {
   ++stats.num_samples;
   const TokenId token = *sampled.id;
-  if (extend(*row.child, sampled, parent.num_tokens(), stats)) {
+  if (extend(*row.child, sampled, row.num_tokens, stats)) {
     complete_sample(parent.request_index, row.child_index, *row.child, {token}, parent.num_cached_prompt_tokens, done,
                     stats);
     return;

@@ -13,6 +13,18 @@
 // (through preemption too) and the mask of the tokens it allows next, refilled after each
 // token, so a mask depends only on the sample's own tokens. A token after which nothing
 // but the end may follow ends the sample at once ("stop").
+//
+// Applying ahead (the engine's overlap, engine.h): when no row of a step can change what
+// the scheduler does next by the value of its token (output_processor_ahead.cpp says which
+// can), apply_ahead() applies the step before its tokens are known: each sample that goes
+// on gets a placeholder token, which the next step reads as a DeferredToken, and each that
+// ends by length ends now. apply_deferred() then applies the tokens (text, stops, records)
+// while the next step runs. Either way the scheduler sees the same calls in the same order.
+//
+// A row with no token (unusable logits) fails its sample; its sequence ends where the
+// scheduler would see it end had the row given a token: at once if it ended by length,
+// else after one more step (its token kFailedRowInputToken, that step's row discarded),
+// since with the overlap that step is already scheduled when the failure is known.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +44,7 @@
 #include "sample/sampling_batch.h"
 #include "sample/stop_checker.h"
 #include "sched/scheduler.h"
+#include "step/deferred_token.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pagedgen {
@@ -56,9 +69,24 @@ class OutputProcessor {
   SamplingBatch sampling_batch(const SchedulerOutput& out, const Scheduler& scheduler);
 
   // Applies the step's token ids (one per row of the last sampling_batch()). A row with no
-  // token (unusable logits) ends its sample, and its request becomes an error record.
+  // token (unusable logits) fails its sample, and its request becomes an error record.
   void apply(std::span<const SampledToken> tokens, Scheduler& scheduler, std::vector<OutputRecord>& done,
              EngineStats& stats);
+
+  // Whether the rows of the last sampling_batch() may be applied ahead of their tokens: no
+  // token value could end a sample or start one (stop ids, stop strings, grammars, forks).
+  bool can_apply_ahead() const;
+  // Applies the last sampling_batch()'s rows without their tokens; they wait for
+  // apply_deferred().
+  void apply_ahead(Scheduler& scheduler);
+  // A step was applied ahead and its ids are not applied yet (it may have no rows: a
+  // chunk of a prefill samples nothing, yet its ids, none, are collected in turn).
+  bool has_step_ahead() const { return step_ahead_; }
+  // The input tokens of `out` that are placeholders of rows applied ahead.
+  std::vector<DeferredToken> deferred_tokens(const SchedulerOutput& out) const;
+  // The tokens of the rows applied ahead (one per row, in order).
+  void apply_deferred(std::span<const SampledToken> tokens, Scheduler& scheduler, std::vector<OutputRecord>& done,
+                      EngineStats& stats);
 
  private:
   // Decoding state of one sample, beside its Sequence in the scheduler.
@@ -70,6 +98,7 @@ class OutputProcessor {
     std::vector<uint32_t> allowed_tokens;       // grammar's mask for the next token (token_bitmask.h)
     std::vector<GeneratedTokenLogprobs> logprobs;  // [generated] when the request asks for them
     int64_t num_text_chars = 0;                 // characters the decoder gave so far
+    bool failed = false;  // a row gave no token; its sequence runs one last step, unsampled
   };
   // A request while its samples run.
   struct RequestState {
@@ -85,12 +114,20 @@ class OutputProcessor {
     uint64_t seq_id = 0;                  // the running sequence whose logits it reads
     std::unique_ptr<SampleState> child;   // set for a new sample of an n > 1 fork
     int32_t child_index = 0;              // its sample index
+    int64_t request_index = 0;
+    int32_t num_tokens = 0;               // the sequence's tokens when planned: the new one goes here
+    std::optional<Sequence> finished;     // applied ahead: the sequence it ended (by length)
+    bool discarded = false;               // a failed sample's last step: no token to apply
   };
 
   std::unique_ptr<SampleState> new_sample(const PreparedRequest& request, int32_t sample_index);
   // Records the token (a row's with an id); true when the sample is done.
   bool extend(SampleState& sample, const SampledToken& sampled, int32_t num_tokens, EngineStats& stats) const;
   void record_logprobs(SampleState& sample, TokenId token, const TokenLogprobs& logprobs) const;
+  // Whether the sample ends at its next token whatever it is (max_tokens, the model's length).
+  bool ends_by_length(const PlannedRow& row, const SampleState& sample) const;
+  // Ends a sample whose sequence `seq_id` ran its last step (see the header: failed rows).
+  void end_failed_sequence(uint64_t seq_id, Scheduler& scheduler);
   // Moves the sample's grammar past `token` and fills its next mask; true when nothing but
   // the end may follow (the value is closed).
   bool advance_grammar(SampleState& sample, TokenId token) const;
@@ -98,8 +135,8 @@ class OutputProcessor {
                        std::vector<TokenId> token_ids, int32_t num_cached_prompt_tokens,
                        std::vector<OutputRecord>& done, EngineStats& stats);
   void finish_request_if_done(int64_t request_index, std::vector<OutputRecord>& done, EngineStats& stats);
-  void fail_row(PlannedRow& row, const Sequence& seq, Scheduler& scheduler, std::vector<OutputRecord>& done,
-                EngineStats& stats);
+  // Fails the row's sample (the request's error record); the caller ends its sequence.
+  void fail_row(PlannedRow& row, std::vector<OutputRecord>& done, EngineStats& stats);
   void start_child(const Sequence& parent, PlannedRow& row, const SampledToken& sampled, Scheduler& scheduler,
                    std::vector<OutputRecord>& done, EngineStats& stats);
 
@@ -112,6 +149,8 @@ class OutputProcessor {
   std::vector<RequestState> states_;       // [requests_]
   std::unordered_map<uint64_t, std::unique_ptr<SampleState>> samples_;  // by sequence id
   std::vector<PlannedRow> planned_;        // the rows of the last sampling_batch()
+  std::vector<PlannedRow> ahead_;          // rows applied ahead, waiting for their tokens
+  bool step_ahead_ = false;                // a step applied ahead, ids not applied
   uint64_t next_seq_id_ = 0;
 };
 

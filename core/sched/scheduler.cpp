@@ -181,6 +181,14 @@ void Scheduler::append_token(uint64_t seq_id, TokenId token) {
   seq.token_ids.push_back(token);
 }
 
+void Scheduler::set_token(uint64_t seq_id, int32_t position, TokenId token) {
+  Sequence& seq = at(seq_id);
+  PG_CHECK(position >= seq.num_computed_tokens && position < seq.num_tokens(),
+           "set token {} of sequence {}: it has {} tokens, {} computed", position, seq_id, seq.num_tokens(),
+           seq.num_computed_tokens);
+  seq.token_ids[static_cast<std::size_t>(position)] = token;
+}
+
 void Scheduler::fork(uint64_t parent_id, Sequence child) {
   const Sequence& parent = at(parent_id);
   PG_CHECK(parent.status == SequenceStatus::Running, "fork of sequence {} that is not running", parent_id);

@@ -73,6 +73,9 @@ class Scheduler {
   // The step of `out` ran: every scheduled chunk's K/V are in the cache.
   void on_step_done(const SchedulerOutput& out);
   void append_token(uint64_t seq_id, TokenId token);
+  // Sets the id of a token appended before its value was known (the engine's overlap:
+  // engine.h). Only a token whose K/V are not computed yet may change.
+  void set_token(uint64_t seq_id, int32_t position, TokenId token);
   // A new running sample sharing the parent's blocks. `child` carries id, request and sample
   // index and token_ids, which must agree with the parent's on its computed tokens.
   void fork(uint64_t parent_id, Sequence child);
