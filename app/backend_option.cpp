@@ -67,6 +67,7 @@ std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options, const 
   cuda.dtype = *gpu::parse_device_dtype(options.dtype);  // the option's check allows only known names
   cuda.max_batch_tokens = engine.max_batch_tokens;
   cuda.max_logits_rows = engine.max_num_seqs;
+  cuda.cuda_graphs = !options.no_cuda_graphs;
   check_cuda_kv_dtype(options);
   gpu::CudaBackend::check_supported(config);
   if (files == nullptr) return std::make_unique<gpu::CudaBackend>(config, kDummySeed, cuda);
@@ -136,6 +137,9 @@ void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
                      "Fraction of GPU memory to fill; the KV pool takes what weights and activations leave")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));
+  command.add_flag("--no-cuda-graphs", o.no_cuda_graphs,
+                   "Launch every GPU decode step kernel by kernel instead of replaying a captured CUDA graph (for "
+                   "debugging and comparison; the output is the same)");
   // More threads than cores only time-slice the GEMMs (and delay a signal's stop).
   const auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   command.add_option("--threads", o.threads, fmt::format("CPU threads, 1 to the {} cores (default: all)", cores))

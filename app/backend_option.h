@@ -1,5 +1,5 @@
 // The options that choose where a command runs (--device, --dtype, --kv-cache-dtype,
-// --gpu-memory-utilization, --load-format, --tokenizer, --threads, --cpu-math, --cpu-isa), and the functions that
+// --gpu-memory-utilization, --no-cuda-graphs, --load-format, --tokenizer, --threads, --cpu-math, --cpu-isa), and the functions that
 // build the chosen backend: with the model's weights (generate, sweep, complete), or only to
 // answer how big its KV pool is (plan).
 #pragma once
@@ -25,6 +25,7 @@ struct BackendOptions {
   std::string device = "auto";        // auto | cuda | cuda:N | cpu
   std::string dtype = "bfloat16";     // CUDA weights, activations and KV cache
   double gpu_memory_utilization = 0.9;
+  bool no_cuda_graphs = false;        // CUDA: run decode steps eagerly instead of replaying graphs
   std::size_t threads = 0;            // CPU threads, 0 = all
   std::string cpu_math = "fast";      // fast (int8 on quantized weights) | exact (float32, the GPU's reference)
   std::string kv_cache_dtype = "auto";  // auto | float32 | float16 | bfloat16
@@ -33,7 +34,7 @@ struct BackendOptions {
   std::string tokenizer;              // dummy: the model whose tokenizer to use
 };
 
-// --device, --dtype, --kv-cache-dtype, --gpu-memory-utilization, --threads and --cpu-math;
+// --device, --dtype, --kv-cache-dtype, --gpu-memory-utilization, --no-cuda-graphs, --threads and --cpu-math;
 // with `weights`, also --load-format, --tokenizer and --cpu-isa (commands that load weights).
 void add_backend_options(CLI::App& command, BackendOptions& options, bool weights = true);
 

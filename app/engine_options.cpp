@@ -51,6 +51,9 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o) {
   cmd.add_option("--max-model-len", o.max_model_len, "Prompt + generated tokens per sequence, at most (default: the model's context)")
       ->check(CLI::Range(int64_t{2}, int64_t{1} << 32));
   cmd.add_flag("--no-prefix-sharing", o.no_prefix_sharing, "Do not share KV blocks between requests (for comparison)");
+  cmd.add_flag("--no-overlap", o.no_overlap,
+               "Wait for each step's token ids before preparing the next step (for debugging and comparison; the "
+               "output and stats are the same)");
   cmd.add_option("--seed", o.seed, "Run seed; a request without its own seed samples from (seed, its id, sample index)")
       ->capture_default_str();
   cmd.add_option("--chat-template", o.chat_template, chat_template_option_help());
@@ -132,6 +135,7 @@ EngineConfig make_engine_config(const EngineOptions& options, int32_t block_size
   config.max_num_seqs = options.max_num_seqs;
   config.max_batch_tokens = options.max_batch_tokens;
   config.prefix_sharing = !options.no_prefix_sharing;
+  config.overlap = !options.no_overlap;
   config.max_model_len = max_model_len;
   config.run_seed = options.seed;
   return config;

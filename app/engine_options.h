@@ -20,6 +20,7 @@ struct EngineOptions {
   int32_t max_batch_tokens = 2048;
   int64_t max_model_len = 0;  // 0: the model's context
   bool no_prefix_sharing = false;
+  bool no_overlap = false;      // --no-overlap: wait for each step's ids before preparing the next
   uint64_t seed = 0;
   std::string chat_template;
   std::string json_schema_path;  // --json-schema: every line's default response format
@@ -28,7 +29,7 @@ struct EngineOptions {
 };
 
 // --num-blocks, --kv-cache-memory, --max-num-seqs, --max-batch-tokens, --max-model-len,
-// --no-prefix-sharing, --seed, --chat-template, the default sampling flags and the default
+// --no-prefix-sharing, --no-overlap, --seed, --chat-template, the default sampling flags and the default
 // response format (--json-schema FILE, --json-object). A schema file the grammar refuses,
 // or cannot read, fails the parse naming --json-schema (exit code 2).
 void add_engine_options(CLI::App& command, EngineOptions& options);

@@ -95,8 +95,8 @@ std::string response_format_setting(const ResponseFormat& format) {
 }
 
 // The settings that decide the output's bytes, which --resume requires unchanged (after the
-// input's fingerprint, which the job adds first). Threads, progress and fsync settings are
-// left out: they never change a byte. Names and order are those of older manifests; the
+// input's fingerprint, which the job adds first). Threads, progress, fsync, overlap and
+// CUDA-graph settings are left out: they never change a byte. Names and order are those of older manifests; the
 // default response format is recorded only when a flag constrains it, so that manifests
 // written before the flags existed still match a run without them.
 std::vector<std::pair<std::string, std::string>> manifest_settings(const GenerateOptions& o,
