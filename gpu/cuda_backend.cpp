@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <unordered_set>
 
@@ -12,6 +13,8 @@
 #include "backend/step_batch_check.h"
 #include "cuda_check.h"
 #include "cuda_gemm.h"
+#include "decode_graphs.h"
+#include "deferred_tokens_kernel.h"
 #include "device_buffer.h"
 #include "device_sampler.h"
 #include "device_weights.h"
@@ -65,6 +68,15 @@ struct CudaBackend::Impl {
   DeviceBuffer partial_sum;  // [max_partials][num_heads]
   StagedUpload step_arrays;
   DeviceSampler sampler;
+  // Decode steps (decode_graphs.h): their token-row arrays, padded to the bucket, at
+  // addresses the graphs keep; the graphs; and a count bumped whenever an address a graph
+  // reads moves (activations, the KV pool).
+  StagedUpload decode_rows;
+  DecodeGraphs graphs;
+  uint64_t num_buffer_moves = 0;
+  std::vector<int32_t> padded_ids, padded_positions, padded_logits_rows;  // scratch
+  std::vector<int64_t> padded_slots;
+  int32_t num_in_flight = 0;  // steps submitted, not collected
 
   Impl(const ModelConfig& c, const CudaBackendOptions& o) : config(c), options(o) {
     CudaBackend::check_supported(c);
@@ -104,6 +116,10 @@ struct CudaBackend::Impl {
     const auto ffn = static_cast<std::size_t>(config.intermediate_size);
     const std::size_t f = sizeof(float);
     const std::size_t t = dtype_bytes();
+    if (num_tokens > token_capacity || num_logits > logits_capacity) {
+      CUDA_CHECK(cudaStreamSynchronize(stream));  // queued kernels may still read the old buffers
+      ++num_buffer_moves;
+    }
     if (num_tokens > token_capacity) {
       const std::size_t n = num_tokens;
       x = DeviceBuffer(n * hidden * f);
@@ -126,7 +142,8 @@ struct CudaBackend::Impl {
   }
 
   std::size_t activation_bytes() const {
-    std::size_t bytes = gemm->workspace_bytes() + step_arrays.device_bytes() + sampler.device_bytes();
+    std::size_t bytes =
+        gemm->workspace_bytes() + step_arrays.device_bytes() + decode_rows.device_bytes() + sampler.device_bytes();
     for (const DeviceBuffer* b : {&x, &xn, &qkv, &q, &k, &v, &attn, &delta, &gate_up, &act, &head_in, &logits,
                                   &partial_out, &partial_max, &partial_sum})
       bytes += b->bytes();
@@ -139,107 +156,218 @@ struct CudaBackend::Impl {
   }
 
   // Checks the batch, then queues its forward pass on `stream`: the logits of
-  // batch.logits_rows end up in `logits` (rows, vocab) on the device.
-  void queue_forward(const StepBatch& batch, std::size_t logits_size) {
+  // batch.logits_rows end up in `logits` (rows, vocab) on the device. `deferred` input
+  // tokens are read from the ids the sampler gave last.
+  void queue_forward(const StepBatch& batch, std::size_t logits_size, std::span<const DeferredToken> deferred) {
     PG_CHECK(kv_pool.bytes() > 0, "a step before allocate_kv_pool");
     check_step_batch(batch, layout, config.vocab_size, logits_size);
     if (batch.num_tokens == 0) return;
-    dispatch_dtype(options.dtype, [&]<typename T>(TypeTag<T>) { forward<T>(batch); });
+    dispatch_dtype(options.dtype, [&]<typename T>(TypeTag<T>) { forward<T>(batch, deferred); });
   }
 
+  // A decode step: one new token per sequence, each sampled, no more sequences than the
+  // largest bucket. It runs padded to its bucket (with graphs on or off, so that both run
+  // the same GEMM shapes and give the same bits).
+  bool is_decode_step(const StepBatch& batch) const {
+    return batch.num_tokens == batch.num_seqs && std::ssize(batch.logits_rows) == batch.num_tokens &&
+           batch.num_tokens <= decode_bucket(std::max(1, options.max_logits_rows));
+  }
+
+  // Where the kernels outside attention read a step's token rows on the device.
+  struct RowArrays {
+    int32_t* token_ids;          // [num_rows]
+    const int32_t* positions;    // [num_rows]
+    const int64_t* slots;        // [num_rows], -1 for padding
+    const int32_t* logits_rows;  // [num_logits]
+    int32_t num_rows;            // the batch's tokens, or a decode step's bucket
+    int32_t num_logits;
+  };
+  // A decode step's token rows padded to `bucket` (token 0 at position 0, no slot; every
+  // row's logits), uploaded to decode_rows.
+  RowArrays upload_decode_rows(const StepBatch& batch, int32_t bucket);
+
   template <typename T>
-  void forward(const StepBatch& batch);
+  void forward(const StepBatch& batch, std::span<const DeferredToken> deferred);
+  template <typename T>
+  void pre_attention(std::size_t l, const RowArrays& r);
+  template <typename T>
+  void attention(std::size_t l, const StepBatch& batch, const AttentionPlan& plan, const RowArrays& r,
+                 const std::byte* device_arrays, std::size_t at_query_start, std::size_t at_context_lens,
+                 std::size_t at_block_tables, std::size_t at_items, std::size_t at_partial_index);
+  template <typename T>
+  void post_attention(std::size_t l, const RowArrays& r);
+  template <typename T>
+  void head(const RowArrays& r);
 };
 
+CudaBackend::Impl::RowArrays CudaBackend::Impl::upload_decode_rows(const StepBatch& batch, int32_t bucket) {
+  const auto n = static_cast<std::size_t>(batch.num_tokens);
+  const auto b = static_cast<std::size_t>(bucket);
+  padded_ids.assign(batch.token_ids.begin(), batch.token_ids.end());
+  padded_ids.resize(b, 0);
+  padded_positions.assign(batch.positions.begin(), batch.positions.end());
+  padded_positions.resize(b, 0);
+  padded_slots.assign(batch.slot_mapping.begin(), batch.slot_mapping.end());
+  padded_slots.resize(b, -1);
+  padded_logits_rows.resize(b);
+  for (std::size_t i = 0; i < b; ++i) padded_logits_rows[i] = static_cast<int32_t>(i);
+  PG_CHECK(n <= b && std::equal(batch.logits_rows.begin(), batch.logits_rows.end(), padded_logits_rows.begin()),
+           "decode step of {} tokens in a bucket of {}", n, b);
+  ArrayPack pack;
+  const std::size_t at_ids = pack.add(std::span<const int32_t>(padded_ids));
+  const std::size_t at_positions = pack.add(std::span<const int32_t>(padded_positions));
+  const std::size_t at_slots = pack.add(std::span<const int64_t>(padded_slots));
+  const std::size_t at_logits_rows = pack.add(std::span<const int32_t>(padded_logits_rows));
+  std::byte* d = decode_rows.upload(pack, stream);
+  return RowArrays{reinterpret_cast<int32_t*>(d + at_ids), reinterpret_cast<const int32_t*>(d + at_positions),
+                   reinterpret_cast<const int64_t*>(d + at_slots), reinterpret_cast<const int32_t*>(d + at_logits_rows),
+                   bucket, bucket};
+}
+
+// The forward pass as segments between attention launches (decode_graphs.h): segment 0
+// is the embedding and layer 0 up to attention; segment l + 1 the rest of layer l and
+// layer l + 1 up to attention (for the last layer, the final norm and the LM head).
 template <typename T>
-void CudaBackend::Impl::forward(const StepBatch& batch) {
+void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const DeferredToken> deferred) {
   const int32_t n = batch.num_tokens;
   const auto num_logits = static_cast<int32_t>(batch.logits_rows.size());
-  ensure_activations(static_cast<std::size_t>(n), static_cast<std::size_t>(num_logits));
+  const bool decode = is_decode_step(batch);
+  const int32_t bucket = decode ? decode_bucket(n) : 0;
+  ensure_activations(static_cast<std::size_t>(decode ? bucket : n),
+                     static_cast<std::size_t>(decode ? bucket : num_logits));
+  const auto heads = static_cast<int32_t>(config.num_heads);
+  const auto kv_heads = static_cast<int32_t>(config.num_kv_heads);
+
+  const AttentionPlan plan = plan_attention(batch, heads / kv_heads, max_partials);
+  ArrayPack pack;
+  std::size_t at_token_ids = 0, at_positions = 0, at_slots = 0, at_logits_rows = 0;
+  if (!decode) {
+    at_token_ids = pack.add(std::span(batch.token_ids));
+    at_positions = pack.add(std::span(batch.positions));
+    at_slots = pack.add(std::span(batch.slot_mapping));
+    at_logits_rows = pack.add(std::span(batch.logits_rows));
+  }
+  const std::size_t at_query_start = pack.add(std::span(batch.query_start));
+  const std::size_t at_context_lens = pack.add(std::span(batch.context_lens));
+  const std::size_t at_block_tables = pack.add(std::span(batch.block_tables));
+  const std::size_t at_items = pack.add(std::span(plan.items));
+  const std::size_t at_partial_index = pack.add(std::span(plan.partial_index));
+  const std::size_t at_deferred = pack.add(deferred);
+  std::byte* device_arrays = step_arrays.upload(pack, stream);
+  const RowArrays r =
+      decode ? upload_decode_rows(batch, bucket)
+             : RowArrays{reinterpret_cast<int32_t*>(device_arrays + at_token_ids),
+                         reinterpret_cast<const int32_t*>(device_arrays + at_positions),
+                         reinterpret_cast<const int64_t*>(device_arrays + at_slots),
+                         reinterpret_cast<const int32_t*>(device_arrays + at_logits_rows), n, num_logits};
+  if (!deferred.empty())
+    launch_fill_deferred_tokens(
+        DeferredTokenArgs{reinterpret_cast<const DeferredToken*>(device_arrays + at_deferred),
+                          static_cast<int32_t>(deferred.size()), sampler.last_device_tokens(), r.token_ids},
+        stream);
+
+  const uint64_t buffers = num_buffer_moves + decode_rows.device_generation();
+  const auto segment = [&](int32_t index, const std::function<void()>& queue) {
+    if (decode && options.cuda_graphs) graphs.run(bucket, index, buffers, stream, queue);
+    else queue();
+  };
+  const DeviceWeights& w = *weights;
+  segment(0, [&] {
+    launch_embedding_gather<T>(EmbeddingArgs<T>{static_cast<const T*>(w.token_embd), r.token_ids, x.as<float>(),
+                                                r.num_rows, static_cast<int32_t>(config.hidden_size)},
+                               stream);
+    pre_attention<T>(0, r);
+  });
+  for (std::size_t l = 0; l < w.layers.size(); ++l) {
+    attention<T>(l, batch, plan, r, device_arrays, at_query_start, at_context_lens, at_block_tables, at_items,
+                 at_partial_index);
+    segment(static_cast<int32_t>(l) + 1, [&] {
+      post_attention<T>(l, r);
+      if (l + 1 < w.layers.size()) pre_attention<T>(l + 1, r);
+      else if (r.num_logits > 0) head<T>(r);
+    });
+  }
+}
+
+// x += (the previous layer's MLP output); xn = norm(x); q, k, v with RoPE; K/V into the pool.
+template <typename T>
+void CudaBackend::Impl::pre_attention(std::size_t l, const RowArrays& r) {
+  const DeviceLayerWeights& lw = weights->layers[l];
   const auto hidden = static_cast<int32_t>(config.hidden_size);
   const auto heads = static_cast<int32_t>(config.num_heads);
   const auto kv_heads = static_cast<int32_t>(config.num_kv_heads);
   const auto head_dim = static_cast<int32_t>(config.head_dim);
   const int32_t q_dim = heads * head_dim;
   const int32_t kv_dim = kv_heads * head_dim;
-  const auto ffn = static_cast<int32_t>(config.intermediate_size);
-  const float eps = config.rms_norm_eps;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  launch_add_rms_norm<T>(RmsNormArgs<T>{x.as<float>(), l == 0 ? nullptr : delta.as<float>(), lw.attn_norm, xn.as<T>(),
+                                        nullptr, r.num_rows, hidden, config.rms_norm_eps},
+                         stream);
+  gemm->run(xn.data(), lw.wqkv, qkv.as<float>(), r.num_rows, hidden, q_dim + 2 * kv_dim);
+  launch_qkv_rope(QkvRopeArgs{qkv.as<float>(), lw.bqkv, r.positions, weights->rope_inv_freq, q.as<float>(),
+                              k.as<float>(), v.as<float>(), r.num_rows, heads, kv_heads, head_dim,
+                              static_cast<int32_t>(config.rope_dim), config.rope_layout},
+                  stream);
+  // Every new token's K/V goes in before attention: later tokens of a chunk read earlier ones.
+  launch_write_kv_cache<T>(KvWriteArgsOf<T>{k.as<float>(), v.as<float>(), r.slots, r.num_rows, pool<T>(2 * l),
+                                            pool<T>(2 * l + 1), layout},
+                           stream);
+}
 
-  const AttentionPlan plan = plan_attention(batch, heads / kv_heads, max_partials);
-  ArrayPack pack;
-  const std::size_t at_token_ids = pack.add(std::span(batch.token_ids));
-  const std::size_t at_positions = pack.add(std::span(batch.positions));
-  const std::size_t at_slots = pack.add(std::span(batch.slot_mapping));
-  const std::size_t at_query_start = pack.add(std::span(batch.query_start));
-  const std::size_t at_context_lens = pack.add(std::span(batch.context_lens));
-  const std::size_t at_block_tables = pack.add(std::span(batch.block_tables));
-  const std::size_t at_logits_rows = pack.add(std::span(batch.logits_rows));
-  const std::size_t at_items = pack.add(std::span(plan.items));
-  const std::size_t at_partial_index = pack.add(std::span(plan.partial_index));
-  std::byte* device_arrays = step_arrays.upload(pack, stream);
+// Attention of the batch's real tokens (never the padding), launched as the plan cuts it.
+template <typename T>
+void CudaBackend::Impl::attention(std::size_t l, const StepBatch& batch, const AttentionPlan& plan, const RowArrays& r,
+                                  const std::byte* device_arrays, std::size_t at_query_start,
+                                  std::size_t at_context_lens, std::size_t at_block_tables, std::size_t at_items,
+                                  std::size_t at_partial_index) {
   auto array = [&]<typename A>(std::size_t offset) { return reinterpret_cast<const A*>(device_arrays + offset); };
-  const int32_t* positions = array.template operator()<int32_t>(at_positions);
-
-  const DeviceWeights& w = *weights;
-  launch_embedding_gather<T>(
-      EmbeddingArgs<T>{static_cast<const T*>(w.token_embd), array.template operator()<int32_t>(at_token_ids),
-                       x.as<float>(), n, hidden},
-      stream);
-  for (std::size_t l = 0; l < w.layers.size(); ++l) {
-    const DeviceLayerWeights& lw = w.layers[l];
-    // x += (the previous layer's MLP output); xn = norm(x)
-    launch_add_rms_norm<T>(RmsNormArgs<T>{x.as<float>(), l == 0 ? nullptr : delta.as<float>(), lw.attn_norm,
-                                          xn.as<T>(), nullptr, n, hidden, eps},
+  const auto head_dim = static_cast<int32_t>(config.head_dim);
+  const PagedAttentionArgsOf<T, T> args{q.as<float>(),
+                                        pool<T>(2 * l),
+                                        pool<T>(2 * l + 1),
+                                        attn.as<T>(),
+                                        r.positions,
+                                        array.template operator()<int32_t>(at_query_start),
+                                        array.template operator()<int32_t>(at_context_lens),
+                                        array.template operator()<int32_t>(at_block_tables),
+                                        batch.num_tokens,
+                                        batch.num_seqs,
+                                        batch.max_blocks_per_seq,
+                                        static_cast<int32_t>(config.num_heads),
+                                        1.0f / std::sqrt(static_cast<float>(head_dim)),
+                                        layout};
+  for (const AttentionLaunch& launch : plan.launches)
+    launch_paged_attention(args,
+                           AttentionWork{array.template operator()<AttentionWorkItem>(at_items) + launch.item_begin,
+                                         launch.item_end - launch.item_begin, launch.token_begin, launch.token_end,
+                                         array.template operator()<int32_t>(at_partial_index), partial_out.as<float>(),
+                                         partial_max.as<float>(), partial_sum.as<float>()},
                            stream);
-    gemm->run(xn.data(), lw.wqkv, qkv.as<float>(), n, hidden, q_dim + 2 * kv_dim);
-    launch_qkv_rope(QkvRopeArgs{qkv.as<float>(), lw.bqkv, positions, w.rope_inv_freq, q.as<float>(), k.as<float>(),
-                                v.as<float>(), n, heads, kv_heads, head_dim, static_cast<int32_t>(config.rope_dim),
-                                config.rope_layout},
-                    stream);
-    // Every new token's K/V goes in before attention: later tokens of a chunk read earlier ones.
-    T* k_pool = pool<T>(2 * l);
-    T* v_pool = pool<T>(2 * l + 1);
-    launch_write_kv_cache<T>(KvWriteArgsOf<T>{k.as<float>(), v.as<float>(), array.template operator()<int64_t>(at_slots),
-                                              n, k_pool, v_pool, layout},
-                             stream);
-    const PagedAttentionArgsOf<T, T> attention{q.as<float>(),
-                                               k_pool,
-                                               v_pool,
-                                               attn.as<T>(),
-                                               positions,
-                                               array.template operator()<int32_t>(at_query_start),
-                                               array.template operator()<int32_t>(at_context_lens),
-                                               array.template operator()<int32_t>(at_block_tables),
-                                               n,
-                                               batch.num_seqs,
-                                               batch.max_blocks_per_seq,
-                                               heads,
-                                               scale,
-                                               layout};
-    for (const AttentionLaunch& launch : plan.launches)
-      launch_paged_attention(attention,
-                             AttentionWork{array.template operator()<AttentionWorkItem>(at_items) + launch.item_begin,
-                                           launch.item_end - launch.item_begin, launch.token_begin, launch.token_end,
-                                           array.template operator()<int32_t>(at_partial_index),
-                                           partial_out.as<float>(), partial_max.as<float>(), partial_sum.as<float>()},
-                             stream);
-    gemm->run(attn.data(), lw.wo, delta.as<float>(), n, q_dim, hidden);
-    // x += attention output; xn = norm(x)
-    launch_add_rms_norm<T>(
-        RmsNormArgs<T>{x.as<float>(), delta.as<float>(), lw.ffn_norm, xn.as<T>(), nullptr, n, hidden, eps}, stream);
-    gemm->run(xn.data(), lw.w_gate_up, gate_up.as<float>(), n, hidden, 2 * ffn);
-    launch_silu_mul<T>(SiluMulArgs<T>{gate_up.as<float>(), act.as<T>(), n, ffn}, stream);
-    gemm->run(act.data(), lw.w_down, delta.as<float>(), n, ffn, hidden);
-  }
+}
 
-  if (num_logits > 0) {
-    // The last MLP output is added and the final norm taken only for the rows that need logits.
-    launch_add_rms_norm<T>(RmsNormArgs<T>{x.as<float>(), delta.as<float>(), w.output_norm, head_in.as<T>(),
-                                          array.template operator()<int32_t>(at_logits_rows), num_logits, hidden, eps},
-                           stream);
-    gemm->run(head_in.data(), w.output, logits.as<float>(), num_logits, hidden, config.vocab_size);
-  }
+// x += attention output (wo); xn = norm(x); the MLP's output into delta.
+template <typename T>
+void CudaBackend::Impl::post_attention(std::size_t l, const RowArrays& r) {
+  const DeviceLayerWeights& lw = weights->layers[l];
+  const auto hidden = static_cast<int32_t>(config.hidden_size);
+  const int32_t q_dim = static_cast<int32_t>(config.num_heads * config.head_dim);
+  const auto ffn = static_cast<int32_t>(config.intermediate_size);
+  gemm->run(attn.data(), lw.wo, delta.as<float>(), r.num_rows, q_dim, hidden);
+  launch_add_rms_norm<T>(RmsNormArgs<T>{x.as<float>(), delta.as<float>(), lw.ffn_norm, xn.as<T>(), nullptr, r.num_rows,
+                                        hidden, config.rms_norm_eps},
+                         stream);
+  gemm->run(xn.data(), lw.w_gate_up, gate_up.as<float>(), r.num_rows, hidden, 2 * ffn);
+  launch_silu_mul<T>(SiluMulArgs<T>{gate_up.as<float>(), act.as<T>(), r.num_rows, ffn}, stream);
+  gemm->run(act.data(), lw.w_down, delta.as<float>(), r.num_rows, ffn, hidden);
+}
+
+// The last MLP output is added and the final norm taken only for the rows that need logits.
+template <typename T>
+void CudaBackend::Impl::head(const RowArrays& r) {
+  const auto hidden = static_cast<int32_t>(config.hidden_size);
+  launch_add_rms_norm<T>(RmsNormArgs<T>{x.as<float>(), delta.as<float>(), weights->output_norm, head_in.as<T>(),
+                                        r.logits_rows, r.num_logits, hidden, config.rms_norm_eps},
+                         stream);
+  gemm->run(head_in.data(), weights->output, logits.as<float>(), r.num_logits, hidden, config.vocab_size);
 }
 
 CudaBackend::CudaBackend(const ModelConfig& config, const ModelWeights& weights, const CudaBackendOptions& options)
@@ -277,7 +405,9 @@ std::size_t CudaBackend::kv_bytes_per_block(std::size_t block_size) const {
 void CudaBackend::allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) {
   PG_CHECK(block_size >= 1, "block size must be at least 1");
   Impl& m = *impl_;
+  CUDA_CHECK(cudaStreamSynchronize(m.stream));
   m.kv_pool = DeviceBuffer();
+  ++m.num_buffer_moves;
   m.layout = KvLayout{static_cast<int64_t>(num_blocks), m.config.num_kv_heads, static_cast<int64_t>(block_size),
                       m.config.head_dim};
   const std::size_t bytes = kv_bytes_per_block(block_size) * num_blocks;
@@ -297,18 +427,33 @@ void CudaBackend::allocate_kv_pool(std::size_t num_blocks, std::size_t block_siz
 
 void CudaBackend::forward(const StepBatch& batch, std::span<float> logits) {
   Impl& m = *impl_;
-  m.queue_forward(batch, logits.size());
+  PG_CHECK(m.num_in_flight == 0, "forward() while {} steps are in flight", m.num_in_flight);
+  m.queue_forward(batch, logits.size(), {});
   if (batch.num_tokens > 0 && !logits.empty())
     CUDA_CHECK(cudaMemcpyAsync(logits.data(), m.logits.data(), logits.size_bytes(), cudaMemcpyDeviceToHost, m.stream));
   CUDA_CHECK(cudaStreamSynchronize(m.stream));
 }
 
 std::vector<SampledToken> CudaBackend::step(const StepBatch& batch, const SamplingBatch& sampling) {
+  submit(batch, sampling, {});
+  return collect();
+}
+
+void CudaBackend::submit(const StepBatch& batch, const SamplingBatch& sampling, std::span<const DeferredToken> deferred) {
   Impl& m = *impl_;
+  PG_CHECK(m.num_in_flight < 2, "a third step submitted before the first was collected");
   const auto vocab = static_cast<int32_t>(m.config.vocab_size);
   const auto num_logits_rows = static_cast<int32_t>(batch.logits_rows.size());
-  m.queue_forward(batch, batch.logits_rows.size() * static_cast<std::size_t>(vocab));
-  return m.sampler.sample(m.logits.as<float>(), num_logits_rows, vocab, sampling, m.stream);
+  m.queue_forward(batch, batch.logits_rows.size() * static_cast<std::size_t>(vocab), deferred);
+  m.sampler.enqueue(m.logits.as<float>(), num_logits_rows, vocab, sampling, m.stream);
+  ++m.num_in_flight;
+}
+
+std::vector<SampledToken> CudaBackend::collect() {
+  Impl& m = *impl_;
+  PG_CHECK(m.num_in_flight > 0, "collect with no step submitted");
+  --m.num_in_flight;
+  return m.sampler.collect();
 }
 
 void CudaBackend::copy_blocks(std::span<const BlockCopy> copies) {
@@ -346,8 +491,6 @@ void CudaBackend::copy_blocks(std::span<const BlockCopy> copies) {
     written.insert(copy.dst);
   }
   flush(list.size());
-  // The staging buffer is reused by the next forward.
-  CUDA_CHECK(cudaStreamSynchronize(m.stream));
 }
 
 DeviceMemoryReport CudaBackend::device_memory() const {

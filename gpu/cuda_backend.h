@@ -2,9 +2,10 @@
 // pool (K and V per layer as [num_blocks][num_kv_heads][block_size][head_dim], in the
 // device dtype) live on the device; a step runs the Llama block with cuBLAS GEMMs and the
 // kernels of llama_kernels.h, kv_cache_kernels.h and paged_attention_kernel.h, then samples
-// on the device (device_sampler.h) and copies back only the token ids. forward() copies
-// the logits rows instead, for the tests and benchmarks that compare them. No CUDA
-// includes: the app uses it.
+// on the device (device_sampler.h) and copies back only the token ids. Steps are queued
+// (submit) and their ids collected later, so the engine prepares the next step while one
+// runs; decode steps replay CUDA graphs. forward() copies the logits rows instead, for the
+// tests and benchmarks that compare them. No CUDA includes: the app uses it.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +29,10 @@ struct CudaBackendOptions {
   // grown if a step needs more), so that the KV pool can be sized from what is left.
   int32_t max_batch_tokens = 2048;
   int32_t max_logits_rows = 256;
+  // Decode steps (one token per sequence, at most max_logits_rows of them) replay CUDA
+  // graphs per batch-size bucket (decode_graphs.h); off, they launch the same kernels one
+  // by one. Either way they run padded to the bucket, so the output is the same.
+  bool cuda_graphs = true;
 };
 
 class CudaBackend final : public LogitsBackend {
@@ -47,12 +52,18 @@ class CudaBackend final : public LogitsBackend {
   void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) override;
   void forward(const StepBatch& batch, std::span<float> logits) override;
   // The forward pass, then every sampling row on the device: the CPU Sampler's tokens from
-  // the same logits, with no logits crossing to the host.
+  // the same logits, with no logits crossing to the host. step() is submit() + collect().
   std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) override;
   // Penalties and logit_bias, and logprobs, on the device (penalty_kernels.h,
   // logprob_kernels.h); token masks not yet.
   bool applies_penalties() const override { return true; }
   bool computes_logprobs() const override { return true; }
+  // Queues the step on the backend's stream and returns: its arrays go through pinned
+  // staging buffers, its deferred tokens are read on the device from the ids of the step
+  // before, its ids come back into pinned memory.
+  void submit(const StepBatch& batch, const SamplingBatch& sampling, std::span<const DeferredToken> deferred) override;
+  // Waits for the oldest submitted step's ids (an event, not the whole stream).
+  std::vector<SampledToken> collect() override;
   int64_t vocab_size() const override;
   void copy_blocks(std::span<const BlockCopy> copies) override;
   DeviceMemoryReport device_memory() const override;

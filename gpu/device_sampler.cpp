@@ -4,34 +4,45 @@
 #include <cstring>
 #include <span>
 
-#include "sample/sampler.h"
-#include "sample/sampling_math.h"
 #include "logprob_kernels.h"
 #include "penalty_kernels.h"
 #include "sample/penalties.h"
+#include "sample/sampler.h"
+#include "sample/sampling_math.h"
 #include "sampling_kernels.h"
 #include "util/error.h"
 
 namespace pagedgen::gpu {
 
-std::vector<SampledToken> DeviceSampler::sample(const float* logits, int32_t num_logits_rows, int32_t vocab,
-                                                const SamplingBatch& sampling, cudaStream_t stream) {
+DeviceSampler::~DeviceSampler() {
+  for (Slot& slot : slots_)
+    if (slot.copied != nullptr) {
+      cudaEventSynchronize(slot.copied);
+      cudaEventDestroy(slot.copied);
+    }
+}
+
+void DeviceSampler::enqueue(const float* logits, int32_t num_logits_rows, int32_t vocab,
+                            const SamplingBatch& sampling, cudaStream_t stream) {
   PG_CHECK(vocab >= 1 && vocab <= sampling::kMaxVocabSize, "vocabulary of {} tokens (the sampler takes 1 to {})",
            vocab, sampling::kMaxVocabSize);
+  PG_CHECK(num_pending_ < kSlots, "a third step sampled before the first was collected");
+  Slot& slot = slots_[next_slot_];
   const auto num_rows = static_cast<int32_t>(sampling.rows.size());
   std::vector<DeviceSamplingRow> rows;
   rows.reserve(sampling.rows.size());
   masked_.clear();
   penalty_rows_.clear();
   penalty_tokens_.clear();
-  logprob_rows_.clear();
+  slot.logprob_rows.clear();
   for (const SamplingRow& row : sampling.rows) {
     PG_CHECK(row.logits_row >= 0 && row.logits_row < num_logits_rows, "sampling row reads logits row {} of {}",
              row.logits_row, num_logits_rows);
     PG_CHECK(row.allowed_tokens.empty(), "a token mask for the device sampler, which applies none yet");
     const SamplingParams& params = *row.params;
     if (params.logprobs)
-      logprob_rows_.push_back(DeviceLogprobRow{row.logits_row, static_cast<int32_t>(rows.size()), *params.logprobs, 0});
+      slot.logprob_rows.push_back(
+          DeviceLogprobRow{row.logits_row, static_cast<int32_t>(rows.size()), std::min(*params.logprobs, vocab), 0});
     int32_t penalized_row = -1;
     if (params.has_penalties()) {
       find_penalized_tokens(params, row.tokens, row.num_generated, static_cast<std::size_t>(vocab), row_penalties_,
@@ -49,66 +60,100 @@ std::vector<SampledToken> DeviceSampler::sample(const float* logits, int32_t num
         penalized_row, static_cast<int32_t>(masked_.size()), static_cast<int32_t>(row_masked_.size())});
     masked_.insert(masked_.end(), row_masked_.begin(), row_masked_.end());
   }
-  int32_t* host_ids = nullptr;
+  if (slot.copied == nullptr) CUDA_CHECK(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming));
+  slot.num_rows = num_rows;
   if (num_rows > 0) {
     ArrayPack pack;
     const std::size_t at_rows = pack.add(std::span<const DeviceSamplingRow>(rows));
     const std::size_t at_masked = pack.add(std::span<const TokenId>(masked_));
     const std::size_t at_penalty_rows = pack.add(std::span<const DevicePenaltyRow>(penalty_rows_));
     const std::size_t at_penalty_tokens = pack.add(std::span<const DeviceTokenPenalty>(penalty_tokens_));
-    const std::size_t at_logprob_rows = pack.add(std::span<const DeviceLogprobRow>(logprob_rows_));
+    const std::size_t at_logprob_rows = pack.add(std::span<const DeviceLogprobRow>(slot.logprob_rows));
     std::byte* device_inputs = inputs_.upload(pack, stream);
     const std::size_t penalized_bytes = penalty_rows_.size() * static_cast<std::size_t>(vocab) * sizeof(float);
+    // The penalized rows are read only by this step's kernels, queued in stream order, so
+    // the buffer is reused by the next step; cudaFree waits for work still reading it.
     if (penalized_bytes > penalized_.bytes()) penalized_ = DeviceBuffer(std::max(penalized_bytes, penalized_.bytes() * 2));
     launch_penalize(PenaltyArgs{logits, reinterpret_cast<const DevicePenaltyRow*>(device_inputs + at_penalty_rows),
                                 reinterpret_cast<const DeviceTokenPenalty*>(device_inputs + at_penalty_tokens),
                                 penalized_.as<float>(), static_cast<int32_t>(penalty_rows_.size()), vocab},
                     stream);
     const std::size_t token_bytes = sampling.rows.size() * sizeof(int32_t);
-    if (token_bytes > tokens_.bytes()) tokens_ = DeviceBuffer(std::max(token_bytes, tokens_.bytes() * 2));
+    const std::size_t num_logprob_rows = slot.logprob_rows.size();
+    const std::size_t logprob_bytes = num_logprob_rows * (1 + kMaxTopLogprobs) * sizeof(float);
+    const std::size_t logprob_out_bytes = logprob_bytes + num_logprob_rows * kMaxTopLogprobs * sizeof(int32_t);
+    // This slot's last ids were collected; the stream may still read them (a deferred
+    // token of the step after them), so a new buffer waits for it.
+    if (token_bytes > slot.tokens.bytes() || logprob_out_bytes > slot.logprob_out.bytes()) {
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      if (token_bytes > slot.tokens.bytes()) slot.tokens = DeviceBuffer(std::max(token_bytes, slot.tokens.bytes() * 2));
+      if (logprob_out_bytes > slot.logprob_out.bytes())
+        slot.logprob_out = DeviceBuffer(std::max(logprob_out_bytes, slot.logprob_out.bytes() * 2));
+    }
     launch_sample(SamplingArgs{logits, penalized_.as<float>(),
                                reinterpret_cast<const DeviceSamplingRow*>(device_inputs + at_rows),
-                               reinterpret_cast<const int32_t*>(device_inputs + at_masked), tokens_.as<int32_t>(),
+                               reinterpret_cast<const int32_t*>(device_inputs + at_masked), slot.tokens.as<int32_t>(),
                                num_rows, vocab},
                   stream);
     // Log probabilities from the raw logits, after the tokens are known: per row the
-    // token's value and the top k's, then their ids, back to the host in one copy.
-    const std::size_t num_logprob_rows = logprob_rows_.size();
-    const std::size_t logprob_bytes = num_logprob_rows * (1 + kMaxTopLogprobs) * sizeof(float);
-    const std::size_t logprob_out_bytes = logprob_bytes + num_logprob_rows * kMaxTopLogprobs * sizeof(int32_t);
-    if (logprob_out_bytes > logprob_out_.bytes())
-      logprob_out_ = DeviceBuffer(std::max(logprob_out_bytes, logprob_out_.bytes() * 2));
+    // token's value and the top k's, then their ids, back to the host with the ids.
     launch_logprobs(LogprobArgs{logits, reinterpret_cast<const DeviceLogprobRow*>(device_inputs + at_logprob_rows),
-                                tokens_.as<int32_t>(), logprob_out_.as<float>(),
-                                reinterpret_cast<int32_t*>(logprob_out_.as<std::byte>() + logprob_bytes),
+                                slot.tokens.as<int32_t>(), slot.logprob_out.as<float>(),
+                                reinterpret_cast<int32_t*>(slot.logprob_out.as<std::byte>() + logprob_bytes),
                                 static_cast<int32_t>(num_logprob_rows), vocab},
                     stream);
-    std::byte* host = host_tokens_.reserve(token_bytes + logprob_out_bytes);
-    host_ids = reinterpret_cast<int32_t*>(host);
-    CUDA_CHECK(cudaMemcpyAsync(host_ids, tokens_.data(), token_bytes, cudaMemcpyDeviceToHost, stream));
-    if (logprob_out_bytes > 0) {
-      host_logprobs_ = host + token_bytes;
-      CUDA_CHECK(cudaMemcpyAsync(host_logprobs_, logprob_out_.data(), logprob_out_bytes, cudaMemcpyDeviceToHost, stream));
-    }
+    std::byte* host = slot.host_tokens.reserve(token_bytes + logprob_out_bytes);
+    CUDA_CHECK(cudaMemcpyAsync(host, slot.tokens.data(), token_bytes, cudaMemcpyDeviceToHost, stream));
+    if (logprob_out_bytes > 0)
+      CUDA_CHECK(cudaMemcpyAsync(host + token_bytes, slot.logprob_out.data(), logprob_out_bytes,
+                                 cudaMemcpyDeviceToHost, stream));
   }
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  std::vector<SampledToken> tokens(sampling.rows.size());
+  CUDA_CHECK(cudaEventRecord(slot.copied, stream));
+  next_slot_ = (next_slot_ + 1) % kSlots;
+  ++num_pending_;
+}
+
+const int32_t* DeviceSampler::last_device_tokens() const {
+  return slots_[(next_slot_ + kSlots - 1) % kSlots].tokens.as<int32_t>();
+}
+
+std::vector<SampledToken> DeviceSampler::collect() {
+  PG_CHECK(num_pending_ > 0, "collect with no step sampled");
+  Slot& slot = slots_[(next_slot_ + kSlots - num_pending_) % kSlots];
+  --num_pending_;
+  CUDA_CHECK(cudaEventSynchronize(slot.copied));
+  std::vector<SampledToken> tokens(static_cast<std::size_t>(slot.num_rows));
+  const std::byte* host = slot.host_tokens.reserve(0);
+  const auto* host_ids = reinterpret_cast<const int32_t*>(host);
   for (std::size_t i = 0; i < tokens.size(); ++i)
     if (host_ids[i] >= 0) tokens[i].id = host_ids[i];
-  const std::size_t logprob_bytes = logprob_rows_.size() * (1 + kMaxTopLogprobs) * sizeof(float);
-  for (std::size_t r = 0; r < logprob_rows_.size(); ++r) {
-    SampledToken& token = tokens[static_cast<std::size_t>(logprob_rows_[r].sampling_row)];
+  const std::byte* host_logprobs = host + tokens.size() * sizeof(int32_t);
+  const std::size_t logprob_bytes = slot.logprob_rows.size() * (1 + kMaxTopLogprobs) * sizeof(float);
+  for (std::size_t r = 0; r < slot.logprob_rows.size(); ++r) {
+    const DeviceLogprobRow& row = slot.logprob_rows[r];
+    SampledToken& token = tokens[static_cast<std::size_t>(row.sampling_row)];
     if (!token.id) continue;
     float values[1 + kMaxTopLogprobs];
     int32_t ids[kMaxTopLogprobs];
-    std::memcpy(values, host_logprobs_ + r * sizeof(values), sizeof(values));
-    std::memcpy(ids, host_logprobs_ + logprob_bytes + r * sizeof(ids), sizeof(ids));
+    std::memcpy(values, host_logprobs + r * sizeof(values), sizeof(values));
+    std::memcpy(ids, host_logprobs + logprob_bytes + r * sizeof(ids), sizeof(ids));
     TokenLogprobs& logprobs = token.logprobs.emplace();
     logprobs.logprob = values[0];
-    const int32_t num_top = std::min(logprob_rows_[r].num_top, vocab);
-    for (int32_t j = 0; j < num_top; ++j) logprobs.top.push_back({ids[j], values[1 + j]});
+    for (int32_t j = 0; j < row.num_top; ++j) logprobs.top.push_back({ids[j], values[1 + j]});
   }
   return tokens;
+}
+
+std::vector<SampledToken> DeviceSampler::sample(const float* logits, int32_t num_logits_rows, int32_t vocab,
+                                                const SamplingBatch& sampling, cudaStream_t stream) {
+  enqueue(logits, num_logits_rows, vocab, sampling, stream);
+  return collect();
+}
+
+std::size_t DeviceSampler::device_bytes() const {
+  std::size_t bytes = inputs_.device_bytes() + penalized_.bytes();
+  for (const Slot& slot : slots_) bytes += slot.tokens.bytes() + slot.logprob_out.bytes();
+  return bytes;
 }
 
 }  // namespace pagedgen::gpu

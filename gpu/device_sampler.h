@@ -1,9 +1,9 @@
 // DeviceSampler: samples a step's rows on the device from logits that are already there
 // (sampling_kernels.h), so only the chosen token ids cross to the host. Each row's
 // parameters, random bits, masked ids and penalized tokens (penalty_kernels.h) go over in
-// one asynchronous copy from pinned memory, the ids (and the log probabilities rows ask
-// for, logprob_kernels.h) come back the same way, and one stream synchronization ends the
-// step.
+// one asynchronous copy from pinned memory, and the ids (with the log probabilities rows
+// ask for, logprob_kernels.h) come back the same way into one of two pinned result slots,
+// so that one step's ids can be read while the next step is queued behind it.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -22,31 +22,54 @@ namespace pagedgen::gpu {
 
 class DeviceSampler {
  public:
+  DeviceSampler() = default;
+  ~DeviceSampler();
+  DeviceSampler(const DeviceSampler&) = delete;
+  DeviceSampler& operator=(const DeviceSampler&) = delete;
+
   // logits: device (num_logits_rows, vocab) float32, written by work queued on `stream`.
-  // Queues the sampling after it, waits for the stream and returns one SampledToken per
-  // row of `sampling`, in order (none for a row whose logits are not usable), exactly as
-  // the CPU Sampler would pick from the same logits.
+  // Queues the sampling of every row of `sampling` after it, exactly as the CPU Sampler
+  // would pick from the same logits, and the copy of the ids to the host; returns at once.
+  // At most two enqueued steps may wait for collect().
+  void enqueue(const float* logits, int32_t num_logits_rows, int32_t vocab, const SamplingBatch& sampling,
+               cudaStream_t stream);
+  // The device ids of the last step enqueued: [its rows] int32, -1 for a row whose logits
+  // are not usable. Valid on the stream until a later enqueue() after the next one.
+  const int32_t* last_device_tokens() const;
+  // Waits for the oldest enqueued step's ids; one SampledToken per row, in order (none for
+  // a row whose logits are not usable).
+  std::vector<SampledToken> collect();
+
+  // enqueue() then collect().
   std::vector<SampledToken> sample(const float* logits, int32_t num_logits_rows, int32_t vocab,
                                    const SamplingBatch& sampling, cudaStream_t stream);
 
-  std::size_t device_bytes() const {
-    return inputs_.device_bytes() + tokens_.bytes() + penalized_.bytes() + logprob_out_.bytes();
-  }
+  std::size_t device_bytes() const;
 
  private:
-  StagedUpload inputs_;               // rows, masked ids, penalty rows, penalized tokens
-  DeviceBuffer tokens_;               // [rows] int32 chosen ids
+  // One step's results: device ids and log probabilities, their pinned copy, the rows that
+  // asked for log probabilities, and the event after the copy.
+  struct Slot {
+    DeviceBuffer tokens;       // [rows] int32 chosen ids
+    DeviceBuffer logprob_out;  // logprob_kernels.h's outputs: values, then ids
+    PinnedBuffer host_tokens;  // [rows] int32, then the logprob outputs, copied back
+    std::vector<DeviceLogprobRow> logprob_rows;
+    cudaEvent_t copied = nullptr;
+    int32_t num_rows = 0;
+  };
+  static constexpr int kSlots = 2;
+
+  StagedUpload inputs_;               // rows, masked ids, penalty rows, penalized tokens, logprob rows
   DeviceBuffer penalized_;            // (penalty rows, vocab) float32 rows after step 0
-  DeviceBuffer logprob_out_;          // logprob_kernels.h's outputs: values, then ids
-  PinnedBuffer host_tokens_;          // [rows] int32, then the logprob outputs, copied back
-  std::byte* host_logprobs_ = nullptr;  // where in host_tokens_ the logprob outputs lie
+  Slot slots_[kSlots];
+  int next_slot_ = 0;                 // the slot the next enqueue() fills
+  int num_pending_ = 0;               // enqueued, not collected (the oldest is next_slot_ - num_pending_)
   std::vector<TokenId> row_masked_;   // one row's masked ids (scratch)
   std::vector<TokenId> masked_;       // every row's, back to back
   std::vector<TokenPenalty> row_penalties_;  // one row's penalized tokens (scratch)
   std::vector<TokenId> scratch_ids_;
   std::vector<DevicePenaltyRow> penalty_rows_;       // the rows with penalties
   std::vector<DeviceTokenPenalty> penalty_tokens_;   // their tokens, back to back
-  std::vector<DeviceLogprobRow> logprob_rows_;       // the rows that ask for logprobs
 };
 
 }  // namespace pagedgen::gpu

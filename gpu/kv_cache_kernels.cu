@@ -11,6 +11,7 @@ namespace {
 template <typename Kv>
 __global__ void write_kv_cache_kernel(KvWriteArgsOf<Kv> args) {
   const int64_t t = blockIdx.x;
+  if (args.slot_mapping[t] < 0) return;  // a padding row of a decode step (cuda_backend.cpp) writes nothing
   const KvLayout layout = args.layout;
   const KvSlot slot = split_slot(args.slot_mapping[t], layout.block_size);
   const int64_t width = layout.num_kv_heads * layout.head_dim;

@@ -12,8 +12,9 @@
 
 namespace pagedgen::gpu {
 
-// k_pool[layout.offset(block, h, slot, d)] = Kv(k[t][h][d]) (v alike).
-// CPU: cpu::write_kv_cache (same argument struct, float pools).
+// k_pool[layout.offset(block, h, slot, d)] = Kv(k[t][h][d]) (v alike); a token whose slot
+// is negative (padding) is skipped. CPU: cpu::write_kv_cache (same argument struct, float
+// pools; the CPU has no padding).
 template <typename Kv>
 void launch_write_kv_cache(const KvWriteArgsOf<Kv>& args, cudaStream_t stream);
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <span>
 #include <vector>
@@ -69,22 +70,48 @@ class ArrayPack {
   std::size_t size_ = 0;
 };
 
+// Host arrays to one device buffer, through a ring of pinned staging buffers: an upload
+// fills the next staging buffer once the copy that last read it has run (its event), so
+// the host can prepare a step while earlier copies still wait in the stream. The device
+// buffer is one: copies and the kernels that read it are ordered by the stream. It keeps
+// its address until an upload needs more room (device_generation() counts the moves).
 class StagedUpload {
  public:
-  // Queues the copy of `pack` on `stream`; returns the device address of its offset 0. The
-  // pinned staging memory is reused by the next upload: synchronize `stream` before it.
+  StagedUpload() = default;
+  ~StagedUpload() {
+    for (cudaEvent_t& e : copied_)
+      if (e != nullptr) cudaEventDestroy(e);
+  }
+  StagedUpload(const StagedUpload&) = delete;
+  StagedUpload& operator=(const StagedUpload&) = delete;
+
+  // Queues the copy of `pack` on `stream`; returns the device address of its offset 0.
   std::byte* upload(const ArrayPack& pack, cudaStream_t stream) {
-    std::byte* host = staging_.reserve(pack.size());
+    const std::size_t slot = next_;
+    next_ = (next_ + 1) % kSlots;
+    if (copied_[slot] == nullptr) CUDA_CHECK(cudaEventCreateWithFlags(&copied_[slot], cudaEventDisableTiming));
+    else CUDA_CHECK(cudaEventSynchronize(copied_[slot]));  // the copy that last read this staging buffer ran
+    std::byte* host = staging_[slot].reserve(pack.size());
     pack.copy_to(host);
-    if (pack.size() > device_.bytes()) device_ = DeviceBuffer(std::max(pack.size(), device_.bytes() * 2));
+    if (pack.size() > device_.bytes()) {
+      CUDA_CHECK(cudaStreamSynchronize(stream));  // no queued kernel reads the old buffer any more
+      device_ = DeviceBuffer(std::max(pack.size(), device_.bytes() * 2));
+      ++device_generation_;
+    }
     CUDA_CHECK(cudaMemcpyAsync(device_.data(), host, pack.size(), cudaMemcpyHostToDevice, stream));
+    CUDA_CHECK(cudaEventRecord(copied_[slot], stream));
     return device_.as<std::byte>();
   }
   std::size_t device_bytes() const { return device_.bytes(); }
+  uint64_t device_generation() const { return device_generation_; }
 
  private:
-  PinnedBuffer staging_;
+  static constexpr std::size_t kSlots = 4;  // uploads of the two steps in flight: block copies, step arrays
+  PinnedBuffer staging_[kSlots];
+  cudaEvent_t copied_[kSlots] = {};
+  std::size_t next_ = 0;
   DeviceBuffer device_;
+  uint64_t device_generation_ = 0;
 };
 
 }  // namespace pagedgen::gpu
