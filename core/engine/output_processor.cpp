@@ -123,7 +123,7 @@ SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out, const 
     if (!state.forked && r.sampling.n > 1 && seq.num_generated_tokens() == 0) {
       state.forked = true;
       for (int32_t i = 1; i < r.sampling.n; ++i) {
-        PlannedRow row{s.seq_id, new_sample(r, i), i, seq.request_index, seq.num_tokens()};
+        PlannedRow row{s.seq_id, new_sample(r, i), i, seq.request_index, seq.num_tokens(), std::nullopt, false};
         batch.rows.push_back(
             {logits_row, &r.sampling, 0, draw(r.sampling, *row.child), row.child->allowed_tokens, seq.token_ids});
         planned_.push_back(std::move(row));
@@ -132,7 +132,7 @@ SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out, const 
     SampleState& sample = *samples_.at(s.seq_id);
     batch.rows.push_back({logits_row, &r.sampling, seq.num_generated_tokens(), draw(r.sampling, sample),
                           sample.allowed_tokens, seq.token_ids});
-    planned_.push_back(PlannedRow{s.seq_id, nullptr, 0, seq.request_index, seq.num_tokens()});
+    planned_.push_back(PlannedRow{s.seq_id, nullptr, 0, seq.request_index, seq.num_tokens(), std::nullopt, false});
     ++logits_row;
   }
   return batch;
