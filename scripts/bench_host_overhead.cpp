@@ -222,7 +222,7 @@ class ModelledDeviceBackend final : public Backend {
       std::this_thread::sleep_until(free_at);
       std::vector<SampledToken> tokens;
       tokens.reserve(q.num_rows);
-      for (std::size_t i = 0; i < q.num_rows; ++i) tokens.push_back(token_of(num_sampled_++));
+      for (std::size_t i = 0; i < q.num_rows; ++i) tokens.push_back({token_of(num_sampled_++), std::nullopt});
       lock.lock();
       done_.push_back({std::move(tokens), idle});
       changed_.notify_all();

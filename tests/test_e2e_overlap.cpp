@@ -3,7 +3,9 @@
 // for its time and throughput figures, over a workload with shared prefixes (full-block
 // hits and copy-on-write), n > 1 with seeds, stop strings and stop ids, max_tokens and
 // min_tokens, ignore_eos lines (which the overlap applies ahead), structured outputs
-// (json_object and json_schema lines, whose steps wait for their ids), at two block sizes
+// (json_object and json_schema lines, whose steps wait for their ids), penalties (which
+// read the sequence's tokens: their steps wait too), logprobs and logit_bias applied ahead,
+// at two block sizes
 // and in a pool small enough to preempt. The engine-level checks of which steps run ahead
 // are test_engine_overlap's.
 #include <doctest/doctest.h>
@@ -30,6 +32,8 @@ const char* kInput =
 {"id": "g", "prompt": "Describe a cat as JSON:", "temperature": 0.7, "seed": 9, "response_format": {"type": "json_object"}}
 {"id": "h", "prompt": "A person as JSON:", "temperature": 0, "response_format": {"type": "json_schema", "json_schema": {"name": "p", "schema": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}, "age": {"type": "integer", "minimum": 0, "maximum": 99}}, "required": ["name", "age"], "additionalProperties": false}}}}
 {"id": "i", "prompt": "Facts about the solar system, one per line. The Sun is", "temperature": 0, "ignore_eos": true, "max_tokens": 14}
+{"id": "j", "prompt": "Facts about the solar system, one per line. The Sun is", "temperature": 0, "ignore_eos": true, "max_tokens": 12, "presence_penalty": 1.5, "frequency_penalty": 0.5, "repetition_penalty": 1.3}
+{"id": "k", "prompt": "Count: one, two, three,", "temperature": 0.6, "seed": 4, "ignore_eos": true, "max_tokens": 10, "logprobs": 3, "logit_bias": {"11": -100}}
 )";
 
 // The stats JSON without the figures that are timings.
@@ -55,11 +59,11 @@ TEST_CASE("the same output and stats with the overlap on and off") {
     REQUIRE(r.exit_code == 0);
     return std::pair{read_file(out), read_file(stats)};
   };
-  for (const char* flags : {"--block-size 16", "--block-size 4 --num-blocks 24 --max-num-seqs 6"}) {
+  for (const char* flags : {"--block-size 16", "--block-size 4 --num-blocks 20 --max-num-seqs 6"}) {
     CAPTURE(flags);
     const auto [on_out, on_stats] = run("on", flags);
     const auto [off_out, off_stats] = run("off", std::string(flags) + " --no-overlap");
-    CHECK(std::count(on_out.begin(), on_out.end(), '\n') == 9);
+    CHECK(std::count(on_out.begin(), on_out.end(), '\n') == 11);
     CHECK(on_out.find("\"error\"") == std::string::npos);
     CHECK(on_out == off_out);
     CHECK(without_timings(on_stats) == without_timings(off_stats));

@@ -40,7 +40,12 @@ std::string describe(const StepBatch& b, const SamplingBatch& s, const std::vect
   text += fmt::format("ids {}\npos {}\nslots {}\nqs {}\nctx {}\ntables {}\nlogits {}\n", fmt::join(b.token_ids, ","),
                       fmt::join(b.positions, ","), fmt::join(b.slot_mapping, ","), fmt::join(b.query_start, ","),
                       fmt::join(b.context_lens, ","), fmt::join(b.block_tables, ","), fmt::join(b.logits_rows, ","));
-  for (const SamplingRow& r : s.rows) text += fmt::format("row {} {} {}\n", r.logits_row, r.num_generated, r.random_bits);
+  for (const SamplingRow& r : s.rows) {
+    text += fmt::format("row {} {} {}\n", r.logits_row, r.num_generated, r.random_bits);
+    // The tokens the penalties read (a row without them may see placeholders: it never reads them).
+    if (r.params->penalizes_tokens())
+      text += fmt::format("penalized tokens {}\n", fmt::join(r.tokens, ","));
+  }
   for (const BlockCopy& c : copies) text += fmt::format("copy {} {}\n", c.src, c.dst);
   return text;
 }
@@ -65,8 +70,8 @@ class HashModelBackend final : public Backend {
       const auto t = static_cast<std::size_t>(batch.logits_rows[static_cast<std::size_t>(row.logits_row)]);
       const uint64_t h = mix(static_cast<uint64_t>(batch.token_ids[t]) * 1000003u +
                              static_cast<uint64_t>(batch.positions[t]) * 7919u + row.random_bits);
-      if (fail_every_ > 0 && h % fail_every_ == 0) tokens.push_back(std::nullopt);
-      else tokens.push_back(static_cast<TokenId>(h % static_cast<uint64_t>(vocab_)));
+      if (fail_every_ > 0 && h % fail_every_ == 0) tokens.push_back({});
+      else tokens.push_back({static_cast<TokenId>(h % static_cast<uint64_t>(vocab_)), std::nullopt});
     }
     return tokens;
   }
@@ -231,6 +236,19 @@ TEST_CASE("n > 1: the step that forks is not applied ahead; the samples' decode 
   CHECK(on.backend_steps == off.backend_steps);
 }
 
+TEST_CASE("penalties read the sequence's tokens: their steps wait for the ids; logit_bias alone does not") {
+  PreparedRequest penalized = request(0, {1, 2, 3, 4, 5}, 4);
+  penalized.sampling.presence_penalty = 1.0;
+  const RunResult on = check_same_both_ways(small_config(), {penalized}, 50, 0);
+  // Every row the backend saw carries the real tokens (check_same_both_ways compares them),
+  // and no step runs ahead.
+  CHECK(count(on.applied_ahead) == 0);
+  PreparedRequest biased = request(0, {1, 2, 3, 4, 5}, 3);
+  biased.sampling.logit_bias = {{7, -100.0}};
+  const RunResult biased_on = check_same_both_ways(small_config(), {biased}, 50, 0);
+  CHECK(biased_on.applied_ahead == std::vector<bool>{true, true, true, false});
+}
+
 TEST_CASE("a failed row: its sequence runs one more step both ways, then the request is an error record") {
   // Find a prompt whose second sampled token fails (vocab 50, fail when the hash is a
   // multiple of 7): fail_every 7 fails about one row in seven.
@@ -304,26 +322,33 @@ TEST_CASE("mixed workloads: the same records, figures and backend inputs with th
   CHECK(count(failing.applied_ahead) > 0);
 }
 
+// The ids of a step's tokens (none for a row that gave no token).
+std::vector<std::optional<TokenId>> ids_of(const std::vector<SampledToken>& tokens) {
+  std::vector<std::optional<TokenId>> ids;
+  for (const SampledToken& t : tokens) ids.push_back(t.id);
+  return ids;
+}
+
 TEST_CASE("SynchronousSteps: deferred tokens read the ids of the step submitted before") {
   SynchronousSteps steps;
   StepBatch batch;
   batch.num_tokens = 3;
   batch.token_ids = {5, 0, 0};
   std::vector<std::vector<TokenId>> seen;
-  std::vector<SampledToken> next = {11, std::nullopt};
+  std::vector<SampledToken> next = {{11, std::nullopt}, {}};
   const auto run_step = [&](const StepBatch& b) {
     seen.push_back(b.token_ids);
     return next;
   };
   steps.submit(batch, {}, run_step);
-  next = {21};
+  next = {{21, std::nullopt}};
   const std::vector<DeferredToken> deferred = {{1, 1}, {2, 0}};
   steps.submit(batch, deferred, run_step);  // row 1 gave no token: kFailedRowInputToken
   CHECK(seen[0] == std::vector<TokenId>{5, 0, 0});
   CHECK(seen[1] == std::vector<TokenId>{5, kFailedRowInputToken, 11});
   CHECK(batch.token_ids == std::vector<TokenId>{5, 0, 0});  // the caller's batch is not changed
-  CHECK(steps.collect() == std::vector<SampledToken>{11, std::nullopt});
-  CHECK(steps.collect() == std::vector<SampledToken>{21});
+  CHECK(ids_of(steps.collect()) == std::vector<std::optional<TokenId>>{11, std::nullopt});
+  CHECK(ids_of(steps.collect()) == std::vector<std::optional<TokenId>>{21});
 }
 
 TEST_CASE("Scheduler::set_token gives a token appended ahead its value") {

@@ -15,7 +15,7 @@ void SynchronousSteps::submit(const StepBatch& batch, std::span<const DeferredTo
                "deferred token {} from row {}: the batch has {} tokens, the previous step {} rows", d.token_index,
                d.sampling_row, filled_.num_tokens, last_.size());
       filled_.token_ids[static_cast<std::size_t>(d.token_index)] =
-          last_[static_cast<std::size_t>(d.sampling_row)].value_or(kFailedRowInputToken);
+          last_[static_cast<std::size_t>(d.sampling_row)].id.value_or(kFailedRowInputToken);
     }
     input = &filled_;
   }

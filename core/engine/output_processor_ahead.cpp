@@ -31,8 +31,7 @@ bool OutputProcessor::can_apply_ahead() const {
     if (sample.failed) continue;
     if (sample.grammar) return false;
     const SamplingParams& params = requests_[static_cast<std::size_t>(row.request_index)].sampling;
-    if (params.presence_penalty != 0.0 || params.frequency_penalty != 0.0 || params.repetition_penalty != 1.0)
-      return false;
+    if (params.penalizes_tokens()) return false;
     if (sample.stop.num_tokens() + 1 < params.min_tokens) continue;  // no stop of any kind yet
     if (!params.stop_token_ids.empty() || (!params.ignore_eos && !end_of_generation_.empty())) return false;
     if (tokenizer_ != nullptr && !params.stop.empty()) return false;

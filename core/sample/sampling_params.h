@@ -62,8 +62,10 @@ struct SamplingParams {
 
   bool is_greedy() const { return temperature == 0.0; }
   // Whether step 0 changes any logit (a penalty or a bias is given).
-  bool has_penalties() const {
-    return presence_penalty != 0.0 || frequency_penalty != 0.0 || repetition_penalty != 1.0 || !logit_bias.empty();
+  bool has_penalties() const { return penalizes_tokens() || !logit_bias.empty(); }
+  // Whether step 0 reads the sequence's tokens (the penalties; logit_bias does not).
+  bool penalizes_tokens() const {
+    return presence_penalty != 0.0 || frequency_penalty != 0.0 || repetition_penalty != 1.0;
   }
 };
 
