@@ -334,7 +334,9 @@ void CudaBackend::Impl::attention(std::size_t l, const StepBatch& batch, const A
                                         batch.max_blocks_per_seq,
                                         static_cast<int32_t>(config.num_heads),
                                         1.0f / std::sqrt(static_cast<float>(head_dim)),
-                                        layout};
+                                        layout,
+                                        /*window=*/0,  // check_supported refuses windows and soft-caps
+                                        /*softcap=*/0.0f};
   for (const AttentionLaunch& launch : plan.launches)
     launch_paged_attention(args,
                            AttentionWork{array.template operator()<AttentionWorkItem>(at_items) + launch.item_begin,
@@ -387,6 +389,10 @@ CudaBackend::CudaBackend(const ModelConfig& config, uint64_t dummy_seed, const C
 CudaBackend::~CudaBackend() = default;
 
 void CudaBackend::check_supported(const ModelConfig& config) {
+  // The kernels implement the Llama block; the other architectures run on the CPU so far.
+  if (config.architecture != "llama" && config.architecture != "qwen2" && config.architecture != "mistral")
+    fail_setting("device", "cannot run this model: the CUDA backend runs the llama, qwen2 and mistral "
+                 "architectures, and this model's is '{}' (it runs on the CPU: --device cpu)", config.architecture);
   if (!attention_supports_head_dim(config.head_dim))
     fail_setting("device", "cannot run this model: the CUDA backend runs head dimensions 64, 128 and 256 and "
                  "this model's is {}; run it on the CPU", config.head_dim);

@@ -218,7 +218,8 @@ void launch_for_head_dim(const PagedAttentionArgsOf<Kv, Out>& args, const Attent
     const PagedAttentionArgsOf<float, Out> combine{nullptr, nullptr, nullptr, args.out, args.positions,
                                                    args.query_start, args.context_lens, args.block_tables,
                                                    args.num_tokens, args.num_seqs, args.max_blocks_per_seq,
-                                                   args.num_heads, args.scale, args.layout};
+                                                   args.num_heads, args.scale, args.layout, args.window,
+                                                   args.softcap};
     const dim3 grid(static_cast<unsigned>(work.token_end - work.token_begin), static_cast<unsigned>(args.num_heads));
     combine_partitions_kernel<Out, kHeadDim><<<grid, kThreads, 0, stream>>>(combine, work);
     CUDA_CHECK(cudaGetLastError());
@@ -230,6 +231,10 @@ void launch_for_head_dim(const PagedAttentionArgsOf<Kv, Out>& args, const Attent
 template <typename Kv, typename Out>
 void launch_paged_attention(const PagedAttentionArgsOf<Kv, Out>& args, const AttentionWork& work,
                             cudaStream_t stream) {
+  // Sliding windows and soft-capping are the CPU reference's so far (paged_attention_args.h).
+  if (args.window != 0 || args.softcap != 0.0f)
+    throw_cuda_error(cudaErrorInvalidValue, "launch_paged_attention: no sliding window or soft-cap on the GPU yet",
+                     __FILE__, __LINE__);
   switch (args.layout.head_dim) {
     case 64:
       launch_for_head_dim<Kv, Out, 64>(args, work, stream);

@@ -159,8 +159,9 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
 
   const std::size_t num_pairs = rope_dim / 2;
   grow(rope_cos_sin_, n * num_pairs * 2);
+  if (config_.window_rope_differs()) grow(rope_cos_sin_window_, n * num_pairs * 2);
   // The embeddings, the first norm and the RoPE rotations of the step's positions (used by
-  // every layer).
+  // every layer; the window layers have their own when they rotate otherwise).
   const float* attn_norm0 = weights_.layers.front().attn_norm;
   for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
     for (std::size_t r = r0; r < r1; ++r) {
@@ -169,14 +170,22 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
       else if (weights_.token_embd_half != nullptr) weights_.token_embd_half->dequantize_row(token, x_.data() + r * hidden);
       else std::memcpy(x_.data() + r * hidden, weights_.token_embd + token * hidden, hidden * sizeof(float));
     }
+    if (config_.embedding_scale != 1.0f)
+      cpu::scale_in_place(x_.data() + r0 * hidden, (r1 - r0) * hidden, config_.embedding_scale);
     cpu::rope_rotations(positions.subspan(r0, r1 - r0), std::span(weights_.rope_inv_freq).first(num_pairs),
                         rope_cos_sin_.data() + r0 * num_pairs * 2);
+    if (config_.window_rope_differs())
+      cpu::rope_rotations(positions.subspan(r0, r1 - r0), std::span(weights_.rope_inv_freq_window).first(num_pairs),
+                          rope_cos_sin_window_.data() + r0 * num_pairs * 2);
     norm_chunk(attn_norm0, r0, r1);
   });
   for (std::size_t layer = 0; layer < weights_.layers.size(); ++layer) {
     const LayerWeights& w = weights_.layers[layer];
+    const bool window_rope = config_.window_rope_differs() && config_.layer_has_window(static_cast<int64_t>(layer));
+    const float* layer_cos_sin = window_rope ? rope_cos_sin_window_.data() : rope_cos_sin_.data();
     // Attention sub-block: x += wo @ attention(rope(wq @ norm(x)), rope(wk @ norm(x)), wv @ norm(x)),
-    // norm(x) in xn_ (and xq_) already.
+    // norm(x) in xn_ (and xq_) already; with q/k norms each head is normed before RoPE, with
+    // post norms the sub-block's output before the residual add.
     matmuls(xn_.data(), n, hidden,
             {{w.wq, w.packed.wq, w.half.wq, q_.data(), q_dim}, {w.wk, w.packed.wk, w.half.wk, k_.data(), kv_dim},
              {w.wv, w.packed.wv, w.half.wv, v_.data(), kv_dim}});
@@ -186,7 +195,12 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
         cpu::add_bias(k_.data() + r0 * kv_dim, w.bk, r1 - r0, kv_dim);
         cpu::add_bias(v_.data() + r0 * kv_dim, w.bv, r1 - r0, kv_dim);
       }
-      const float* cos_sin = rope_cos_sin_.data() + r0 * num_pairs * 2;
+      if (w.q_norm != nullptr) {
+        cpu::rms_norm(q_.data() + r0 * q_dim, w.q_norm, q_.data() + r0 * q_dim, (r1 - r0) * num_heads, head_dim, eps);
+        cpu::rms_norm(k_.data() + r0 * kv_dim, w.k_norm, k_.data() + r0 * kv_dim, (r1 - r0) * num_kv_heads, head_dim,
+                      eps);
+      }
+      const float* cos_sin = layer_cos_sin + r0 * num_pairs * 2;
       cpu::rope_rotate(q_.data() + r0 * q_dim, cos_sin, r1 - r0, num_heads, head_dim, rope_dim, config_.rope_layout);
       cpu::rope_rotate(k_.data() + r0 * kv_dim, cos_sin, r1 - r0, num_kv_heads, head_dim, rope_dim,
                        config_.rope_layout);
@@ -197,22 +211,27 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) { quantize_chunk(attn_.data(), r0, r1, q_dim); });
     matmuls(attn_.data(), n, q_dim, {{w.wo, w.packed.wo, w.half.wo, proj_.data(), hidden}});
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
+      if (w.attn_post_norm != nullptr)
+        cpu::rms_norm(proj_.data() + r0 * hidden, w.attn_post_norm, proj_.data() + r0 * hidden, r1 - r0, hidden, eps);
       add_in_place(x_.data() + r0 * hidden, proj_.data() + r0 * hidden, (r1 - r0) * hidden);
       norm_chunk(w.ffn_norm, r0, r1);
     });
 
-    // MLP sub-block: x += w_down @ (silu(w_gate @ norm(x)) * (w_up @ norm(x)))
+    // MLP sub-block: x += w_down @ (act(w_gate @ norm(x)) * (w_up @ norm(x))), act silu or gelu_tanh
     matmuls(xn_.data(), n, hidden,
             {{w.w_gate, w.packed.w_gate, w.half.w_gate, gate_.data(), ffn},
              {w.w_up, w.packed.w_up, w.half.w_up, up_.data(), ffn}});
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
-      cpu::silu_mul(gate_.data() + r0 * ffn, up_.data() + r0 * ffn, gate_.data() + r0 * ffn, (r1 - r0) * ffn);
+      cpu::gated_activation(config_.activation, gate_.data() + r0 * ffn, up_.data() + r0 * ffn, gate_.data() + r0 * ffn,
+                            (r1 - r0) * ffn);
       quantize_chunk(gate_.data(), r0, r1, ffn);
     });
     matmuls(gate_.data(), n, ffn, {{w.w_down, w.packed.w_down, w.half.w_down, proj_.data(), hidden}});
     // The residual, then the next layer's attention norm (none after the last layer).
     const float* next_norm = layer + 1 < weights_.layers.size() ? weights_.layers[layer + 1].attn_norm : nullptr;
     for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
+      if (w.ffn_post_norm != nullptr)
+        cpu::rms_norm(proj_.data() + r0 * hidden, w.ffn_post_norm, proj_.data() + r0 * hidden, r1 - r0, hidden, eps);
       add_in_place(x_.data() + r0 * hidden, proj_.data() + r0 * hidden, (r1 - r0) * hidden);
       if (next_norm != nullptr) norm_chunk(next_norm, r0, r1);
     });
@@ -225,6 +244,12 @@ void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
   }
   for_row_chunks(num_logits, [&](std::size_t r0, std::size_t r1) { quantize_chunk(head_in_.data(), r0, r1, hidden); });
   matmuls(head_in_.data(), num_logits, hidden, {{weights_.output, weights_.output_packed, weights_.output_half, logits.data(), vocab}});
+  if (config_.final_logit_softcap) {
+    const float cap = *config_.final_logit_softcap;
+    for_row_chunks(num_logits, [&](std::size_t r0, std::size_t r1) {
+      cpu::soft_cap(logits.data() + r0 * vocab, (r1 - r0) * vocab, cap);
+    });
+  }
 }
 
 void CpuBackend::norm_chunk(const float* weight, std::size_t r0, std::size_t r1) {
@@ -254,9 +279,11 @@ void CpuBackend::write_kv(std::size_t layer, const StepBatch& batch, std::size_t
 
 void CpuBackend::attention(std::size_t layer, const StepBatch& batch) {
   auto run = [&](const auto* k_pool, const auto* v_pool) {
-    const float scale = 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
+    const bool has_window = config_.layer_has_window(static_cast<int64_t>(layer));
+    const auto window = has_window ? static_cast<int32_t>(*config_.sliding_window) : 0;
     cpu::paged_attention(cpu::paged_attention_args(batch, q_.data(), static_cast<int32_t>(config_.num_heads), k_pool,
-                                                   v_pool, layout_, scale, attn_.data()),
+                                                   v_pool, layout_, config_.softmax_scale(), attn_.data(), window,
+                                                   config_.attn_logit_softcap.value_or(0.0f)),
                          pool_);
   };
   const std::byte* k_pool = k_pools_[layer].get();

@@ -1,6 +1,7 @@
 // The CPU backend on the paged KV cache: owns the K/V pool of every layer (float32, float16
 // or bfloat16: kv_dtype.h) and runs
-// the Llama forward pass of a StepBatch with batch-invariant matrix products and paged
+// the forward pass of a StepBatch (every architecture of model_config.h) with
+// batch-invariant matrix products and paged
 // attention (paged_attention.h), so a token's logits are the same bits however it is
 // batched. Two kinds of matrix product, chosen by the weights' form (model_weights.h):
 // float32 weights, and float16 / bfloat16 ones kept as stored, use the exact float GEMM
@@ -115,6 +116,7 @@ class CpuBackend final : public LogitsBackend {
   std::vector<float> up_;       // (num_tokens, intermediate)
   std::vector<float> head_in_;  // (num_logits, hidden) final-normed rows that need logits
   std::vector<float> rope_cos_sin_;  // (tokens, rope_dim / 2, 2): the step's RoPE rotations
+  std::vector<float> rope_cos_sin_window_;  // the same for the window layers when they rotate otherwise
   std::vector<cpu::Q8Block> xq_;  // the current matrix input quantized (fast path)
 };
 

@@ -79,6 +79,31 @@ void silu_mul(const float* gate, const float* up, float* out, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+void gelu_tanh_mul(const float* gate, const float* up, float* out, std::size_t n) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  constexpr float kCubic = 0.044715f;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * g * (1.0f + kCubic * g * g))) * up[i];
+  }
+}
+
+void gated_activation(MlpActivation activation, const float* gate, const float* up, float* out, std::size_t n) {
+  switch (activation) {
+    case MlpActivation::kSilu: silu_mul(gate, up, out, n); return;
+    case MlpActivation::kGeluTanh: gelu_tanh_mul(gate, up, out, n); return;
+  }
+}
+
+void soft_cap(float* x, std::size_t n, float cap) {
+  const float inv_cap = 1.0f / cap;
+  for (std::size_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] * inv_cap);
+}
+
+void scale_in_place(float* x, std::size_t n, float factor) {
+  for (std::size_t i = 0; i < n; ++i) x[i] *= factor;
+}
+
 void embedding_gather(const float* table, std::span<const int32_t> ids, float* out, std::size_t dim) {
   for (std::size_t r = 0; r < ids.size(); ++r)
     std::memcpy(out + r * dim, table + static_cast<std::size_t>(ids[r]) * dim, dim * sizeof(float));

@@ -1,5 +1,6 @@
-// CPU building blocks of the Llama block, shared by the dense reference forward pass and
-// the paged CPU backend. Row-major float32 throughout; shapes are in the comments.
+// CPU building blocks of the Llama block and its relatives' extras (GeGLU, soft-capping),
+// shared by the dense reference forward pass and the paged CPU backend. Row-major float32
+// throughout; shapes are in the comments.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +11,7 @@
 
 namespace pagedgen::cpu {
 
-// out (rows, dim) = x (rows, dim) / rms(x) * weight (dim)
+// out (rows, dim) = x (rows, dim) / rms(x) * weight (dim); out may be x
 void rms_norm(const float* x, const float* weight, float* out, std::size_t rows, std::size_t dim, float eps);
 
 // y (rows, out_features) = x (rows, in_features) @ w (out_features, in_features)^T  [OpenBLAS]
@@ -34,6 +35,19 @@ void rope_rotate(float* x, const float* cos_sin, std::size_t rows, std::size_t n
 
 // out (n) = silu(gate (n)) * up (n)
 void silu_mul(const float* gate, const float* up, float* out, std::size_t n);
+
+// out (n) = gelu_tanh(gate (n)) * up (n), GELU in its tanh form (Gemma's "gelu_pytorch_tanh"):
+//   gelu_tanh(g) = g / 2 * (1 + tanh(sqrt(2 / pi) * (g + 0.044715 g^3)))
+void gelu_tanh_mul(const float* gate, const float* up, float* out, std::size_t n);
+
+// The MLP's gated activation of `config` (silu_mul or gelu_tanh_mul).
+void gated_activation(MlpActivation activation, const float* gate, const float* up, float* out, std::size_t n);
+
+// x (n) = cap * tanh(x / cap): Gemma 2's soft-capping of attention scores and logits.
+void soft_cap(float* x, std::size_t n, float cap);
+
+// x (n) *= factor
+void scale_in_place(float* x, std::size_t n, float factor);
 
 // out (rows, dim) = table[ids[r]] for each row
 void embedding_gather(const float* table, std::span<const int32_t> ids, float* out, std::size_t dim);

@@ -1,5 +1,7 @@
-// The numeric reference: the Llama forward pass for one sequence on a dense (contiguous)
-// KV cache, on the CPU. Deliberately plain; the paged engine is checked against it.
+// The numeric reference: the forward pass of every architecture ModelConfig describes (the
+// Llama block and its relatives' extras: q/k norms, post norms, GeGLU, soft-caps, sliding
+// windows) for one sequence on a dense (contiguous) KV cache, on the CPU. Deliberately
+// plain; the paged engine is checked against it.
 #pragma once
 
 #include <cstddef>

@@ -159,7 +159,7 @@ void weighted_heads(const float* weights, const Kv* const* v_rows, std::size_t n
 //   q, out: (num_heads, head_dim);  weights: scratch (num_heads, n)
 template <typename Kv>
 void attend_heads(int num_heads, const float* q, const Kv* const* k_rows, const Kv* const* v_rows, std::size_t n,
-                  std::size_t head_dim, float scale, float* weights, float* out) {
+                  std::size_t head_dim, float scale, float softcap, float* weights, float* out) {
   switch (num_heads) {
     case 1:
       score_heads<1>(q, k_rows, v_rows, n, head_dim, scale, weights);
@@ -171,6 +171,9 @@ void attend_heads(int num_heads, const float* q, const Kv* const* k_rows, const 
       score_heads<3>(q, k_rows, v_rows, n, head_dim, scale, weights);
       break;
   }
+  if (softcap > 0.0f)
+    for (std::size_t i = 0; i < static_cast<std::size_t>(num_heads) * n; ++i)
+      weights[i] = softcap * std::tanh(weights[i] / softcap);
   std::vector<float> inv_sums(static_cast<std::size_t>(num_heads));
   for (int h = 0; h < num_heads; ++h) {
     float* w = weights + static_cast<std::size_t>(h) * n;
@@ -216,7 +219,7 @@ KvWriteArgsOf<Kv> kv_write_args(const StepBatch& batch, const float* k, const fl
 template <typename Kv>
 PagedAttentionArgsOf<Kv, float> paged_attention_args(const StepBatch& batch, const float* q, int32_t num_heads,
                                                      const Kv* k_pool, const Kv* v_pool, KvLayout layout, float scale,
-                                                     float* out) {
+                                                     float* out, int32_t window, float softcap) {
   PG_CHECK(batch.positions.size() == static_cast<std::size_t>(batch.num_tokens) &&
                batch.query_start.size() == static_cast<std::size_t>(batch.num_seqs) + 1 &&
                batch.context_lens.size() == static_cast<std::size_t>(batch.num_seqs) &&
@@ -236,7 +239,9 @@ PagedAttentionArgsOf<Kv, float> paged_attention_args(const StepBatch& batch, con
                                          batch.max_blocks_per_seq,
                                          num_heads,
                                          scale,
-                                         layout};
+                                         layout,
+                                         window,
+                                         softcap};
 }
 
 template <typename Kv>
@@ -264,6 +269,7 @@ void paged_attention(const PagedAttentionArgsOf<Kv, float>& args, CpuThreadPool&
   const KvLayout layout = args.layout;
   const auto num_heads = static_cast<std::size_t>(args.num_heads);
   const float scale = args.scale;
+  const auto window = static_cast<std::size_t>(std::max(args.window, 0));
   float* const out = args.out;
   const Kv* const k_pool = args.k_pool;
   const Kv* const v_pool = args.v_pool;
@@ -292,33 +298,39 @@ void paged_attention(const PagedAttentionArgsOf<Kv, float>& args, CpuThreadPool&
     PG_CHECK(args.positions[t] >= 0 && args.positions[t] < args.context_lens[s],
              "token {} at position {} outside its sequence's context of {}", t, args.positions[t],
              args.context_lens[s]);
-    const auto num_visible = static_cast<std::size_t>(args.positions[t]) + 1;  // causal: 0..p
-    PG_CHECK((num_visible + block_size - 1) / block_size <= static_cast<std::size_t>(args.max_blocks_per_seq),
+    // Causal: positions first..end-1, end = p + 1, first = 0 or the window's start.
+    const auto end = static_cast<std::size_t>(args.positions[t]) + 1;
+    const std::size_t first = window > 0 && end > window ? end - window : 0;
+    const std::size_t num_visible = end - first;
+    PG_CHECK((end + block_size - 1) / block_size <= static_cast<std::size_t>(args.max_blocks_per_seq),
              "position {} needs more blocks than the table's {}", args.positions[t], args.max_blocks_per_seq);
     const int32_t* block_table = args.block_tables + s * static_cast<std::size_t>(args.max_blocks_per_seq);
     const float* q_token = args.q + t * num_heads * head_dim;
-    for (std::size_t b = 0; b * block_size < num_visible; ++b)
+    for (std::size_t b = first / block_size; b * block_size < end; ++b)
       PG_CHECK(block_table[b] >= 0 && block_table[b] < layout.num_blocks,
                "sequence {} lists block {} outside a pool of {} blocks", s, block_table[b], layout.num_blocks);
 
-    // K and V rows of this KV head for positions 0..num_visible-1, through the block table:
+    // K and V rows of this KV head for positions first..end-1, through the block table:
     // from here on the arithmetic sees only positions, never blocks.
+    //   position j -> block_table[j / block_size], slot j % block_size
     std::vector<const Kv*> k_rows(num_visible);
     std::vector<const Kv*> v_rows(num_visible);
-    for (std::size_t j0 = 0; j0 < num_visible; j0 += block_size) {
-      const int64_t block_offset = layout.offset(block_table[j0 / block_size], static_cast<int64_t>(kv_head), 0, 0);
-      const std::size_t n = std::min(block_size, num_visible - j0);
+    for (std::size_t j = first; j < end;) {
+      const std::size_t slot = j % block_size;
+      const int64_t block_offset = layout.offset(block_table[j / block_size], static_cast<int64_t>(kv_head), 0, 0);
+      const std::size_t n = std::min(block_size - slot, end - j);
       for (std::size_t i = 0; i < n; ++i) {
-        k_rows[j0 + i] = k_pool + block_offset + static_cast<int64_t>(i * head_dim);
-        v_rows[j0 + i] = v_pool + block_offset + static_cast<int64_t>(i * head_dim);
+        k_rows[j - first + i] = k_pool + block_offset + static_cast<int64_t>((slot + i) * head_dim);
+        v_rows[j - first + i] = v_pool + block_offset + static_cast<int64_t>((slot + i) * head_dim);
       }
+      j += n;
     }
     std::vector<float> weights(std::min(heads_per_task, kMaxHeads) * num_visible);
     for (std::size_t g = first_head; g < std::min(group, first_head + heads_per_task); g += kMaxHeads) {
       const std::size_t head = kv_head * group + g;
       attend_heads(static_cast<int>(std::min({kMaxHeads, group - g, first_head + heads_per_task - g})),
                    q_token + head * head_dim, k_rows.data(), v_rows.data(), num_visible, head_dim, scale,
-                   weights.data(), out + (t * num_heads + head) * head_dim);
+                   args.softcap, weights.data(), out + (t * num_heads + head) * head_dim);
     }
   });
 }
@@ -327,7 +339,7 @@ void paged_attention(const PagedAttentionArgsOf<Kv, float>& args, CpuThreadPool&
 #define PAGEDGEN_PAGED_ATTENTION_FOR(Kv)                                                                            \
   template KvWriteArgsOf<Kv> kv_write_args(const StepBatch&, const float*, const float*, Kv*, Kv*, KvLayout);     \
   template PagedAttentionArgsOf<Kv, float> paged_attention_args(const StepBatch&, const float*, int32_t, const Kv*, \
-                                                                const Kv*, KvLayout, float, float*);              \
+                                                                const Kv*, KvLayout, float, float*, int32_t, float); \
   template void write_kv_cache(const KvWriteArgsOf<Kv>&);                                                          \
   template void paged_attention(const PagedAttentionArgsOf<Kv, float>&, CpuThreadPool&);
 PAGEDGEN_PAGED_ATTENTION_FOR(float)

@@ -18,7 +18,8 @@ namespace pagedgen::cpu {
 template <typename Kv>
 void write_kv_cache(const KvWriteArgsOf<Kv>& args);
 
-// out = softmax(scale * q . k_j) . v_j over j = 0..p for every token and query head. The
+// out = softmax(cap(scale * q . k_j)) . v_j over j = 0..p (or the window's positions) for
+// every token and query head, cap the soft-cap or none (paged_attention_args.h). The
 // arithmetic follows j (scores, max, exp sum, weighted V sum, all in increasing j), never
 // the blocks, so the result is the same bits at every block size, for any block ids, and
 // whatever else is in the batch. Multithreaded over (token, kv head, query heads).
@@ -32,6 +33,6 @@ KvWriteArgsOf<Kv> kv_write_args(const StepBatch& batch, const float* k, const fl
 template <typename Kv>
 PagedAttentionArgsOf<Kv, float> paged_attention_args(const StepBatch& batch, const float* q, int32_t num_heads,
                                                      const Kv* k_pool, const Kv* v_pool, KvLayout layout, float scale,
-                                                     float* out);
+                                                     float* out, int32_t window = 0, float softcap = 0.0f);
 
 }  // namespace pagedgen::cpu

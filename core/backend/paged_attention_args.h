@@ -28,7 +28,8 @@ using KvWriteArgs = KvWriteArgsOf<float>;
 
 // Causal attention of every new token over its sequence's cached K/V, read through the
 // block table. Token t of sequence s (query_start[s] <= t < query_start[s+1]) at position
-// p = positions[t] attends to positions 0..p; position j lives at
+// p = positions[t] attends to positions 0..p (with a sliding window W: max(0, p-W+1)..p);
+// position j lives at
 //
 //   block_tables[s * max_blocks_per_seq + j / block_size], slot j % block_size
 //
@@ -49,6 +50,8 @@ struct PagedAttentionArgsOf {
   int32_t num_heads;
   float scale;                  // softmax scale, 1 / sqrt(head_dim) for Llama
   KvLayout layout;
+  int32_t window = 0;           // > 0: the sliding window W above; 0: every position
+  float softcap = 0.0f;         // > 0: scores s = scale * q . k become softcap * tanh(s / softcap); 0: none
 };
 using PagedAttentionArgs = PagedAttentionArgsOf<float, float>;
 

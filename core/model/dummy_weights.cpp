@@ -93,11 +93,19 @@ ModelWeights make_dummy_weights(const ModelConfig& config, uint64_t seed) {
   w.output = config.tied_embeddings ? w.token_embd : get("output.weight");
   for (int64_t i = 0; i < config.num_layers; ++i) {
     const std::string p = fmt::format("blk.{}.", i);
-    w.layers.push_back(LayerWeights{get(p + "attn_norm.weight"), get(p + "attn_q.weight"), get(p + "attn_k.weight"),
-                                    get(p + "attn_v.weight"), find(p + "attn_q.bias"), find(p + "attn_k.bias"),
-                                    find(p + "attn_v.bias"), get(p + "attn_output.weight"),
-                                    get(p + "ffn_norm.weight"), get(p + "ffn_gate.weight"), get(p + "ffn_up.weight"),
-                                    get(p + "ffn_down.weight"), PackedLayerWeights{}});
+    LayerWeights& l = w.layers.emplace_back();
+    l.attn_norm = get(p + "attn_norm.weight");
+    l.wq = get(p + "attn_q.weight");
+    l.wk = get(p + "attn_k.weight");
+    l.wv = get(p + "attn_v.weight");
+    l.bq = find(p + "attn_q.bias");
+    l.bk = find(p + "attn_k.bias");
+    l.bv = find(p + "attn_v.bias");
+    l.wo = get(p + "attn_output.weight");
+    l.ffn_norm = get(p + "ffn_norm.weight");
+    l.w_gate = get(p + "ffn_gate.weight");
+    l.w_up = get(p + "ffn_up.weight");
+    l.w_down = get(p + "ffn_down.weight");
   }
   w.rope_inv_freq = rope_inverse_frequencies(config, nullptr);
   return w;

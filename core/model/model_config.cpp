@@ -14,8 +14,10 @@ namespace pagedgen {
 
 namespace {
 
-// Architectures that share the Llama block (RMSNorm, RoPE, GQA attention, SwiGLU MLP).
-constexpr std::array<std::string_view, 3> kGgufArchitectures = {"llama", "qwen2", "mistral"};
+// Architectures built on the Llama block (RMSNorm, RoPE, GQA attention, gated MLP); the
+// ones after "mistral" depart from it as read_architecture_features says.
+constexpr std::array<std::string_view, 7> kGgufArchitectures = {"llama", "qwen2",  "mistral", "qwen3",
+                                                                "phi3",  "gemma2", "gemma3"};
 constexpr std::array<std::string_view, 3> kHfModelTypes = {"llama", "qwen2", "mistral"};
 
 template <std::size_t N>
@@ -75,14 +77,96 @@ float positive_float(double value, std::string_view where, std::string_view key,
   return static_cast<float>(value);
 }
 
+
+// The layers of a Gemma file that attend through the sliding window. Key
+// attention.sliding_window_pattern: a bool per layer, or n (the last layer of every n has
+// full attention, n = 0 all window layers), else the architecture's `default_pattern`.
+std::vector<bool> window_layers_of(const GgufFile& gguf, const std::string& p, int64_t num_layers,
+                                   uint64_t default_pattern) {
+  const std::string key = p + "attention.sliding_window_pattern";
+  std::vector<bool> layers(static_cast<std::size_t>(num_layers));
+  if (const GgufValue* value = gguf.find(key); value != nullptr && value->type == GgufValueType::ARRAY) {
+    const GgufArray& items = std::get<GgufArray>(value->value);
+    if (items.element_type != GgufValueType::BOOL || std::ssize(items.items) != num_layers)
+      fail("{}: metadata key '{}' must be {} booleans (one per layer)", gguf.path().string(), key, num_layers);
+    for (std::size_t i = 0; i < layers.size(); ++i) layers[i] = std::get<bool>(items.items[i].value);
+    return layers;
+  }
+  const uint64_t n = gguf.get_uint(key).value_or(default_pattern);
+  for (std::size_t i = 0; i < layers.size(); ++i) layers[i] = n == 0 || i % n < n - 1;
+  return layers;
+}
+
+// What an architecture adds to the Llama block, from its metadata (keys and defaults as
+// llama.cpp reads them, so a file means the same model to both).
+void read_architecture_features(const GgufFile& gguf, ModelConfig& c) {
+  const std::string where = gguf.path().string();
+  const std::string p = c.architecture + ".";
+  const auto float_key = [&](const std::string& key) -> std::optional<float> {
+    const std::optional<double> v = gguf.get_float(p + key);
+    if (!v) return std::nullopt;
+    return positive_float(*v, where, fmt::format("metadata key '{}{}'", p, key));
+  };
+  // Linear RoPE scaling (Gemma 3 4B and up); llama.cpp reads a factor without a type as linear.
+  const std::string scaling = gguf.get_string(p + "rope.scaling.type").value_or("linear");
+  std::optional<float> factor = float_key("rope.scaling.factor");
+  if (!factor) factor = float_key("rope.scale_linear");
+  if (scaling == "linear" && factor) {
+    c.rope_linear_factor = *factor;
+  } else if (scaling != "linear" && scaling != "none") {
+    fail("{}: RoPE scaling '{}' (metadata key '{}rope.scaling.type') is not supported (supported: linear, none)",
+         where, scaling, p);
+  }
+  // llama.cpp's converter keeps the HF order of Q/K rows for these: RoPE rotates the halves.
+  if (c.architecture == "qwen2" || c.architecture == "qwen3" || c.architecture == "phi3" ||
+      c.architecture.starts_with("gemma"))
+    c.rope_layout = RopeLayout::HalfSplit;
+  if (c.architecture == "qwen3") c.qk_norm = true;
+  if (c.architecture == "phi3" && (gguf.find_tensor("rope_factors_long.weight") != nullptr ||
+                                   gguf.find_tensor("rope_factors_short.weight") != nullptr))
+    fail("{}: LongRoPE (rope_factors_long / rope_factors_short tensors, the 128k-context Phi-3 models) is not "
+         "supported; the 4k-context Phi-3 models are", where);
+  // Phi-3's sliding window is ignored, as llama.cpp does (its converter's window metadata is unreliable).
+  if (!c.architecture.starts_with("gemma")) return;
+
+  const bool gemma2 = c.architecture == "gemma2";
+  c.qk_norm = !gemma2;
+  c.post_norms = true;
+  c.activation = MlpActivation::kGeluTanh;
+  c.embedding_scale = std::sqrt(static_cast<float>(c.hidden_size));
+  // The query scale is 1/sqrt(query_pre_attn_scalar), which GGUF files do not store:
+  // llama.cpp takes head_dim, except for the 27B models (46 layers in Gemma 2, 62 in
+  // Gemma 3), whose query_pre_attn_scalar is hidden / heads. pagedgen does the same.
+  const bool is_27b = c.num_layers == (gemma2 ? 46 : 62);
+  c.attention_scale = 1.0f / std::sqrt(static_cast<float>(is_27b ? c.hidden_size / c.num_heads : c.head_dim));
+  if (gemma2) {
+    c.attn_logit_softcap = float_key("attn_logit_softcapping").value_or(50.0f);
+    c.final_logit_softcap = float_key("final_logit_softcapping").value_or(30.0f);
+  } else {
+    c.final_logit_softcap = float_key("final_logit_softcapping");
+  }
+  const std::string window_key = p + "attention.sliding_window";
+  const std::optional<uint64_t> window = gguf.get_uint(window_key);
+  if (gemma2 || (window && *window > 0)) {
+    c.sliding_window = window ? require_dimension(gguf, window_key, kMaxContextLength) : 4096;
+    c.window_layers = window_layers_of(gguf, p, c.num_layers, gemma2 ? 2 : 6);
+    c.window_rope_theta = float_key("rope.freq_base_swa").value_or(gemma2 ? c.rope_theta : 10000.0f);
+  }
+}
+
 }  // namespace
+
+float ModelConfig::softmax_scale() const {
+  return attention_scale.value_or(1.0f / std::sqrt(static_cast<float>(head_dim)));
+}
 
 ModelConfig model_config_from_gguf(const GgufFile& gguf) {
   const std::string where = gguf.path().string();
   const std::optional<std::string> arch = gguf.get_string("general.architecture");
   if (!arch) fail("{}: missing metadata key 'general.architecture'", where);
   if (!contains(kGgufArchitectures, *arch))
-    fail("{}: model architecture '{}' is not supported (supported: llama, qwen2, mistral)", where, *arch);
+    fail("{}: model architecture '{}' is not supported (supported: llama, qwen2, mistral, qwen3, phi3, gemma2, "
+         "gemma3)", where, *arch);
 
   ModelConfig c;
   c.architecture = *arch;
@@ -117,10 +201,12 @@ ModelConfig model_config_from_gguf(const GgufFile& gguf) {
     fail("{}: cannot tell the vocabulary size (no '{}vocab_size' and no tokenizer.ggml.tokens)", where, p);
   }
   // llama.cpp's converter permutes Q/K rows of llama checkpoints so that RoPE rotates
-  // adjacent pairs; qwen2 files keep the HF order and rotate the two halves.
-  c.rope_layout = (*arch == "qwen2") ? RopeLayout::HalfSplit : RopeLayout::Interleaved;
+  // adjacent pairs (read_architecture_features names the others).
+  c.rope_layout = RopeLayout::Interleaved;
   c.qkv_bias = gguf.find_tensor("blk.0.attn_q.bias") != nullptr;
-  c.tied_embeddings = gguf.find_tensor("output.weight") == nullptr;
+  // Gemma 2's output head is always the embedding table (llama.cpp ignores an output tensor).
+  c.tied_embeddings = gguf.find_tensor("output.weight") == nullptr || *arch == "gemma2";
+  read_architecture_features(gguf, c);
   validate_model_config(c, where);
   return c;
 }
@@ -253,6 +339,9 @@ void validate_model_config(const ModelConfig& c, std::string_view where) {
   if (c.head_dim % 2 != 0) fail("{}: head dimension {} is odd; RoPE needs pairs", where, c.head_dim);
   if (c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
     fail("{}: RoPE dimension {} does not fit head dimension {}", where, c.rope_dim, c.head_dim);
+  if (c.sliding_window.has_value() && std::ssize(c.window_layers) != c.num_layers)
+    fail("{}: the sliding-window layer pattern has {} entries for {} layers", where, c.window_layers.size(),
+         c.num_layers);
 }
 
 }  // namespace pagedgen

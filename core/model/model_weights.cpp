@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "model/dequant.h"
+#include "model/fused_tensors.h"
 #include "model/quant_blocks.h"
 #include "util/error.h"
 #include "util/mapped_file.h"
@@ -132,13 +133,15 @@ class WeightLoader {
 
 }  // namespace
 
-ModelWeights load_model_weights(const ModelConfig& c, std::span<const RawTensor> tensors, const std::string& source,
-                                WeightForm form) {
+ModelWeights load_model_weights(const ModelConfig& c, std::span<const RawTensor> file_tensors,
+                                const std::string& source, WeightForm form) {
+  const std::vector<RawTensor> tensors = split_fused_tensors(file_tensors, c, source);
   const auto hidden = static_cast<uint64_t>(c.hidden_size);
   const auto q_dim = static_cast<uint64_t>(c.num_heads * c.head_dim);
   const auto kv_dim = static_cast<uint64_t>(c.num_kv_heads * c.head_dim);
   const auto ffn = static_cast<uint64_t>(c.intermediate_size);
   const auto vocab = static_cast<uint64_t>(c.vocab_size);
+  const auto head_dim = static_cast<uint64_t>(c.head_dim);
 
   ModelWeights w;
   WeightLoader loader(c, tensors, source, form, w);
@@ -161,11 +164,17 @@ ModelWeights load_model_weights(const ModelConfig& c, std::span<const RawTensor>
       l.bk = loader.require(p + "attn_k.bias", {kv_dim});
       l.bv = loader.require(p + "attn_v.bias", {kv_dim});
     }
+    if (c.qk_norm) {
+      l.q_norm = loader.require(p + "attn_q_norm.weight", {head_dim});
+      l.k_norm = loader.require(p + "attn_k_norm.weight", {head_dim});
+    }
     loader.require_matrix(p + "attn_output.weight", {hidden, q_dim}, &l.wo, &l.packed.wo, &l.half.wo);
+    if (c.post_norms) l.attn_post_norm = loader.require(p + "post_attention_norm.weight", {hidden});
     l.ffn_norm = loader.require(p + "ffn_norm.weight", {hidden});
     loader.require_matrix(p + "ffn_gate.weight", {ffn, hidden}, &l.w_gate, &l.packed.w_gate, &l.half.w_gate);
     loader.require_matrix(p + "ffn_up.weight", {ffn, hidden}, &l.w_up, &l.packed.w_up, &l.half.w_up);
     loader.require_matrix(p + "ffn_down.weight", {hidden, ffn}, &l.w_down, &l.packed.w_down, &l.half.w_down);
+    if (c.post_norms) l.ffn_post_norm = loader.require(p + "post_ffw_norm.weight", {hidden});
   }
   loader.convert_all();
   if (c.tied_embeddings) {  // the output head is the embedding table
@@ -174,7 +183,25 @@ ModelWeights load_model_weights(const ModelConfig& c, std::span<const RawTensor>
     w.output_half = w.token_embd_half;
   }
   w.rope_inv_freq = rope_inverse_frequencies(c, freq_divisors);
+  if (c.window_rope_differs()) w.rope_inv_freq_window = window_rope_inverse_frequencies(c);
   return w;
+}
+
+std::span<const float> layer_rope_inv_freq(const ModelConfig& config, const ModelWeights& weights, int64_t layer) {
+  if (config.window_rope_differs() && config.layer_has_window(layer)) {
+    PG_CHECK(!weights.rope_inv_freq_window.empty(), "layer {} rotates with the window table, which is not loaded",
+             layer);
+    return weights.rope_inv_freq_window;
+  }
+  return weights.rope_inv_freq;
+}
+
+std::vector<float> window_rope_inverse_frequencies(const ModelConfig& config) {
+  ModelConfig window = config;
+  window.rope_theta = config.window_rope_theta;
+  window.rope_linear_factor = 1.0f;
+  window.rope_scaling.reset();
+  return rope_inverse_frequencies(window, nullptr);
 }
 
 std::vector<float> rope_inverse_frequencies(const ModelConfig& config, const float* freq_divisors) {
@@ -200,7 +227,7 @@ std::vector<float> rope_inverse_frequencies(const ModelConfig& config, const flo
         f = (1.0 - smooth) * f / s.factor + smooth * f;
       }
     }
-    inv_freq[static_cast<std::size_t>(i)] = static_cast<float>(f);
+    inv_freq[static_cast<std::size_t>(i)] = static_cast<float>(f / static_cast<double>(config.rope_linear_factor));
   }
   return inv_freq;
 }

@@ -33,18 +33,22 @@ using HalfLayerWeights = LayerMatrices<HalfMatrix>;
 
 // A matrix is a float pointer, a packed one or a half one (the others null).
 struct LayerWeights {
-  const float* attn_norm;  // (hidden)
-  const float* wq;         // (num_heads * head_dim, hidden)
-  const float* wk;         // (num_kv_heads * head_dim, hidden)
-  const float* wv;         // (num_kv_heads * head_dim, hidden)
-  const float* bq;         // (num_heads * head_dim) or nullptr without QKV bias
-  const float* bk;         // (num_kv_heads * head_dim) or nullptr
-  const float* bv;         // (num_kv_heads * head_dim) or nullptr
-  const float* wo;         // (hidden, num_heads * head_dim)
-  const float* ffn_norm;   // (hidden)
-  const float* w_gate;     // (intermediate, hidden)
-  const float* w_up;       // (intermediate, hidden)
-  const float* w_down;     // (hidden, intermediate)
+  const float* attn_norm = nullptr;  // (hidden)
+  const float* wq = nullptr;         // (num_heads * head_dim, hidden)
+  const float* wk = nullptr;         // (num_kv_heads * head_dim, hidden)
+  const float* wv = nullptr;         // (num_kv_heads * head_dim, hidden)
+  const float* bq = nullptr;         // (num_heads * head_dim) or nullptr without QKV bias
+  const float* bk = nullptr;         // (num_kv_heads * head_dim) or nullptr
+  const float* bv = nullptr;         // (num_kv_heads * head_dim) or nullptr
+  const float* q_norm = nullptr;     // (head_dim) or nullptr without q/k norms (ModelConfig::qk_norm)
+  const float* k_norm = nullptr;     // (head_dim) or nullptr
+  const float* wo = nullptr;         // (hidden, num_heads * head_dim)
+  const float* attn_post_norm = nullptr;  // (hidden) or nullptr without post norms (ModelConfig::post_norms)
+  const float* ffn_norm = nullptr;   // (hidden)
+  const float* w_gate = nullptr;     // (intermediate, hidden)
+  const float* w_up = nullptr;       // (intermediate, hidden)
+  const float* w_down = nullptr;     // (hidden, intermediate)
+  const float* ffn_post_norm = nullptr;  // (hidden) or nullptr
   PackedLayerWeights packed;
   HalfLayerWeights half;
 };
@@ -59,6 +63,7 @@ struct ModelWeights {
   const HalfMatrix* output_half = nullptr;          // instead of output when kept float16 / bfloat16
   std::vector<LayerWeights> layers;
   std::vector<float> rope_inv_freq;  // (rope_dim / 2) angle per position for each pair
+  std::vector<float> rope_inv_freq_window;  // (rope_dim / 2) of the window layers when they differ, else empty
   std::vector<std::unique_ptr<float[]>> storage;  // owns what the float pointers point to
   std::vector<std::unique_ptr<PackedMatrix>> packed_storage;  // owns the packed matrices
   std::vector<std::unique_ptr<HalfMatrix>> half_storage;      // owns the half matrices
@@ -72,13 +77,18 @@ enum class WeightForm {
 };
 
 // Loads every tensor the config needs from `tensors` (a model file's, named `source` in
-// messages) in `form`; throws Error naming the tensor when one is missing, has the wrong
-// shape or a type that cannot be loaded.
+// messages; fused ones are split, fused_tensors.h) in `form`; throws Error naming the
+// tensor when one is missing, has the wrong shape or a type that cannot be loaded.
 ModelWeights load_model_weights(const ModelConfig& config, std::span<const RawTensor> tensors,
                                 const std::string& source, WeightForm form = WeightForm::kFloat32);
 
-// RoPE angle per position for each rotated pair: theta^(-2i/rope_dim), with Llama 3.1
-// scaling or a GGUF rope_freqs tensor (per-pair divisors) applied when present.
+// RoPE angle per position for each rotated pair of the full-attention layers:
+// theta^(-2i/rope_dim) / rope_linear_factor, with Llama 3.1 scaling or a GGUF rope_freqs
+// tensor (per-pair divisors) applied when present.
 std::vector<float> rope_inverse_frequencies(const ModelConfig& config, const float* freq_divisors);
+// The same for the sliding-window layers: window_rope_theta^(-2i/rope_dim), unscaled.
+std::vector<float> window_rope_inverse_frequencies(const ModelConfig& config);
+// The table `layer` rotates with: rope_inv_freq_window for a window layer when it differs.
+std::span<const float> layer_rope_inv_freq(const ModelConfig& config, const ModelWeights& weights, int64_t layer);
 
 }  // namespace pagedgen
