@@ -9,6 +9,7 @@
 #include "gguf_writer.h"
 #include "model/gguf.h"
 #include "model/model_config.h"
+#include "model/model_weights.h"
 #include "test_paths.h"
 #include "util/error.h"
 
@@ -239,4 +240,65 @@ TEST_CASE("RoPE theta, RMSNorm epsilon and RoPE scaling values that make no sens
                                .config();
   CHECK(good.rope_theta == 500000.0f);
   CHECK(good.rms_norm_eps == 1e-5f);
+}
+
+namespace {
+
+// A GGUF of architecture `arch` with the dimensions of GgufConfigFile under its prefix,
+// plus `extra` keys and tensors.
+ModelConfig arch_config(const std::string& arch, const std::vector<std::pair<std::string, GgufValue>>& extra,
+                        std::vector<test::GgufTestTensor> tensors = {}) {
+  test::TempDir dir("pagedgen-arch-config");
+  test::GgufWriter writer;
+  writer.add("general.architecture", {GgufValueType::STRING, arch});
+  for (const auto& [key, value] : std::vector<std::pair<std::string, uint64_t>>{
+           {"block_count", 3}, {"embedding_length", 64}, {"feed_forward_length", 128}, {"attention.head_count", 4},
+           {"attention.head_count_kv", 2}, {"context_length", 64}, {"vocab_size", 32}})
+    writer.add(arch + "." + key, {GgufValueType::UINT32, value});
+  for (const auto& [key, value] : extra) writer.add(arch + "." + key, value);
+  for (test::GgufTestTensor& t : tensors) writer.add_tensor(std::move(t));
+  test::write_file(dir / "model.gguf", writer.build().bytes);
+  return model_config_from_gguf(GgufFile(dir / "model.gguf"));
+}
+
+GgufValue bools(std::vector<bool> values) {
+  std::vector<GgufValue> items;
+  for (bool v : values) items.push_back({GgufValueType::BOOL, v});
+  return test::gguf_array(GgufValueType::BOOL, std::move(items));
+}
+
+}  // namespace
+
+TEST_CASE("Gemma window layers: the pattern key as booleans or a period, the default, and no window at all") {
+  const GgufValue window = {GgufValueType::UINT32, uint64_t{512}};
+  const ModelConfig listed = arch_config("gemma3", {{"attention.sliding_window", window},
+                                                    {"attention.sliding_window_pattern", bools({false, true, true})}});
+  CHECK(listed.sliding_window == 512);
+  CHECK(listed.window_layers == std::vector<bool>{false, true, true});
+  const ModelConfig period = arch_config(
+      "gemma3", {{"attention.sliding_window", window}, {"attention.sliding_window_pattern", u64(3)}});
+  CHECK(period.window_layers == std::vector<bool>{true, true, false});
+  const ModelConfig gemma2 = arch_config("gemma2", {});  // llama.cpp's defaults: 4096, every other layer
+  CHECK((gemma2.sliding_window == 4096 && gemma2.window_layers == std::vector<bool>{true, false, true}));
+  CHECK((gemma2.attn_logit_softcap == 50.0f && gemma2.final_logit_softcap == 30.0f));
+  CHECK_FALSE(arch_config("gemma3", {}).sliding_window.has_value());
+  CHECK_THROWS_WITH_AS(arch_config("gemma3", {{"attention.sliding_window", window},
+                                              {"attention.sliding_window_pattern", bools({true})}}),
+                       doctest::Contains("'gemma3.attention.sliding_window_pattern' must be 3 booleans"), Error);
+}
+
+TEST_CASE("linear RoPE scaling slows the full layers' rotations; other scalings and LongRoPE are refused") {
+  const ModelConfig linear = arch_config("gemma3", {{"attention.sliding_window", u64(8)},
+                                                    {"rope.scaling.type", {GgufValueType::STRING, std::string("linear")}},
+                                                    {"rope.scaling.factor", f32(8.0)}});
+  CHECK(linear.rope_linear_factor == 8.0f);
+  CHECK(rope_inverse_frequencies(linear, nullptr)[0] == doctest::Approx(1.0 / 8));
+  CHECK(window_rope_inverse_frequencies(linear)[0] == 1.0f);  // window layers: unscaled, base 10,000
+  CHECK_THROWS_WITH_AS(arch_config("qwen3", {{"rope.scaling.type", {GgufValueType::STRING, std::string("yarn")}},
+                                             {"rope.scaling.factor", f32(4.0)}}),
+                       doctest::Contains("RoPE scaling 'yarn' (metadata key 'qwen3.rope.scaling.type') is not "
+                                         "supported"),
+                       Error);
+  test::GgufTestTensor factors{"rope_factors_long.weight", {8}, 0, std::vector<std::byte>(32)};
+  CHECK_THROWS_WITH_AS(arch_config("phi3", {}, {factors}), doctest::Contains("LongRoPE"), Error);
 }
