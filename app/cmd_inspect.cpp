@@ -2,6 +2,7 @@
 #include <fmt/ranges.h>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -53,6 +54,21 @@ int run_inspect(const InspectOptions& options) {
   fmt::print("RMSNorm eps    {}\n", c.rms_norm_eps);
   fmt::print("output head    {}\n", c.tied_embeddings ? "tied to the token embeddings" : "separate");
   fmt::print("QKV bias       {}\n", c.qkv_bias ? "yes" : "no");
+  if (c.rope_linear_factor != 1.0f) fmt::print("RoPE scaling   linear x{} (full-attention layers)\n", c.rope_linear_factor);
+  std::vector<std::string> extras;  // what the architecture adds to the Llama block
+  if (c.qk_norm) extras.push_back("q/k norms");
+  if (c.post_norms) extras.push_back("post-attention and post-MLP norms");
+  if (c.activation == MlpActivation::kGeluTanh) extras.push_back("GeGLU (tanh GELU)");
+  if (c.embedding_scale != 1.0f) extras.push_back(fmt::format("embeddings x {:.4g}", c.embedding_scale));
+  if (c.attention_scale) extras.push_back(fmt::format("softmax scale {:.4g}", *c.attention_scale));
+  if (c.attn_logit_softcap) extras.push_back(fmt::format("attention soft-cap {}", *c.attn_logit_softcap));
+  if (c.final_logit_softcap) extras.push_back(fmt::format("final soft-cap {}", *c.final_logit_softcap));
+  if (!extras.empty()) fmt::print("block extras   {}\n", fmt::join(extras, ", "));
+  if (c.sliding_window) {
+    const auto num_window = std::ranges::count(c.window_layers, true);
+    fmt::print("sliding window {} positions on {} of {} layers (RoPE theta {} there)\n", *c.sliding_window,
+               num_window, c.num_layers, c.window_rope_theta);
+  }
 
   std::map<std::string, std::pair<int, std::uint64_t>> by_type;  // type -> (count, bytes)
   std::uint64_t total_bytes = 0;
