@@ -163,7 +163,7 @@ TEST_CASE("the paged CPU backend matches llama.cpp on each architecture's file, 
     }
     // 32 greedy tokens of every prompt in one batched engine run, at several block sizes
     // and prefill chunk sizes.
-    for (const auto [block_size, max_batch_tokens] : {std::pair{1, 2048}, {4, 7}, {16, 2048}}) {
+    for (const auto& [block_size, max_batch_tokens] : {std::pair{1, 2048}, {4, 7}, {16, 2048}}) {
       CAPTURE(block_size);
       CAPTURE(max_batch_tokens);
       const std::vector<std::vector<TokenId>> greedy = engine_greedy(f, weights, block_size, max_batch_tokens);

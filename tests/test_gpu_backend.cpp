@@ -183,3 +183,17 @@ TEST_CASE("generate --device cuda: output files byte-identical at block sizes 1,
     CHECK(run(block_size) == baseline);
   }
 }
+
+TEST_CASE("the CUDA backend refuses the architectures its kernels do not implement, naming them (no GPU needed)") {
+  for (const std::string arch : {"qwen3", "phi3", "gemma2", "gemma3"}) {
+    CAPTURE(arch);
+    const ModelFiles files(test::data_dir() / "arch-reference" / arch / "model.gguf");
+    // A head dim the kernels take, so that the architecture is the only reason left.
+    ModelConfig config = files.config();
+    config.head_dim = 64;
+    config.rope_dim = 64;
+    CHECK_THROWS_WITH_AS(gpu::CudaBackend::check_supported(config),
+                         doctest::Contains(fmt::format("this model's is '{}' (it runs on the CPU: --device cpu)", arch)),
+                         SettingError);
+  }
+}
