@@ -23,6 +23,7 @@
 #include "gpu_test_model.h"
 #include "reference_data.h"
 #include "test_paths.h"
+#include "util/error.h"
 
 using namespace pagedgen;
 
@@ -192,8 +193,8 @@ TEST_CASE("the CUDA backend refuses the architectures its kernels do not impleme
     ModelConfig config = files.config();
     config.head_dim = 64;
     config.rope_dim = 64;
-    CHECK_THROWS_WITH_AS(gpu::CudaBackend::check_supported(config),
-                         doctest::Contains(fmt::format("this model's is '{}' (it runs on the CPU: --device cpu)", arch)),
+    const std::string expected = fmt::format("this model's is '{}' (it runs on the CPU: --device cpu)", arch);
+    CHECK_THROWS_WITH_AS(gpu::CudaBackend::check_supported(config), doctest::Contains(expected.c_str()),
                          SettingError);
   }
 }

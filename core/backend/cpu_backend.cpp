@@ -41,6 +41,11 @@ CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, s
   layout_ = KvLayout{0, config.num_kv_heads, 0, config.head_dim};
   has_packed_ = weights.token_embd_packed != nullptr || weights.output_packed != nullptr;
   for (const LayerWeights& layer : weights.layers) {
+    PG_CHECK(config.qk_norm == (layer.q_norm != nullptr && layer.k_norm != nullptr) &&
+                 config.post_norms == (layer.attn_post_norm != nullptr && layer.ffn_post_norm != nullptr),
+             "the weights' q/k and post norms disagree with the {} config", config.architecture);
+    PG_CHECK(!config.window_rope_differs() || !weights.rope_inv_freq_window.empty(),
+             "the window layers' RoPE table is not loaded");
     const PackedLayerWeights& p = layer.packed;
     for (const PackedMatrix* m : {p.wq, p.wk, p.wv, p.wo, p.w_gate, p.w_up, p.w_down}) has_packed_ = has_packed_ || m != nullptr;
   }
