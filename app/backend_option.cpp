@@ -173,9 +173,10 @@ ModelSource open_model_source(const BackendOptions& options, const std::string& 
          "output");
   source.dummy = true;
   source.config = dummy_model_config(model_path);
-  source.files = std::make_unique<ModelFiles>(options.tokenizer);
+  // Only the vocabulary is read, so a file of any architecture (or a vocabulary-only one) works.
+  source.dummy_vocabulary = std::make_unique<ModelVocabulary>(options.tokenizer);
   source.name = "dummy:" + model_path;
-  const int32_t tokenizer_vocab = source.files->tokenizer().vocab_size();
+  const int32_t tokenizer_vocab = source.dummy_vocabulary->tokenizer().vocab_size();
   if (tokenizer_vocab > source.config.vocab_size)
     fail("--tokenizer '{}' has {} tokens, more than the dummy model's vocabulary of {}", options.tokenizer,
          tokenizer_vocab, source.config.vocab_size);
@@ -190,7 +191,7 @@ ChosenBackend make_backend(const BackendOptions& options, const EngineOptions& e
     chosen.backend = make_cpu_backend(options, source, chosen.host_weights);
   } else {
 #if PAGEDGEN_HAVE_CUDA
-    chosen.backend = make_cuda_backend(options, engine, source.config, source.dummy ? nullptr : source.files.get(), *gpu);
+    chosen.backend = make_cuda_backend(options, engine, source.config, source.files.get(), *gpu);
     if (!quiet) fmt::print(stderr, "pagedgen: running on cuda:{}, {}\n", *gpu, chosen.backend->device());
 #endif
   }

@@ -41,10 +41,14 @@ void add_backend_options(CLI::App& command, BackendOptions& options, bool weight
 // The model named by -m and --load-format: real files, or (dummy) an HF config.json whose
 // weights are random, with the tokenizer and chat template of --tokenizer's model.
 struct ModelSource {
-  std::unique_ptr<ModelFiles> files;  // the model; for dummy, the tokenizer's model
+  std::unique_ptr<ModelFiles> files;  // the model; null with dummy weights
+  std::unique_ptr<ModelVocabulary> dummy_vocabulary;  // dummy: --tokenizer's vocabulary
   ModelConfig config;
   bool dummy = false;
   std::string name;                   // for the stats: the model path or "dummy:<config>"
+
+  // The tokenizer and chat template to use: the model's, or for dummy --tokenizer's.
+  const ModelVocabulary& vocabulary() const { return files ? files->vocabulary() : *dummy_vocabulary; }
 };
 
 ModelSource open_model_source(const BackendOptions& options, const std::string& model_path);

@@ -2,18 +2,18 @@
 
 #include <fmt/ranges.h>
 
-#include "loader/model_files.h"
+#include "loader/model_vocabulary.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 
 namespace pagedgen::app {
 
-ResolvedChatTemplate resolve_chat_template(const ModelFiles& files, const std::string& name) {
-  const Tokenizer& tokenizer = files.tokenizer();
+ResolvedChatTemplate resolve_chat_template(const ModelVocabulary& vocabulary, const std::string& name) {
+  const Tokenizer& tokenizer = vocabulary.tokenizer();
   const SpecialTokens& s = tokenizer.special();
   const std::string bos = s.bos ? tokenizer.piece(*s.bos) : "";
   const std::string eos = s.eos ? tokenizer.piece(*s.eos) : "";
-  const std::optional<std::string>& text = files.chat_template_text();
+  const std::optional<std::string>& text = vocabulary.chat_template_text();
   std::optional<ChatTemplate> detected;
   if (text) detected = detect_chat_template(*text, bos, eos);
 

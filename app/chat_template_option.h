@@ -8,7 +8,7 @@
 #include "tokenizer/chat_template.h"
 
 namespace pagedgen {
-class ModelFiles;
+class ModelVocabulary;
 }
 
 namespace pagedgen::app {
@@ -19,7 +19,7 @@ struct ResolvedChatTemplate {
 };
 
 // Throws Error when `name` is given but unknown.
-ResolvedChatTemplate resolve_chat_template(const ModelFiles& files, const std::string& name);
+ResolvedChatTemplate resolve_chat_template(const ModelVocabulary& vocabulary, const std::string& name);
 
 // Help text of --chat-template.
 std::string chat_template_option_help();

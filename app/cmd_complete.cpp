@@ -36,8 +36,8 @@ struct CompleteOptions {
 
 constexpr int32_t kBlockSize = 16;
 
-std::vector<TokenId> prompt_ids(const ModelFiles& files, const CompleteOptions& options) {
-  const Tokenizer& tokenizer = files.tokenizer();
+std::vector<TokenId> prompt_ids(const ModelVocabulary& vocabulary, const CompleteOptions& options) {
+  const Tokenizer& tokenizer = vocabulary.tokenizer();
   if (!options.chat) {
     std::vector<TokenId> ids;
     if (tokenizer.special().add_bos && tokenizer.special().bos) ids.push_back(*tokenizer.special().bos);
@@ -45,7 +45,7 @@ std::vector<TokenId> prompt_ids(const ModelFiles& files, const CompleteOptions& 
     ids.insert(ids.end(), body.begin(), body.end());
     return ids;
   }
-  const ResolvedChatTemplate resolved = resolve_chat_template(files, options.chat_template);
+  const ResolvedChatTemplate resolved = resolve_chat_template(vocabulary, options.chat_template);
   if (!resolved.chat_template) fail("{}", resolved.reason_if_none);
   const ChatMessage messages[] = {{"user", options.prompt}};
   return tokenizer.encode(render_chat(*resolved.chat_template, messages, true), true);
@@ -55,9 +55,9 @@ int run_complete(const CompleteOptions& options) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   const ModelSource source = open_model_source(options.backend, options.model);
-  const ModelFiles& files = *source.files;
+  const ModelVocabulary& vocabulary = source.vocabulary();
   PreparedRequest request;
-  request.prompt_ids = prompt_ids(files, options);
+  request.prompt_ids = prompt_ids(vocabulary, options);
   if (request.prompt_ids.empty()) fail("the prompt is empty");
   const int64_t num_tokens = std::ssize(request.prompt_ids) + options.max_tokens;
   if (num_tokens > source.config.context_length)
@@ -72,7 +72,7 @@ int run_complete(const CompleteOptions& options) {
   const ChosenBackend chosen = make_backend(options.backend, engine_options, source, kBlockSize, true);
   const auto t1 = Clock::now();
   Engine engine(make_engine_config(engine_options, kBlockSize, chosen.num_blocks, source.config.context_length),
-                *chosen.backend, &files.tokenizer());
+                *chosen.backend, &vocabulary.tokenizer());
   engine.add_requests({std::move(request)});
   std::vector<OutputRecord> records;
   while (engine.has_unfinished())

@@ -126,7 +126,7 @@ SweepRow run_block_size(const SweepContext& ctx, int32_t block_size) {
   const int32_t num_blocks = ctx.backend.kv_pool_blocks(
       kv_pool_budget(ctx.options.engine, ctx.options.backend.gpu_memory_utilization), static_cast<std::size_t>(block_size));
   Engine engine(make_engine_config(ctx.options.engine, block_size, num_blocks, ctx.max_model_len), ctx.backend,
-                &ctx.source.files->tokenizer());
+                &ctx.source.vocabulary().tokenizer());
   std::vector<OutputRecord> records(ctx.loaded.errors.begin(), ctx.loaded.errors.end());
   engine.add_requests(ctx.loaded.requests);
   while (engine.has_unfinished())
@@ -179,8 +179,8 @@ int run_sweep(const SweepOptions& options) {
       make_backend(options.backend, options.engine, source, options.block_sizes.front(), options.quiet);
   const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   const int64_t max_model_len = effective_max_model_len(options.engine, source.config.context_length);
-  const ResolvedChatTemplate chat = resolve_chat_template(*source.files, options.engine.chat_template);
-  const PromptBuilder builder(source.files->tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len,
+  const ResolvedChatTemplate chat = resolve_chat_template(source.vocabulary(), options.engine.chat_template);
+  const PromptBuilder builder(source.vocabulary().tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len,
                               unsupported_sampling(*chosen.backend));
   const LoadedInput loaded = load_input(input_file.stream(), options.engine.sampling, builder);
 

@@ -5,15 +5,13 @@
 
 #include <iostream>
 #include <iterator>
-#include <memory>
 
 #include "command_help.h"
 #include "commands.h"
 #include "exit_codes.h"
-#include "model/gguf.h"
+#include "loader/model_vocabulary.h"
 #include "model_option.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/tokenizer_loader.h"
 #include "util/error.h"
 #include "util/json_quote.h"
 
@@ -31,14 +29,9 @@ struct TokenizeOptions {
   bool parse_special = false;
 };
 
-std::unique_ptr<Tokenizer> open_tokenizer(const std::filesystem::path& path) {
-  if (std::filesystem::is_directory(path)) return load_hf_tokenizer(path);
-  const GgufFile gguf(path);
-  return load_tokenizer(gguf);
-}
-
 int run_tokenize(const TokenizeOptions& options) {
-  const std::unique_ptr<Tokenizer> tokenizer = open_tokenizer(resolve_model_path(options.model));
+  const ModelVocabulary vocabulary(resolve_model_path(options.model));
+  const Tokenizer* tokenizer = &vocabulary.tokenizer();
   std::string text = options.text;
   if (text == "-") text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
 

@@ -235,14 +235,14 @@ int run_generate(const GenerateOptions& options) {
   }
 
   const LoadedModel loaded = load_model(options);
-  const ModelFiles& files = *loaded.source.files;
+  const ModelVocabulary& vocabulary = loaded.source.vocabulary();
   const int64_t max_model_len = effective_max_model_len(options.engine, loaded.source.config.context_length);
-  const ResolvedChatTemplate chat = resolve_chat_template(files, options.engine.chat_template);
-  const PromptBuilder builder(files.tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len,
+  const ResolvedChatTemplate chat = resolve_chat_template(vocabulary, options.engine.chat_template);
+  const PromptBuilder builder(vocabulary.tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len,
                               unsupported_sampling(*loaded.chosen.backend));
   const EngineConfig engine_config =
       make_engine_config(options.engine, options.block_size, loaded.chosen.num_blocks, max_model_len);
-  Engine engine(engine_config, *loaded.chosen.backend, &files.tokenizer());
+  Engine engine(engine_config, *loaded.chosen.backend, &vocabulary.tokenizer());
 
   const ProgressReporter::Mode mode = ProgressReporter::mode_for_stderr(options.quiet);
   ProgressReporter progress(mode, options.progress_seconds,

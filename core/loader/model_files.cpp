@@ -6,8 +6,6 @@
 
 #include "model/gguf.h"
 #include "model/safetensors.h"
-#include "tokenizer/tokenizer.h"
-#include "tokenizer/tokenizer_loader.h"
 #include "util/error.h"
 
 namespace pagedgen {
@@ -70,8 +68,7 @@ ModelFiles::ModelFiles(const std::filesystem::path& path) : path_(path) {
       tensors_.push_back({*canonical, t.name, t.shape, static_cast<uint32_t>(*type), t.data});
     }
     if (find_tensor("output.weight") == nullptr) config_.tied_embeddings = true;
-    tokenizer_ = load_hf_tokenizer(path);
-    chat_template_text_ = hf_chat_template(path);
+    vocabulary_ = std::make_unique<ModelVocabulary>(path);
     return;
   }
   format_ = ModelFormat::Gguf;
@@ -81,8 +78,7 @@ ModelFiles::ModelFiles(const std::filesystem::path& path) : path_(path) {
     std::vector<uint64_t> shape(t.dims.rbegin(), t.dims.rend());
     tensors_.push_back({t.name, t.name, std::move(shape), t.raw_type, gguf_->tensor_data(t)});
   }
-  tokenizer_ = load_tokenizer(*gguf_);
-  chat_template_text_ = gguf_->get_string("tokenizer.chat_template");
+  vocabulary_ = std::make_unique<ModelVocabulary>(*gguf_);
 }
 
 ModelFiles::~ModelFiles() = default;

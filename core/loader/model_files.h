@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/model_vocabulary.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
 #include "model/raw_tensor.h"
@@ -34,9 +35,10 @@ class ModelFiles {
   const std::filesystem::path& path() const { return path_; }
   ModelFormat format() const { return format_; }
   const ModelConfig& config() const { return config_; }
-  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const ModelVocabulary& vocabulary() const { return *vocabulary_; }
+  const Tokenizer& tokenizer() const { return vocabulary_->tokenizer(); }
   // The chat template text shipped with the model, if any.
-  const std::optional<std::string>& chat_template_text() const { return chat_template_text_; }
+  const std::optional<std::string>& chat_template_text() const { return vocabulary_->chat_template_text(); }
   // The GGUF file when format() == Gguf (for inspect), else nullptr.
   const GgufFile* gguf() const { return gguf_.get(); }
 
@@ -52,8 +54,7 @@ class ModelFiles {
   std::unique_ptr<GgufFile> gguf_;
   std::unique_ptr<SafetensorsModel> safetensors_;
   ModelConfig config_;
-  std::unique_ptr<Tokenizer> tokenizer_;
-  std::optional<std::string> chat_template_text_;
+  std::unique_ptr<ModelVocabulary> vocabulary_;
   std::vector<RawTensor> tensors_;
 };
 
