@@ -156,7 +156,8 @@ void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "dummy"}));
   command.add_option("--tokenizer", o.tokenizer,
-                     "With --load-format dummy: a .gguf file or HF directory whose tokenizer and chat template to use");
+                     "With --load-format dummy: a .gguf file (any architecture; only its vocabulary is read) or HF "
+                     "directory whose tokenizer and chat template to use");
 }
 
 ModelSource open_model_source(const BackendOptions& options, const std::string& model_path) {

@@ -10,6 +10,7 @@
 #include "model/gguf.h"
 #include "test_paths.h"
 #include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/gguf_pretokenizer.h"
 #include "tokenizer/tokenizer_loader.h"
 #include "tokenizer/utf8.h"
 #include "util/error.h"
@@ -139,6 +140,12 @@ TEST_CASE("pre-tokenizer presets split like their tokenizer.json patterns") {
   CHECK(preset_pieces("llama-bpe", "abc 1234567 I'M") ==
         std::vector<std::string>{"abc", " ", "123", "456", "7", " I", "'M"});
   CHECK(preset_pieces("qwen2", "abc 12") == std::vector<std::string>{"abc", " ", "1", "2"});
+  // o200k words: upper-case runs then lower-case ones, so camel case splits.
+  CHECK(preset_pieces("gpt-4o", "parseJSONValue 12345") ==
+        std::vector<std::string>{"parse", "JSONValue", " ", "123", "45"});
+  CHECK(preset_pieces("tekken", "iPhone a/b") == std::vector<std::string>{"i", "Phone", " a", "/b"});
+  CHECK(preset_pieces("deepseek-v3", "1234 中文abc") == std::vector<std::string>{"123", "4", " ", "中文", "abc"});
+  CHECK(preset_pieces("superbpe", "x 1234567") == std::vector<std::string>{"x ", "1", "234", "567"});
   // llama.cpp's "default": punctuation runs split out first.
   CHECK(preset_pieces("default", "a+b==c 1234") ==
         std::vector<std::string>{"a", "+", "b", "==", "c", " ", "123", "4"});
@@ -149,8 +156,11 @@ TEST_CASE("split rules: Removed, literal patterns, empty matches") {
   CHECK(pieces_of(removed, "a-b--c") == std::vector<std::string>{"a", "b", "c"});
   const PreTokenizer literal({{.pattern = "a.b", .literal = true}});
   CHECK(pieces_of(literal, "xa.bya_b") == std::vector<std::string>{"x", "a.b", "ya_b"});
+  // An empty match cuts there, as HF tokenizers and llama.cpp do.
   const PreTokenizer empty_matches({{.pattern = "x*"}});
-  CHECK(pieces_of(empty_matches, "abxxc") == std::vector<std::string>{"ab", "xx", "c"});
+  CHECK(pieces_of(empty_matches, "abxxc") == std::vector<std::string>{"a", "b", "xx", "c"});
+  const PreTokenizer thousands({{.pattern = R"((?=(\d{3})+(?!\d)))"}});
+  CHECK(pieces_of(thousands, "x1234567") == std::vector<std::string>{"x1", "234", "567"});
   CHECK_THROWS_AS(PreTokenizer({{.pattern = "(unclosed"}}), Error);
 }
 

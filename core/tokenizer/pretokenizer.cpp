@@ -1,9 +1,8 @@
-// PCRE2-backed pre-tokenization and the GGUF pre-tokenizer presets. The patterns are
-// llama.cpp's (llama-vocab.cpp), which mirror the HF tokenizer.json of each family.
+// PCRE2-backed pre-tokenization: ordered split rules, each applied to every piece the
+// rule before it produced.
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "tokenizer/pretokenizer.h"
 
-#include <fmt/ranges.h>
 #include <pcre2.h>
 
 #include <algorithm>
@@ -20,17 +19,6 @@ namespace {
 // with an optional leading space; whitespace runs leave their last space to the next word.
 constexpr std::string_view kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
-
-// Llama 3: case-insensitive contractions, numbers in groups of at most 3, newlines kept
-// with preceding punctuation.
-constexpr std::string_view kLlama3Pattern =
-    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-
-// Qwen 2: as Llama 3 but single digits.
-constexpr std::string_view kQwen2Pattern =
-    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-
-constexpr std::string_view kSingleDigitPattern = R"(\p{N})";
 
 std::string pcre2_message(int code) {
   std::array<PCRE2_UCHAR, 256> buffer{};
@@ -121,7 +109,10 @@ void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& p
         if (!match) break;
         const auto [start, end] = *match;
         if (start == end) {
-          // An empty match splits nothing; step over one character and search again.
+          // An empty match is a cut (HF tokenizers and llama.cpp agree); search on from
+          // the next character.
+          if (start > emitted) next.push_back(piece.substr(emitted, start - emitted));
+          emitted = start;
           offset = start + std::max<size_t>(1, utf8_next(piece, start).length);
           continue;
         }
@@ -137,71 +128,5 @@ void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& p
 }
 
 std::string_view gpt2_split_pattern() { return kGpt2Pattern; }
-
-namespace {
-
-struct PresetEntry {
-  std::string_view name;
-  std::vector<std::string_view> patterns;
-  bool ignore_merges;
-  bool add_bos;
-};
-
-std::vector<PresetEntry> preset_table() {
-  // llama.cpp's "default": punctuation runs first, then GPT-2, then digit runs split
-  // into groups of three. Old GGUF files without tokenizer.ggml.pre also mean this.
-  const std::vector<std::string_view> default_patterns = {
-      R"([\p{P}\$\+<=>\^~\|]+)", kGpt2Pattern, R"(\p{N}+)", R"([0-9][0-9][0-9])"};
-  const std::vector<std::string_view> gpt2 = {kGpt2Pattern};
-  const std::vector<std::string_view> digits_then_gpt2 = {kSingleDigitPattern, kGpt2Pattern};
-  const std::vector<std::string_view> llama3 = {kLlama3Pattern};
-  const std::vector<std::string_view> qwen2 = {kQwen2Pattern};
-  const std::vector<std::string_view> falcon = {R"([\p{P}\$\+<=>\^~\|`]+)", kGpt2Pattern,
-                                                R"([0-9][0-9][0-9])"};
-  return {
-      {"default", default_patterns, false, false},
-      {"gpt-2", gpt2, false, false},
-      {"phi-2", gpt2, false, false},
-      {"mpt", gpt2, false, false},
-      {"olmo", gpt2, false, false},
-      {"llama-bpe", llama3, true, true},
-      {"llama3", llama3, true, true},
-      {"llama-v3", llama3, true, true},
-      {"falcon3", llama3, true, true},
-      {"dbrx", llama3, false, false},
-      {"smaug-bpe", llama3, false, false},
-      {"smollm", digits_then_gpt2, false, false},
-      {"starcoder", digits_then_gpt2, false, false},
-      {"refact", digits_then_gpt2, false, false},
-      {"codeshell", digits_then_gpt2, false, false},
-      {"command-r", digits_then_gpt2, false, false},
-      {"qwen2", qwen2, false, false},
-      {"deepseek-r1-qwen", qwen2, false, false},
-      {"stablelm2", qwen2, false, false},
-      {"falcon", falcon, false, false},
-  };
-}
-
-}  // namespace
-
-std::vector<std::string_view> supported_gguf_pre_names() {
-  std::vector<std::string_view> names;
-  for (const PresetEntry& entry : preset_table()) names.push_back(entry.name);
-  return names;
-}
-
-GgufBpePreset gguf_bpe_preset(std::string_view pre, std::string_view source) {
-  for (const PresetEntry& entry : preset_table()) {
-    if (entry.name != pre) continue;
-    GgufBpePreset preset;
-    for (const std::string_view pattern : entry.patterns) preset.rules.push_back({std::string(pattern)});
-    preset.ignore_merges = entry.ignore_merges;
-    preset.add_bos = entry.add_bos;
-    return preset;
-  }
-  fail("{}: tokenizer.ggml.pre '{}' is not a pre-tokenizer pagedgen knows (supported: {}); "
-       "use a model converted with one of these, or its HF directory (tokenizer.json)",
-       source, pre, fmt::join(supported_gguf_pre_names(), ", "));
-}
 
 }  // namespace pagedgen

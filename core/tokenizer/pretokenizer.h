@@ -1,7 +1,7 @@
 // Byte-level BPE pre-tokenizer: splits text into words with an ordered list of PCRE2
 // patterns (UTF + Unicode properties), each applied to every piece the previous one
-// produced; matches and the text between matches both become pieces (HF "Isolated").
-// Presets reproduce llama.cpp's patterns for GGUF tokenizer.ggml.pre values.
+// produced; matches and the text between matches both become pieces (HF "Isolated"), and
+// an empty match is a cut between two pieces. gguf_pretokenizer.h holds the GGUF presets.
 #pragma once
 
 #include <memory>
@@ -31,7 +31,8 @@ class PreTokenizer {
   explicit PreTokenizer(std::vector<SplitRule> rules, bool add_prefix_space = false);
 
   // Appends the pieces of `text` (views into it, none empty) to `pieces`. `text` must be
-  // valid UTF-8.
+  // valid UTF-8. A pattern that matches the empty string cuts the piece there (as HF
+  // tokenizers and llama.cpp do), so a lookahead alone can split digit runs.
   void split(std::string_view text, std::vector<std::string_view>& pieces) const;
 
   // HF ByteLevel add_prefix_space: a space is put before text that does not start with one.
@@ -46,17 +47,5 @@ class PreTokenizer {
 
 // The pattern HF's ByteLevel pre-tokenizer uses when use_regex is true (GPT-2's).
 std::string_view gpt2_split_pattern();
-
-// What a GGUF tokenizer.ggml.pre value implies for a byte-level BPE vocabulary.
-struct GgufBpePreset {
-  std::vector<SplitRule> rules;
-  bool ignore_merges = false;  // a word that is itself a token is taken whole (Llama 3)
-  bool add_bos = false;        // default when tokenizer.ggml.add_bos_token is absent
-};
-
-// Throws Error naming `source` (the model file), `pre` and the supported values when `pre`
-// is not one we know.
-GgufBpePreset gguf_bpe_preset(std::string_view pre, std::string_view source);
-std::vector<std::string_view> supported_gguf_pre_names();
 
 }  // namespace pagedgen

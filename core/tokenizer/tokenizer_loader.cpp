@@ -10,6 +10,7 @@
 
 #include "model/gguf.h"
 #include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/gguf_pretokenizer.h"
 #include "tokenizer/sentencepiece_proto.h"
 #include "tokenizer/sentencepiece_tokenizer.h"
 #include "util/error.h"
