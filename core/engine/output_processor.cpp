@@ -210,14 +210,19 @@ void OutputProcessor::apply(std::span<const SampledToken> tokens, Scheduler& sch
       scheduler.append_token(row.seq_id, token);
       continue;
     }
-    Sequence finished = scheduler.finish(row.seq_id);
-    std::vector<TokenId> generated(finished.token_ids.begin() + finished.num_prompt_tokens, finished.token_ids.end());
-    generated.push_back(token);
-    complete_sample(finished.request_index, finished.sample_index, sample, std::move(generated),
-                    finished.num_cached_prompt_tokens, done, stats);
-    samples_.erase(row.seq_id);
+    complete_sequence(scheduler.finish(row.seq_id), token, sample, done, stats);
   }
   planned_.clear();
+}
+
+// A sample whose sequence `finished` has left the scheduler, `last` its final token.
+void OutputProcessor::complete_sequence(const Sequence& finished, TokenId last, SampleState& sample,
+                                        std::vector<OutputRecord>& done, EngineStats& stats) {
+  std::vector<TokenId> generated(finished.token_ids.begin() + finished.num_prompt_tokens, finished.token_ids.end());
+  generated.push_back(last);
+  complete_sample(finished.request_index, finished.sample_index, sample, std::move(generated),
+                  finished.num_cached_prompt_tokens, done, stats);
+  samples_.erase(finished.id);
 }
 
 // A row whose logits were unusable: its sample fails (a fork child is never created) and the

@@ -131,6 +131,8 @@ class OutputProcessor {
   // Moves the sample's grammar past `token` and fills its next mask; true when nothing but
   // the end may follow (the value is closed).
   bool advance_grammar(SampleState& sample, TokenId token) const;
+  void complete_sequence(const Sequence& finished, TokenId last, SampleState& sample, std::vector<OutputRecord>& done,
+                         EngineStats& stats);
   void complete_sample(int64_t request_index, int32_t sample_index, SampleState& sample,
                        std::vector<TokenId> token_ids, int32_t num_cached_prompt_tokens,
                        std::vector<OutputRecord>& done, EngineStats& stats);

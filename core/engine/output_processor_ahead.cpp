@@ -101,12 +101,7 @@ void OutputProcessor::apply_deferred(std::span<const SampledToken> tokens, Sched
       scheduler.set_token(row.seq_id, row.num_tokens, token);
       continue;
     }
-    Sequence& finished = *row.finished;
-    std::vector<TokenId> generated(finished.token_ids.begin() + finished.num_prompt_tokens, finished.token_ids.end());
-    generated.push_back(token);
-    complete_sample(finished.request_index, finished.sample_index, sample, std::move(generated),
-                    finished.num_cached_prompt_tokens, done, stats);
-    samples_.erase(row.seq_id);
+    complete_sequence(*row.finished, token, sample, done, stats);
   }
   ahead_.clear();
   step_ahead_ = false;
