@@ -9,7 +9,7 @@
 //
 // The overlap (EngineConfig::overlap): when no token of step N can change what the
 // scheduler does next (OutputProcessor::can_apply_ahead: no row can stop by its value, no
-// grammar, no fork), step N is applied ahead of its ids, and the next step() schedules and
+// grammar, no fork, no penalty reading the sequence's tokens), step N is applied ahead of its ids, and the next step() schedules and
 // submits step N+1 before it waits for them, so a GPU runs N+1 right after N while the host
 // applies N's ids (text, stop strings, records) and the job writes its lines:
 //
