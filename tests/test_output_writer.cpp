@@ -20,7 +20,7 @@ RequestOutput single(uint64_t index, std::optional<std::string> id_json, std::st
   RequestOutput output;
   output.index = index;
   output.id_json = std::move(id_json);
-  output.choices = {Completion{std::move(text), reason, num_tokens}};
+  output.choices = {Completion{std::move(text), reason, num_tokens, {}, std::nullopt}};
   output.prompt_tokens = 12;
   output.cached_tokens = 8;
   return output;
@@ -45,8 +45,8 @@ TEST_CASE("plain line shapes, byte for byte") {
         "\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":2,\"cached_tokens\":8}}");
 
   RequestOutput multi = single(7, "17", "a", FinishReason::kStop, 3);
-  multi.choices.push_back(Completion{"b\tc", FinishReason::kLength, 10});
-  multi.choices.push_back(Completion{"", FinishReason::kStop, 1});
+  multi.choices.push_back(Completion{"b\tc", FinishReason::kLength, 10, {}, std::nullopt});
+  multi.choices.push_back(Completion{"", FinishReason::kStop, 1, {}, std::nullopt});
   CHECK(format_plain_line(multi) ==
         R"({"id":17,"index":7,"choices":[{"index":0,"text":"a","finish_reason":"stop"},)"
         R"({"index":1,"text":"b\tc","finish_reason":"length"},{"index":2,"text":"","finish_reason":"stop"}],)"
@@ -114,7 +114,7 @@ TEST_CASE("OpenAI batch line shapes, byte for byte: chat, completion, n > 1, err
         R"("usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17,"prompt_tokens_details":{"cached_tokens":8}}}},)"
         R"("error":null})");
   RequestOutput two = single(0, "\"c\"", "a", FinishReason::kLength, 4);
-  two.choices.push_back(Completion{"b\n", FinishReason::kStop, 2});
+  two.choices.push_back(Completion{"b\n", FinishReason::kStop, 2, {}, std::nullopt});
   CHECK(format_openai_batch_line(two, {false, "m"}) ==
         R"({"id":"batch_req_0","custom_id":"c","response":{"status_code":200,"request_id":"req_0",)"
         R"("body":{"id":"cmpl-0","object":"text_completion","created":0,"model":"m","choices":[)"

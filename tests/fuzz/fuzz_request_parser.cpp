@@ -50,7 +50,7 @@ void check_output_line(RequestFormat format, const RequestItem& item, simdjson::
     RequestOutput output{request->index, request->id_json, {}, 3, 1};
     const std::string text = request->is_chat() ? request->messages().back().content : request->prompt();
     for (int32_t i = 0; i < std::min(request->sampling.n, 3); ++i)
-      output.choices.push_back({text, FinishReason::kStop, 2, {1, 2}});
+      output.choices.push_back({text, FinishReason::kStop, 2, {1, 2}, std::nullopt});
     context.chat = request->is_chat();
     context.model = request->model.value_or("m");
     record = std::move(output);
