@@ -24,6 +24,18 @@ CliResult run_pagedgen(const std::string& args, const std::filesystem::path& std
   return {WEXITSTATUS(status), read_file(stderr_file)};
 }
 
+GenerateRun run_generate(const std::filesystem::path& dir, const std::filesystem::path& input, const std::string& name,
+                         const std::string& flags) {
+  const auto out = dir / (name + ".jsonl");
+  const auto stats = dir / (name + ".stats.json");
+  const CliResult r = run_pagedgen(fmt::format("generate -q -i '{}' -o '{}' --stats '{}' --max-tokens 12 --seed 5 {}",
+                                               input.string(), out.string(), stats.string(), flags),
+                                   dir / "stderr.txt");
+  INFO(name << ": " << r.stderr_text);
+  REQUIRE(r.exit_code == 0);
+  return {read_file(out), stats};
+}
+
 int run_shell(const std::string& command) {
   const int status = std::system(command.c_str());
   REQUIRE(WIFEXITED(status));

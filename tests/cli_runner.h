@@ -23,6 +23,17 @@ struct CliResult {
 CliResult run_pagedgen(const std::string& args, const std::filesystem::path& stderr_file,
                        const std::filesystem::path& stdout_file = "/dev/null", bool allow_gpu = false);
 
+// What one `generate` run of run_generate wrote: the output file's text and the stats path.
+struct GenerateRun {
+  std::string output;
+  std::filesystem::path stats;
+};
+
+// Runs `pagedgen generate -q --max-tokens 12 --seed 5 <flags>` on `input`, writing
+// NAME.jsonl and NAME.stats.json in `dir`; fails the test unless it exits 0.
+GenerateRun run_generate(const std::filesystem::path& dir, const std::filesystem::path& input, const std::string& name,
+                         const std::string& flags);
+
 // Runs a shell command line; returns its exit code (fails the test if it did not exit).
 int run_shell(const std::string& command);
 

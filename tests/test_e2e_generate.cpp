@@ -46,15 +46,9 @@ TEST_CASE("output files are identical across block sizes, sharing off and preemp
   TempDir dir("pagedgen-determinism");
   const auto input = dir / "in.jsonl";
   std::ofstream(input) << kInput;
-  auto run = [&](const std::string& name, const std::string& flags) {
-    const auto out = dir / (name + ".jsonl");
-    const auto stats = dir / (name + ".stats.json");
-    const CliResult r = run_pagedgen(fmt::format("generate -q -i '{}' -o '{}' --stats '{}' --max-tokens 12 --seed 5 {}",
-                                                 input.string(), out.string(), stats.string(), flags),
-                                     dir / "stderr.txt");
-    INFO(name << ": " << r.stderr_text);
-    REQUIRE(r.exit_code == 0);
-    return std::pair{read_file(out), stats};
+  const auto run = [&](const std::string& name, const std::string& flags) {
+    const GenerateRun r = run_generate(dir.path(), input, name, flags);
+    return std::pair{r.output, r.stats};
   };
 
   const auto [baseline, baseline_stats] = run("bs16", "--block-size 16");

@@ -49,15 +49,9 @@ TEST_CASE("the same output and stats with the overlap on and off") {
   TempDir dir("pagedgen-overlap");
   const auto input = dir / "in.jsonl";
   std::ofstream(input) << kInput;
-  auto run = [&](const std::string& name, const std::string& flags) {
-    const auto out = dir / (name + ".jsonl");
-    const auto stats = dir / (name + ".stats.json");
-    const CliResult r = run_pagedgen(fmt::format("generate -q -i '{}' -o '{}' --stats '{}' --max-tokens 12 --seed 5 {}",
-                                                 input.string(), out.string(), stats.string(), flags),
-                                     dir / "stderr.txt");
-    INFO(name << ": " << r.stderr_text);
-    REQUIRE(r.exit_code == 0);
-    return std::pair{read_file(out), read_file(stats)};
+  const auto run = [&](const std::string& name, const std::string& flags) {
+    const GenerateRun r = run_generate(dir.path(), input, name, flags);
+    return std::pair{r.output, read_file(r.stats)};
   };
   for (const char* flags : {"--block-size 16", "--block-size 4 --num-blocks 20 --max-num-seqs 6"}) {
     CAPTURE(flags);
