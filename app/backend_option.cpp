@@ -224,16 +224,16 @@ UnsupportedSampling unsupported_sampling(const Backend& backend) {
       fmt::format("{}{}", backend.name(), backend.device().empty() ? "" : fmt::format(" ({})", backend.device()));
   UnsupportedSampling unsupported;
   if (!backend.applies_token_masks())
-    unsupported.token_masks = fmt::format("structured outputs (response_format, --json-schema, --json-object) run only "
-                                          "on the CPU backend so far, and this run is on {}: run it with --device cpu, "
-                                          "or remove response_format", where);
+    unsupported.token_masks = fmt::format("structured outputs (response_format, --json-schema, --json-object) need a "
+                                          "backend that applies token masks, and this run's ({}) does not: run it "
+                                          "with --device cpu, or remove response_format", where);
   if (!backend.applies_penalties())
-    unsupported.penalties = fmt::format("presence_penalty, frequency_penalty, repetition_penalty and logit_bias run "
-                                        "only on the CPU backend so far, and this run is on {}: run it with --device "
-                                        "cpu, or remove them", where);
+    unsupported.penalties = fmt::format("presence_penalty, frequency_penalty, repetition_penalty and logit_bias need a "
+                                        "backend that applies them, and this run's ({}) does not: run it with "
+                                        "--device cpu, or remove them", where);
   if (!backend.computes_logprobs())
-    unsupported.logprobs = fmt::format("logprobs run only on the CPU backend so far, and this run is on {}: run it "
-                                       "with --device cpu, or remove logprobs", where);
+    unsupported.logprobs = fmt::format("logprobs need a backend that computes them, and this run's ({}) does not: "
+                                       "run it with --device cpu, or remove logprobs", where);
   return unsupported;
 }
 

@@ -23,7 +23,7 @@ void add_generate_command(CLI::App& app, CommandRunner& selected) {
       "frequency_penalty, repetition_penalty, logit_bias ({\"<token id>\": bias}) and logprobs (k alternatives "
       "per generated token); and response_format "
       "({\"type\": \"json_object\"} or {\"type\": \"json_schema\", \"json_schema\": {\"name\": ..., \"schema\": "
-      "{...}}}, structured outputs on the CPU backend; a line's own wins over --json-schema and --json-object). Keys "
+      "{...}}}, structured outputs on either backend; a line's own wins over --json-schema and --json-object). Keys "
       "that would change the output and are not implemented (stream, tools, ...) are unsupported_field errors; other "
       "unknown keys are ignored. Output: one line per "
       "non-blank input line, in input order: {\"id\", \"index\", \"text\", \"finish_reason\", \"logprobs\"?, \"usage\"} "

@@ -54,8 +54,9 @@ class CudaBackend final : public LogitsBackend {
   // The forward pass, then every sampling row on the device: the CPU Sampler's tokens from
   // the same logits, with no logits crossing to the host. step() is submit() + collect().
   std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) override;
-  // Penalties and logit_bias, and logprobs, on the device (penalty_kernels.h,
-  // logprob_kernels.h); token masks not yet.
+  // Grammar masks, penalties and logit_bias, and logprobs, on the device (sampling_kernels.h,
+  // penalty_kernels.h, logprob_kernels.h).
+  bool applies_token_masks() const override { return true; }
   bool applies_penalties() const override { return true; }
   bool computes_logprobs() const override { return true; }
   // Queues the step on the backend's stream and returns: its arrays go through pinned

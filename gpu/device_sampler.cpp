@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <span>
 
 #include "logprob_kernels.h"
@@ -32,13 +33,13 @@ void DeviceSampler::enqueue(const float* logits, int32_t num_logits_rows, int32_
   std::vector<DeviceSamplingRow> rows;
   rows.reserve(sampling.rows.size());
   masked_.clear();
+  mask_pack_.clear(vocab);
   penalty_rows_.clear();
   penalty_tokens_.clear();
   slot.logprob_rows.clear();
   for (const SamplingRow& row : sampling.rows) {
     PG_CHECK(row.logits_row >= 0 && row.logits_row < num_logits_rows, "sampling row reads logits row {} of {}",
              row.logits_row, num_logits_rows);
-    PG_CHECK(row.allowed_tokens.empty(), "a token mask for the device sampler, which applies none yet");
     const SamplingParams& params = *row.params;
     if (params.logprobs)
       slot.logprob_rows.push_back(
@@ -55,9 +56,11 @@ void DeviceSampler::enqueue(const float* logits, int32_t num_logits_rows, int32_
         penalty_tokens_.push_back(DeviceTokenPenalty{t.bias, t.id, t.num_times_generated, t.in_sequence ? 1 : 0, 0});
     }
     masked_ids(params, row.num_generated, sampling.end_of_generation, static_cast<std::size_t>(vocab), row_masked_);
+    const std::optional<int32_t> mask_row = mask_pack_.add(row.allowed_tokens);
     rows.push_back(DeviceSamplingRow{
         sampling::Cuts{params.top_k, params.top_p, params.min_p, row.random_bits}, params.temperature, row.logits_row,
-        penalized_row, static_cast<int32_t>(masked_.size()), static_cast<int32_t>(row_masked_.size())});
+        penalized_row, static_cast<int32_t>(masked_.size()), static_cast<int32_t>(row_masked_.size()),
+        mask_row.value_or(-1), 0});
     masked_.insert(masked_.end(), row_masked_.begin(), row_masked_.end());
   }
   if (slot.copied == nullptr) CUDA_CHECK(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming));
@@ -66,6 +69,7 @@ void DeviceSampler::enqueue(const float* logits, int32_t num_logits_rows, int32_
     ArrayPack pack;
     const std::size_t at_rows = pack.add(std::span<const DeviceSamplingRow>(rows));
     const std::size_t at_masked = pack.add(std::span<const TokenId>(masked_));
+    const std::size_t at_allowed = pack.add(mask_pack_.words());
     const std::size_t at_penalty_rows = pack.add(std::span<const DevicePenaltyRow>(penalty_rows_));
     const std::size_t at_penalty_tokens = pack.add(std::span<const DeviceTokenPenalty>(penalty_tokens_));
     const std::size_t at_logprob_rows = pack.add(std::span<const DeviceLogprobRow>(slot.logprob_rows));
@@ -92,8 +96,10 @@ void DeviceSampler::enqueue(const float* logits, int32_t num_logits_rows, int32_
     }
     launch_sample(SamplingArgs{logits, penalized_.as<float>(),
                                reinterpret_cast<const DeviceSamplingRow*>(device_inputs + at_rows),
-                               reinterpret_cast<const int32_t*>(device_inputs + at_masked), slot.tokens.as<int32_t>(),
-                               num_rows, vocab},
+                               reinterpret_cast<const int32_t*>(device_inputs + at_masked),
+                               reinterpret_cast<const uint32_t*>(device_inputs + at_allowed),
+                               static_cast<int32_t>(mask_pack_.words_per_row()), slot.tokens.as<int32_t>(), num_rows,
+                               vocab},
                   stream);
     // Log probabilities from the raw logits, after the tokens are known: per row the
     // token's value and the top k's, then their ids, back to the host with the ids.

@@ -1,9 +1,12 @@
 // DeviceSampler: samples a step's rows on the device from logits that are already there
 // (sampling_kernels.h), so only the chosen token ids cross to the host. Each row's
-// parameters, random bits, masked ids and penalized tokens (penalty_kernels.h) go over in
-// one asynchronous copy from pinned memory, and the ids (with the log probabilities rows
-// ask for, logprob_kernels.h) come back the same way into one of two pinned result slots,
-// so that one step's ids can be read while the next step is queued behind it.
+// parameters, random bits, masked ids, grammar mask (sample/token_mask_pack.h) and
+// penalized tokens (penalty_kernels.h) go over in one asynchronous copy from pinned
+// memory, and the ids (with the log probabilities rows ask for, logprob_kernels.h) come
+// back the same way into one of two pinned result slots, so that one step's ids can be
+// read while the next step is queued behind it. It runs eagerly after the forward pass
+// (never inside a decode CUDA graph), on the step's sampling rows only: a graph's padding
+// rows are never sampled, and the inputs may move whenever they grow.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -16,6 +19,7 @@
 #include "penalty_kernels.h"
 #include "sample/penalties.h"
 #include "sample/sampling_batch.h"
+#include "sample/token_mask_pack.h"
 #include "staged_upload.h"
 
 namespace pagedgen::gpu {
@@ -59,13 +63,14 @@ class DeviceSampler {
   };
   static constexpr int kSlots = 2;
 
-  StagedUpload inputs_;               // rows, masked ids, penalty rows, penalized tokens, logprob rows
+  StagedUpload inputs_;               // rows, masked ids, masks, penalty rows, penalized tokens, logprob rows
   DeviceBuffer penalized_;            // (penalty rows, vocab) float32 rows after step 0
   Slot slots_[kSlots];
   int next_slot_ = 0;                 // the slot the next enqueue() fills
   int num_pending_ = 0;               // enqueued, not collected (the oldest is next_slot_ - num_pending_)
   std::vector<TokenId> row_masked_;   // one row's masked ids (scratch)
   std::vector<TokenId> masked_;       // every row's, back to back
+  TokenMaskPack mask_pack_;           // the rows' grammar masks
   std::vector<TokenPenalty> row_penalties_;  // one row's penalized tokens (scratch)
   std::vector<TokenId> scratch_ids_;
   std::vector<DevicePenaltyRow> penalty_rows_;       // the rows with penalties

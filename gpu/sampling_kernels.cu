@@ -31,6 +31,19 @@ __device__ bool is_masked(int32_t id, const int32_t* masked, int32_t num_masked)
   return lo < num_masked && masked[lo] == id;
 }
 
+// What a row may not pick (the Sampler's step 1): its masked ids (min_tokens) and, with a
+// grammar, every id outside its allowed-token mask.
+struct RowMask {
+  const int32_t* masked;   // [num_masked] sorted
+  int32_t num_masked;
+  const uint32_t* allowed;  // [token_mask_words(vocab)] the grammar's mask; nullptr: no grammar
+
+  __device__ bool excludes(int32_t id) const {
+    if (allowed != nullptr && ((allowed[id / 32] >> (id % 32)) & 1u) == 0) return true;
+    return num_masked > 0 && is_masked(id, masked, num_masked);
+  }
+};
+
 // The best unmasked logit above -inf, lowest id on ties; id -1 when there is none.
 struct Best {
   float value;
@@ -55,12 +68,11 @@ struct SharedState {
 // and computes the exp only of tokens whose exponent can reach the level's keys.
 class BlockRow {
  public:
-  __device__ BlockRow(const float* logits, int32_t vocab, const int32_t* masked, int32_t num_masked, float max_logit,
+  __device__ BlockRow(const float* logits, int32_t vocab, const RowMask& mask, float max_logit,
                       double inverse_temperature, SharedState& shared)
       : logits_(logits),
         vocab_(vocab),
-        masked_(masked),
-        num_masked_(num_masked),
+        mask_(mask),
         max_logit_(max_logit),
         inverse_temperature_(inverse_temperature),
         shared_(shared) {
@@ -92,7 +104,7 @@ class BlockRow {
  private:
   // Token i's sort key, or 0 when it is masked, weighs 0 or lies outside the window.
   __device__ uint64_t key_at(int32_t i, const ExponentWindow& window) const {
-    if (num_masked_ > 0 && is_masked(i, masked_, num_masked_)) return 0;
+    if (mask_.excludes(i)) return 0;
     return key_in_window(weight_exponent(logits_[i], max_logit_, inverse_temperature_), i, window);
   }
 
@@ -118,8 +130,7 @@ class BlockRow {
 
   const float* logits_;
   int32_t vocab_;
-  const int32_t* masked_;
-  int32_t num_masked_;
+  RowMask mask_;
   float max_logit_;
   double inverse_temperature_;
   SharedState& shared_;
@@ -127,14 +138,13 @@ class BlockRow {
 
 // Every thread gets the row's best unmasked logit, or id -1 when the row is not usable (a
 // NaN or +inf anywhere, masked or not, or no unmasked logit above -inf).
-__device__ Best block_argmax(const float* logits, int32_t vocab, const int32_t* masked, int32_t num_masked,
-                             SharedState& shared) {
+__device__ Best block_argmax(const float* logits, int32_t vocab, const RowMask& mask, SharedState& shared) {
   Best best{-INFINITY, -1};
   bool broken = false;
   for (int32_t i = threadIdx.x; i < vocab; i += kThreads) {
     const float value = logits[i];
     broken = broken || breaks_row(value);
-    if (!(value > -INFINITY) || (num_masked > 0 && is_masked(i, masked, num_masked))) continue;
+    if (!(value > -INFINITY) || mask.excludes(i)) continue;
     if (best.id < 0 || value > best.value) best = {value, i};  // ids rise within a thread
   }
   for (int offset = 16; offset > 0; offset /= 2) {
@@ -158,12 +168,13 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(SamplingArgs args) {
   const DeviceSamplingRow row = args.rows[blockIdx.x];
   const float* logits = row.penalized_row >= 0 ? args.penalized + static_cast<int64_t>(row.penalized_row) * args.vocab
                                               : args.logits + static_cast<int64_t>(row.logits_row) * args.vocab;
-  const int32_t* masked = args.masked_ids + row.masked_begin;
-  const Best best = block_argmax(logits, args.vocab, masked, row.num_masked, shared);
+  const RowMask mask{args.masked_ids + row.masked_begin, row.num_masked,
+                     row.mask_row >= 0 ? args.allowed_words + static_cast<int64_t>(row.mask_row) * args.mask_words
+                                       : nullptr};
+  const Best best = block_argmax(logits, args.vocab, mask, shared);
   int32_t token = best.id;  // -1 (not usable) or the greedy choice
   if (best.id >= 0 && row.temperature != 0.0) {
-    BlockRow block_row(logits, args.vocab, masked, row.num_masked, best.value, inverse_temperature(row.temperature),
-                       shared);
+    BlockRow block_row(logits, args.vocab, mask, best.value, inverse_temperature(row.temperature), shared);
     token = draw_token(block_row, row.cuts);
   }
   if (threadIdx.x == 0) args.tokens[blockIdx.x] = token;

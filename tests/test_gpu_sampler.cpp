@@ -4,7 +4,10 @@
 // -inf, and random mixes of greedy, temperature, top-k, top-p, min-p and min_tokens
 // masking, with penalties and logit_bias on a third of the rows (their own token
 // histories) and logprobs on a quarter (equal to token_logprobs' within the log's ulp),
-// several rows reading one logits row as the n samples of a prompt do. Skips without a GPU.
+// several rows reading one logits row as the n samples of a prompt do; then the same with a
+// grammar's allowed-token mask on most rows (each row its own: one token, a few, most, every
+// one; as wide as the vocabulary or a tenth shorter, as a tokenizer with fewer ids than
+// the model's rows gives). Skips without a GPU.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "device_sampler.h"
+#include "grammar/token_bitmask.h"
 #include "gpu_test_device.h"
 #include "sample/sampler.h"
 #include "sample/token_logprobs.h"
@@ -27,11 +31,35 @@ namespace {
 struct Outcome {
   int num_rows = 0;
   int num_tokens = 0;  // rows that gave a token (the rest were not usable)
+  int num_masked = 0;  // rows with a grammar mask
 };
 
+// A grammar's mask for a row of `vocab` ids: as wide as the vocabulary or a tenth shorter,
+// allowing one token, a few, about 7 in 8, or every one.
+std::vector<uint32_t> random_mask(std::size_t vocab, std::mt19937_64& gen) {
+  const std::size_t ids = gen() % 2 == 0 ? vocab : std::max<std::size_t>(1, vocab - vocab / 10);
+  std::vector<uint32_t> mask(token_mask_words(static_cast<int32_t>(ids)), 0u);
+  const auto some_id = [&] { return static_cast<TokenId>(gen() % ids); };
+  switch (gen() % 4) {
+    case 0: allow_token(mask, some_id()); break;
+    case 1:
+      for (int i = 0; i < 6; ++i) allow_token(mask, some_id());
+      break;
+    case 2:
+      for (std::size_t id = 0; id < ids; ++id)
+        if (gen() % 8 != 0) allow_token(mask, static_cast<TokenId>(id));
+      break;
+    default:
+      for (std::size_t id = 0; id < ids; ++id) allow_token(mask, static_cast<TokenId>(id));
+  }
+  return mask;
+}
+
 // num_logits_rows random rows of `vocab` logits, each sampled by rows_per_logits rows with
-// their own parameters; every device token must equal the CPU Sampler's.
-Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_logits, std::mt19937_64& gen) {
+// their own parameters (and, with `masks`, 4 in 5 of them a grammar mask of their own, a
+// third of those greedy); every device token must equal the CPU Sampler's.
+Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_logits, std::mt19937_64& gen,
+                          bool masks = false) {
   std::vector<float> logits;
   for (int r = 0; r < num_logits_rows; ++r) {
     const std::vector<float> row = test::make_logits_row(vocab, static_cast<test::RowKind>(r % test::kNumRowKinds), gen);
@@ -39,6 +67,7 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
   }
   std::deque<SamplingParams> params;  // stable addresses for SamplingRow::params
   std::deque<std::vector<TokenId>> histories;  // and for SamplingRow::tokens
+  std::deque<std::vector<uint32_t>> allowed;    // and SamplingRow::allowed_tokens
   SamplingBatch batch;
   batch.end_of_generation = test::kEndOfGeneration;
   for (int r = 0; r < num_logits_rows; ++r)
@@ -58,7 +87,12 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
         for (TokenId& id : tokens) id = static_cast<TokenId>(gen() % std::min<std::size_t>(vocab, 50));
       }
       if (gen() % 4 == 0) params.back().logprobs = static_cast<int32_t>(gen() % (kMaxTopLogprobs + 1));
-      batch.rows.push_back(SamplingRow{r, &params.back(), num_generated, gen(), {}, tokens});
+      std::vector<uint32_t>& mask = allowed.emplace_back();
+      if (masks && gen() % 5 != 0) {
+        mask = random_mask(vocab, gen);
+        if (gen() % 3 == 0) params.back().temperature = 0.0;
+      }
+      batch.rows.push_back(SamplingRow{r, &params.back(), num_generated, gen(), mask, tokens});
     }
   const gpu::DeviceBuffer device_logits = test::to_device(logits);
   gpu::DeviceSampler device_sampler;
@@ -80,7 +114,9 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
     CAPTURE(row.params->min_p);
     CAPTURE(row.num_generated);
     CAPTURE(row.params->has_penalties());
+    CAPTURE(row.allowed_tokens.size());
     REQUIRE(got[i].id == expected);
+    if (expected && !row.allowed_tokens.empty()) REQUIRE(token_allowed(row.allowed_tokens, *expected));
     // Log probabilities from the raw row: the same ids, values within the log's ulp.
     REQUIRE(got[i].logprobs.has_value() == (expected.has_value() && row.params->logprobs.has_value()));
     if (got[i].logprobs) {
@@ -95,6 +131,7 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
     }
     ++outcome.num_rows;
     outcome.num_tokens += expected.has_value();
+    outcome.num_masked += !row.allowed_tokens.empty();
   }
   return outcome;
 }
@@ -117,6 +154,26 @@ TEST_CASE("the device sampler picks the CPU Sampler's token for every row") {
     total.num_tokens += outcome.num_tokens;
   }
   MESSAGE(total.num_rows << " rows equal (" << total.num_tokens << " with a token, the rest not usable on both)");
+}
+
+TEST_CASE("with grammar masks, the device sampler picks the CPU Sampler's token for every row") {
+  REQUIRE_GPU();
+  std::mt19937_64 gen(4242);
+  Outcome total;
+  const struct {
+    std::size_t vocab;
+    int num_logits_rows;
+    int rows_per_logits;
+  } shapes[] = {{1, 9, 2}, {33, 27, 4}, {1000, 90, 3}, {49152, 72, 3}, {128256, 54, 2}};
+  for (const auto& shape : shapes) {
+    const Outcome outcome = check_against_cpu(shape.vocab, shape.num_logits_rows, shape.rows_per_logits, gen, true);
+    total.num_rows += outcome.num_rows;
+    total.num_tokens += outcome.num_tokens;
+    total.num_masked += outcome.num_masked;
+  }
+  CHECK(total.num_masked > total.num_rows / 2);
+  MESSAGE(total.num_rows << " rows equal, " << total.num_masked << " with a mask (" << total.num_tokens
+                         << " with a token, the rest not usable on both)");
 }
 
 TEST_CASE("the device sampler with no rows returns none") {
