@@ -26,7 +26,9 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITEC
   { cat "$build.configure.log"; exit 1; }
 grep -q "building the CUDA backend" "$build.configure.log" ||
   { echo "gpu-check: CMake did not find the CUDA toolkit" >&2; cat "$build.configure.log"; exit 1; }
-ninja -C "$build" -j"$jobs" pagedgen bench_gpu test_gpu_llama_kernels test_gpu_paged_attention test_gpu_backend
+gpu_tests=()
+for source in tests/test_gpu_*.cpp; do gpu_tests+=("$(basename "$source" .cpp)"); done
+ninja -C "$build" -j"$jobs" pagedgen bench_gpu "${gpu_tests[@]}"
 echo "   built in $((SECONDS - start)) s"
 
 echo "== gpu tests"
