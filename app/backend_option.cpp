@@ -211,7 +211,8 @@ std::unique_ptr<Backend> make_sizing_backend(const BackendOptions& options, cons
   (void)engine;
   (void)gpu;
 #endif
-  return std::make_unique<DryRunBackend>(config.kv_bytes_per_token(kv_dtype_bytes(resolved_cpu_kv_dtype(options))));
+  return std::make_unique<DryRunBackend>(config.kv_bytes_per_token(kv_dtype_bytes(resolved_cpu_kv_dtype(options))),
+                                         config.kv_kinds());
 }
 
 KvDtype resolved_cpu_kv_dtype(const BackendOptions& options) {

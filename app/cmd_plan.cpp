@@ -88,8 +88,8 @@ std::string plan_json(const PlanOptions& options, const ModelFiles& files, const
         "\"peak_kv_bytes\": {}, \"mean_blocks\": {:.6g}, \"utilization\": {:.6g}, \"prompt_computed\": {}, "
         "\"generated\": {}, \"steps\": {}, \"preemptions\": {}, \"naive_peak_max_model_len_bytes\": {}, "
         "\"naive_peak_request_bytes\": {}, \"fits_without_preemption\": {}, \"cannot_fit\": [",
-        r.block_size, r.bytes_per_block, s.num_pool_blocks, s.peak_used_blocks,
-        s.peak_used_blocks * static_cast<int64_t>(r.bytes_per_block), ratio(s.sum_used_blocks, s.num_steps),
+        r.block_size, r.bytes_per_block, s.num_pool_blocks, s.peak_used_blocks, s.peak_kv_bytes,
+        ratio(s.sum_used_blocks, s.num_steps),
         ratio(s.sum_filled_slots, s.sum_allocated_slots), s.num_computed_prompt_tokens, s.num_generated_tokens,
         s.num_steps, s.preemptions, s.peak_naive_max_len_slots * slot_bytes, s.peak_naive_request_slots * slot_bytes,
         r.fits() ? "true" : "false");
@@ -98,7 +98,19 @@ std::string plan_json(const PlanOptions& options, const ModelFiles& files, const
       out += fmt::format("{}{{\"index\": {}, \"id\": {}, \"reason\": {}}}", j ? ", " : "", x.index, optional_id(x.id_json),
                          json_quote(x.message));
     }
-    out += fmt::format("]}}{}\n", i + 1 < rows.size() ? "," : "");
+    out += "]";
+    // A model with sliding-window layers: each layer kind's pool and peak (kind 0's are the figures above).
+    if (!s.kinds.empty()) {
+      out += ", \"kv_kinds\": [";
+      for (std::size_t k = 0; k < s.kinds.size(); ++k)
+        out += fmt::format("{}{{\"kind\": {}, \"window\": {}, \"kv_bytes_per_block\": {}, \"pool_blocks\": {}, "
+                           "\"peak_blocks\": {}, \"peak_kv_bytes\": {}, \"peak_sequence_positions\": {}}}",
+                           k ? ", " : "", k, s.kinds[k].window, s.kinds[k].kv_bytes_per_block, s.kinds[k].num_pool_blocks,
+                           s.kinds[k].peak_used_blocks, s.kinds[k].peak_used_blocks * s.kinds[k].kv_bytes_per_block,
+                           s.kinds[k].peak_sequence_positions);
+      out += fmt::format("], \"peak_full_attention_kv_bytes\": {}", s.peak_full_attention_kv_bytes);
+    }
+    out += fmt::format("}}{}\n", i + 1 < rows.size() ? "," : "");
   }
   out += "  ]\n}\n";
   return out;
@@ -126,10 +138,26 @@ void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std
     const auto slot_bytes = static_cast<int64_t>(bytes_per_token);
     fmt::print("{:>6} {:>11} {:>8} {:>8} {:>11} {:>6.3f} {:>9} {:>8} {:>13} {:>13} {:>5}\n", r.block_size,
                format_bytes(r.bytes_per_block), s.num_pool_blocks, s.peak_used_blocks,
-               format_bytes(static_cast<uint64_t>(s.peak_used_blocks) * r.bytes_per_block),
+               format_bytes(static_cast<uint64_t>(s.peak_kv_bytes)),
                ratio(s.sum_filled_slots, s.sum_allocated_slots), s.num_computed_prompt_tokens, s.preemptions,
                format_bytes(static_cast<uint64_t>(s.peak_naive_max_len_slots * slot_bytes)),
                format_bytes(static_cast<uint64_t>(s.peak_naive_request_slots * slot_bytes)), r.fits() ? "yes" : "no");
+  }
+  for (const PlanRow& r : rows) {
+    // Sliding-window layers: "pool" and "peak" above are the full-attention kind's blocks,
+    // "peak KV" is over every kind.
+    for (std::size_t k = 0; k < r.stats.kinds.size(); ++k) {
+      const KvKindFigures& f = r.stats.kinds[k];
+      fmt::print("  block size {}, layer kind {} ({}): pool {} blocks, peak {} ({}), at most {} positions per sequence\n",
+                 r.block_size, k, f.window == 0 ? std::string("full attention") : fmt::format("window {}", f.window),
+                 f.num_pool_blocks, f.peak_used_blocks,
+                 format_bytes(static_cast<uint64_t>(f.peak_used_blocks * f.kv_bytes_per_block)), f.peak_sequence_positions);
+    }
+    if (!r.stats.kinds.empty())
+      fmt::print("  block size {}: peak KV {}, {:.1f}% of the {} every layer keeping every position would hold\n",
+                 r.block_size, format_bytes(static_cast<uint64_t>(r.stats.peak_kv_bytes)),
+                 100.0 * ratio(r.stats.peak_kv_bytes, r.stats.peak_full_attention_kv_bytes),
+                 format_bytes(static_cast<uint64_t>(r.stats.peak_full_attention_kv_bytes)));
   }
   for (const PlanRow& r : rows) {
     if (r.rejected.empty()) continue;
@@ -150,7 +178,7 @@ PlanRow plan_block_size(const PlanOptions& options, const LoadedInput& loaded, c
   row.bytes_per_block = sizing.kv_bytes_per_block(static_cast<std::size_t>(block_size));
   const int32_t num_blocks = sizing.kv_pool_blocks(kv_pool_budget(options.engine, options.backend.gpu_memory_utilization),
                                                    static_cast<std::size_t>(block_size));
-  DryRunBackend backend(sizing.kv_bytes_per_block(1));
+  DryRunBackend backend(sizing);
   Engine engine(make_engine_config(options.engine, block_size, num_blocks, max_model_len), backend, nullptr);
   engine.add_requests(loaded.requests);
   while (engine.has_unfinished())
@@ -204,8 +232,9 @@ void add_plan_command(CLI::App& app, CommandRunner& selected) {
       "Reads and tokenizes the input as generate would, runs the engine's step loop at each block size on a "
       "backend that computes nothing, every sample generating its max_tokens, with the KV pool the --device "
       "backend would allocate, and prints prefix groups, distinct vs total prompt tokens, peak KV blocks and bytes "
-      "beside naive reservation, whether the pool suffices without preemption, and the requests that can never "
-      "fit. Exit code 1 when some line is invalid or some request cannot fit.");
+      "beside naive reservation (for a model with sliding windows, the full-attention kind's blocks, the KV bytes "
+      "over every layer kind, and a line per kind), whether the pool suffices without preemption, and the requests "
+      "that can never fit. Exit code 1 when some line is invalid or some request cannot fit.");
   add_model_option(*cmd, o->model);
   cmd->add_option("-i,--input", o->input, "Input JSONL file; - reads standard input")->required();
   add_block_sizes_option(*cmd, o->block_sizes);

@@ -64,7 +64,7 @@ struct RowFigures {
 RowFigures figures(const SweepRow& r) {
   const RunStats& s = r.stats;
   const double util = ratio(static_cast<double>(s.engine.sum_filled_slots), static_cast<double>(s.engine.sum_allocated_slots));
-  return {static_cast<double>(s.engine.peak_used_blocks * s.engine.kv_bytes_per_block), util, 1.0 - util,
+  return {static_cast<double>(s.engine.peak_kv_bytes), util, 1.0 - util,
           ratio(static_cast<double>(s.engine.sum_logical_slots), static_cast<double>(s.engine.sum_filled_slots)),
           ratio(static_cast<double>(s.engine.num_generated_tokens), s.engine.generate_seconds)};
 }

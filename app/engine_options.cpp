@@ -32,7 +32,9 @@ ResponseFormat read_json_schema_flag(const std::string& path) {
 }  // namespace
 
 void add_engine_options(CLI::App& cmd, EngineOptions& o) {
-  cmd.add_option("--num-blocks", o.num_blocks, "KV pool size in blocks (overrides --kv-cache-memory)")
+  cmd.add_option("--num-blocks", o.num_blocks,
+                 "KV pool size in blocks over all layers (overrides --kv-cache-memory); with sliding-window layers "
+                 "its bytes are shared among the layer kinds (README: Sliding windows in the paged cache)")
       ->check(CLI::Range(1, INT32_MAX));
   cmd.add_option("--kv-cache-memory", o.kv_cache_memory,
                  "KV pool size in bytes (e.g. 512MiB, 2GiB); default 1GiB on the CPU, on a GPU what "

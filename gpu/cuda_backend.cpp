@@ -160,7 +160,7 @@ struct CudaBackend::Impl {
   // tokens are read from the ids the sampler gave last.
   void queue_forward(const StepBatch& batch, std::size_t logits_size, std::span<const DeferredToken> deferred) {
     PG_CHECK(kv_pool.bytes() > 0, "a step before allocate_kv_pool");
-    check_step_batch(batch, layout, config.vocab_size, logits_size);
+    check_step_batch(batch, std::span(&layout, 1), config.vocab_size, logits_size);
     if (batch.num_tokens == 0) return;
     dispatch_dtype(options.dtype, [&]<typename T>(TypeTag<T>) { forward<T>(batch, deferred); });
   }
@@ -466,6 +466,7 @@ void CudaBackend::copy_blocks(std::span<const BlockCopy> copies) {
   Impl& m = *impl_;
   std::vector<BlockCopy> list;
   for (const BlockCopy& copy : copies) {
+    PG_CHECK(copy.kind == 0, "a block copy of layer kind {}: this backend has one kind", copy.kind);
     PG_CHECK(copy.src >= 0 && copy.src < m.layout.num_blocks && copy.dst >= 0 && copy.dst < m.layout.num_blocks,
              "block copy {} -> {} outside a pool of {} blocks", copy.src, copy.dst, m.layout.num_blocks);
     if (copy.src != copy.dst) list.push_back(copy);

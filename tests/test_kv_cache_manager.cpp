@@ -94,7 +94,7 @@ TEST_CASE("allocation order, tail-first free, and the eviction order it implies"
   CHECK(kv.stats().num_evictions == 1);
   CHECK_FALSE(kv.pool().is_cached(1));
   CHECK(kv.pool().is_cached(0));
-  CHECK(kv.append_slots(3, 1) == std::nullopt);
+  CHECK(kv.append_slots(3, 1) .empty());
   CHECK(table(kv, 3) == std::vector<BlockId>{1, 0});
   CHECK(kv.stats().num_evictions == 2);
   CHECK(kv.num_free_blocks() == 0);
@@ -226,16 +226,16 @@ TEST_CASE("fork shares every block; copy-on-write of the partial last block") {
     CHECK(kv.stats().num_filled_slots == 6);
     CHECK(kv.stats().num_logical_slots == 12);
 
-    const std::optional<BlockCopy> copy = kv.append_slots(1, 1);
-    REQUIRE(copy.has_value());
-    CHECK(copy->src == 1);
-    CHECK(copy->dst == 2);
+    const std::vector<BlockCopy> copy = kv.append_slots(1, 1);
+    REQUIRE(copy.size() == 1);
+    CHECK(copy[0].src == 1);
+    CHECK(copy[0].dst == 2);
     CHECK(table(kv, 1) == std::vector<BlockId>{0, 2});
     CHECK(ref_counts(kv) == std::vector<int32_t>{2, 1, 1, 0, 0, 0, 0, 0});
     CHECK(kv.filled_slots(2) == 3);
     CHECK(kv.filled_slots(1) == 2);  // the original's fill never changes while shared
 
-    CHECK(kv.append_slots(2, 1) == std::nullopt);
+    CHECK(kv.append_slots(2, 1) .empty());
     CHECK(table(kv, 2) == std::vector<BlockId>{0, 1});
     CHECK(kv.filled_slots(1) == 3);
     const KvCacheStats stats = kv.stats();
@@ -251,11 +251,11 @@ TEST_CASE("fork shares every block; copy-on-write of the partial last block") {
     const auto c1 = kv.append_slots(1, 1);
     const auto c2 = kv.append_slots(2, 1);
     const auto c3 = kv.append_slots(3, 1);
-    REQUIRE(c1.has_value());
-    REQUIRE(c2.has_value());
-    CHECK((c1->src == 1 && c1->dst == 2));
-    CHECK((c2->src == 1 && c2->dst == 3));
-    CHECK_FALSE(c3.has_value());
+    REQUIRE(c1.size() == 1);
+    REQUIRE(c2.size() == 1);
+    CHECK((c1[0].src == 1 && c1[0].dst == 2));
+    CHECK((c2[0].src == 1 && c2[0].dst == 3));
+    CHECK(c3.empty());
     CHECK(table(kv, 1) == std::vector<BlockId>{0, 2});
     CHECK(table(kv, 2) == std::vector<BlockId>{0, 3});
     CHECK(table(kv, 3) == std::vector<BlockId>{0, 1});
@@ -268,8 +268,8 @@ TEST_CASE("fork shares every block; copy-on-write of the partial last block") {
     admit_all(kv, 4, full);
     CHECK(table(kv, 4) == std::vector<BlockId>{2, 3});
     kv.fork(4, 5);
-    CHECK(kv.append_slots(4, 1) == std::nullopt);
-    CHECK(kv.append_slots(5, 1) == std::nullopt);
+    CHECK(kv.append_slots(4, 1) .empty());
+    CHECK(kv.append_slots(5, 1) .empty());
     CHECK(table(kv, 4) == std::vector<BlockId>{2, 3, 4});
     CHECK(table(kv, 5) == std::vector<BlockId>{2, 3, 5});
     CHECK(kv.stats().num_cow_copies == 0);
@@ -283,7 +283,7 @@ TEST_CASE("fork shares every block; copy-on-write of the partial last block") {
     CHECK(small.can_append_slots(1, 0));
     small.free(2);
     CHECK(small.can_append_slots(1, 2));
-    CHECK(small.append_slots(1, 2) == std::nullopt);  // no longer shared: in place
+    CHECK(small.append_slots(1, 2) .empty());  // no longer shared: in place
     CHECK(small.filled_slots(1) == 4);
   }
 }
@@ -302,7 +302,7 @@ TEST_CASE("a block being computed by a running sequence is in flight until commi
   CHECK(match.blocks == std::vector<BlockId>{0});
   CHECK(match.next_block_in_flight);
 
-  CHECK(kv.append_slots(1, 4) == std::nullopt);
+  CHECK(kv.append_slots(1, 4) .empty());
   kv.commit_full_blocks(1, a, 8);
   match = kv.match_prefix(b);
   CHECK(match.blocks == std::vector<BlockId>{0, 1});
@@ -373,10 +373,10 @@ TEST_CASE("a partial match copies the first tokens of a cached block; its source
   CHECK_FALSE(match.next_block_in_flight);
   // 3 tokens to compute: the copy's block and one more; plus the hit and the held source at 0.
   CHECK(kv.can_allocate(match, 3));
-  const std::optional<BlockCopy> copy = kv.allocate(2, b, match, 3);
-  REQUIRE(copy.has_value());
-  CHECK(copy->src == 1);
-  CHECK(copy->dst == 3);
+  const std::vector<BlockCopy> copy = kv.allocate(2, b, match, 3);
+  REQUIRE(copy.size() == 1);
+  CHECK(copy[0].src == 1);
+  CHECK(copy[0].dst == 3);
   CHECK(table(kv, 2) == std::vector<BlockId>{0, 3, 4});
   CHECK(kv.num_slots(2) == 9);
   CHECK(kv.filled_slots(3) == 4);

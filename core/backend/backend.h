@@ -1,6 +1,6 @@
 // The Backend contract: the only thing that differs between CPU and CUDA. It sizes and owns
 // the KV pool (K and V per layer as [num_blocks][num_kv_heads][block_size][head_dim], see
-// kv_layout.h) and runs steps: a StepBatch forward, then the sampling of a SamplingBatch,
+// kv_layout.h; with sliding-window layers one pool per layer kind, step/kv_kinds.h) and runs steps: a StepBatch forward, then the sampling of a SamplingBatch,
 // giving token ids. The engine never sees logits.
 //
 // A step is submitted, then collected, so that the host can prepare step N+1 while step N
@@ -22,7 +22,9 @@
 #include "backend/synchronous_steps.h"
 #include "sample/sampling_batch.h"
 #include "step/ids.h"
+#include "step/kv_kinds.h"
 #include "step/step_batch.h"
+#include "util/error.h"
 
 namespace pagedgen {
 
@@ -50,11 +52,27 @@ class Backend {
     return host_pool_blocks(budget, kv_bytes_per_block(block_size), block_size);
   }
 
-  // (Re)allocates the KV pool: num_blocks blocks of block_size token slots each.
-  virtual void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) = 0;
+  // The layer kinds its pools can take (step/kv_kinds.h), kind 0 first, as their windows;
+  // the default: one kind (every layer), as a backend without sliding windows has.
+  virtual std::vector<int32_t> kv_kind_windows() const { return {0}; }
+  // Bytes one KV block of `kind` takes across that kind's layers (K and V).
+  virtual std::size_t kv_kind_bytes_per_block(KvKindId kind, std::size_t block_size) const {
+    PG_CHECK(kind == 0, "layer kind {} of a backend with one kind", kind);
+    return kv_bytes_per_block(block_size);
+  }
 
-  // Copy-on-write and partial prefix matches: copies whole blocks in every layer, in order,
-  // after the steps submitted before and before the steps submitted after.
+  // (Re)allocates the KV pool as one kind: num_blocks blocks of block_size token slots each,
+  // every layer addressed by kind 0's block ids.
+  virtual void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) = 0;
+  // (Re)allocates one pool per kind of kv_kind_windows(): kind k's layers get
+  // kind_num_blocks[k] blocks, addressed by kind k's ids (StepBatch::window_kinds).
+  virtual void allocate_kv_pools(std::span<const int32_t> kind_num_blocks, std::size_t block_size) {
+    PG_CHECK(kind_num_blocks.size() == 1, "{} layer kinds for a backend with one kind", kind_num_blocks.size());
+    allocate_kv_pool(static_cast<std::size_t>(kind_num_blocks.front()), block_size);
+  }
+
+  // Copy-on-write and partial prefix matches: copies whole blocks in every layer of the
+  // copy's kind, in order, after the steps submitted before and before the steps submitted after.
   virtual void copy_blocks(std::span<const BlockCopy> copies) = 0;
 
   // One engine step at once: writes the new tokens' K/V at their slots, attends over each

@@ -38,7 +38,8 @@ CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, s
       kv_dtype_(kv_dtype) {
   PG_CHECK(weights.layers.size() == static_cast<std::size_t>(config.num_layers), "weights have {} layers, config {}",
            weights.layers.size(), config.num_layers);
-  layout_ = KvLayout{0, config.num_kv_heads, 0, config.head_dim};
+  layouts_ = {KvLayout{0, config.num_kv_heads, 0, config.head_dim}};
+  layer_kinds_.assign(static_cast<std::size_t>(config.num_layers), 0);
   has_packed_ = weights.token_embd_packed != nullptr || weights.output_packed != nullptr;
   for (const LayerWeights& layer : weights.layers) {
     PG_CHECK(config.qk_norm == (layer.q_norm != nullptr && layer.k_norm != nullptr) &&
@@ -55,6 +56,19 @@ std::size_t CpuBackend::kv_bytes_per_block(std::size_t block_size) const {
   return config_.kv_bytes_per_token(kv_dtype_bytes(kv_dtype_)) * block_size;
 }
 
+std::vector<int32_t> CpuBackend::kv_kind_windows() const {
+  std::vector<int32_t> windows;
+  for (const KvKind& kind : config_.kv_kinds()) windows.push_back(kind.window);
+  return windows;
+}
+
+std::size_t CpuBackend::kv_kind_bytes_per_block(KvKindId kind, std::size_t block_size) const {
+  const std::vector<KvKind> kinds = config_.kv_kinds();
+  PG_CHECK(kind >= 0 && kind < std::ssize(kinds), "layer kind {} of {}", kind, kinds.size());
+  return kv_bytes_per_block(block_size) / static_cast<std::size_t>(config_.num_layers) *
+         static_cast<std::size_t>(kinds[static_cast<std::size_t>(kind)].num_layers);
+}
+
 int32_t CpuBackend::kv_pool_blocks(const KvPoolBudget& budget, std::size_t block_size) const {
   const std::size_t per_block = kv_bytes_per_block(block_size);
   const int32_t num_blocks = host_pool_blocks(budget, per_block, block_size);
@@ -68,13 +82,28 @@ int32_t CpuBackend::kv_pool_blocks(const KvPoolBudget& budget, std::size_t block
 }
 
 void CpuBackend::allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) {
+  const int32_t one_kind[] = {static_cast<int32_t>(num_blocks)};
+  layer_kinds_.assign(static_cast<std::size_t>(config_.num_layers), 0);
+  allocate_pools(one_kind, block_size);
+}
+
+void CpuBackend::allocate_kv_pools(std::span<const int32_t> kind_num_blocks, std::size_t block_size) {
+  PG_CHECK(kind_num_blocks.size() == config_.kv_kinds().size(), "{} pool kinds for a model of {}",
+           kind_num_blocks.size(), config_.kv_kinds().size());
+  for (int64_t layer = 0; layer < config_.num_layers; ++layer)
+    layer_kinds_[static_cast<std::size_t>(layer)] = config_.layer_kv_kind(layer);
+  allocate_pools(kind_num_blocks, block_size);
+}
+
+void CpuBackend::allocate_pools(std::span<const int32_t> kind_num_blocks, std::size_t block_size) {
   PG_CHECK(block_size >= 1, "block size must be at least 1");
-  layout_ = KvLayout{static_cast<int64_t>(num_blocks), config_.num_kv_heads, static_cast<int64_t>(block_size),
-                     config_.head_dim};
-  const std::size_t bytes = static_cast<std::size_t>(layout_.elements_per_layer()) * kv_dtype_bytes(kv_dtype_);
+  layouts_.clear();
+  for (int32_t num_blocks : kind_num_blocks)
+    layouts_.push_back(KvLayout{num_blocks, config_.num_kv_heads, static_cast<int64_t>(block_size), config_.head_dim});
   k_pools_.clear();
   v_pools_.clear();
-  for (int64_t layer = 0; layer < config_.num_layers; ++layer) {
+  for (std::size_t layer = 0; layer < layer_kinds_.size(); ++layer) {
+    const std::size_t bytes = static_cast<std::size_t>(layer_layout(layer).elements_per_layer()) * kv_dtype_bytes(kv_dtype_);
     k_pools_.emplace_back(new std::byte[bytes]);
     v_pools_.emplace_back(new std::byte[bytes]);
   }
@@ -83,7 +112,7 @@ void CpuBackend::allocate_kv_pool(std::size_t num_blocks, std::size_t block_size
 std::span<float> CpuBackend::float_pool(const std::vector<std::unique_ptr<std::byte[]>>& pools,
                                         std::size_t layer) const {
   PG_CHECK(kv_dtype_ == KvDtype::kFloat32, "the {} KV pools are not float32", kv_dtype_name(kv_dtype_));
-  return {reinterpret_cast<float*>(pools.at(layer).get()), static_cast<std::size_t>(layout_.elements_per_layer())};
+  return {reinterpret_cast<float*>(pools.at(layer).get()), static_cast<std::size_t>(layer_layout(layer).elements_per_layer())};
 }
 
 void CpuBackend::ensure_activations(std::size_t num_tokens, std::size_t num_logits) {
@@ -145,7 +174,7 @@ void CpuBackend::matmuls(const float* x, std::size_t rows, std::size_t in_featur
 
 void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
   PG_CHECK(!k_pools_.empty(), "forward before allocate_kv_pool");
-  check_step_batch(batch, layout_, config_.vocab_size, logits.size());
+  check_step_batch(batch, layouts_, config_.vocab_size, logits.size());
   const auto n = static_cast<std::size_t>(batch.num_tokens);
   if (n == 0) return;
   const auto hidden = static_cast<std::size_t>(config_.hidden_size);
@@ -266,10 +295,10 @@ void CpuBackend::norm_chunk(const float* weight, std::size_t r0, std::size_t r1)
 void CpuBackend::write_kv(std::size_t layer, const StepBatch& batch, std::size_t r0, std::size_t r1) {
   const auto kv_dim = static_cast<std::size_t>(config_.num_kv_heads * config_.head_dim);
   auto write = [&](auto* k_pool, auto* v_pool) {
-    auto args = cpu::kv_write_args(batch, k_.data(), v_.data(), k_pool, v_pool, layout_);
+    auto args = cpu::kv_write_args(batch, k_.data(), v_.data(), k_pool, v_pool, layer_layout(layer));
     args.k += r0 * kv_dim;
     args.v += r0 * kv_dim;
-    args.slot_mapping += r0;
+    args.slot_mapping = batch.kind_slot_mapping(layer_kinds_[layer]).data() + r0;
     args.num_tokens = static_cast<int32_t>(r1 - r0);
     cpu::write_kv_cache(args);
   };
@@ -286,10 +315,11 @@ void CpuBackend::attention(std::size_t layer, const StepBatch& batch) {
   auto run = [&](const auto* k_pool, const auto* v_pool) {
     const bool has_window = config_.layer_has_window(static_cast<int64_t>(layer));
     const auto window = has_window ? static_cast<int32_t>(*config_.sliding_window) : 0;
-    cpu::paged_attention(cpu::paged_attention_args(batch, q_.data(), static_cast<int32_t>(config_.num_heads), k_pool,
-                                                   v_pool, layout_, config_.softmax_scale(), attn_.data(), window,
-                                                   config_.attn_logit_softcap.value_or(0.0f)),
-                         pool_);
+    auto args = cpu::paged_attention_args(batch, q_.data(), static_cast<int32_t>(config_.num_heads), k_pool, v_pool,
+                                          layer_layout(layer), config_.softmax_scale(), attn_.data(), window,
+                                          config_.attn_logit_softcap.value_or(0.0f));
+    args.block_tables = batch.kind_block_tables(layer_kinds_[layer]).data();
+    cpu::paged_attention(args, pool_);
   };
   const std::byte* k_pool = k_pools_[layer].get();
   const std::byte* v_pool = v_pools_[layer].get();
@@ -307,15 +337,19 @@ void CpuBackend::attention(std::size_t layer, const StepBatch& batch) {
 }
 
 void CpuBackend::copy_blocks(std::span<const BlockCopy> copies) {
-  const std::size_t block_bytes = static_cast<std::size_t>(layout_.block_stride()) * kv_dtype_bytes(kv_dtype_);
   const std::size_t element_bytes = kv_dtype_bytes(kv_dtype_);
   for (const BlockCopy& copy : copies) {
-    PG_CHECK(copy.src >= 0 && copy.src < layout_.num_blocks && copy.dst >= 0 && copy.dst < layout_.num_blocks,
-             "block copy {} -> {} outside a pool of {} blocks", copy.src, copy.dst, layout_.num_blocks);
+    PG_CHECK(copy.kind >= 0 && copy.kind < std::ssize(layouts_), "block copy of layer kind {}, the pools have {}",
+             copy.kind, layouts_.size());
+    const KvLayout& layout = layouts_[static_cast<std::size_t>(copy.kind)];
+    PG_CHECK(copy.src >= 0 && copy.src < layout.num_blocks && copy.dst >= 0 && copy.dst < layout.num_blocks,
+             "block copy {} -> {} outside a pool of {} blocks", copy.src, copy.dst, layout.num_blocks);
     if (copy.src == copy.dst) continue;
-    const std::size_t src = static_cast<std::size_t>(layout_.offset(copy.src, 0, 0, 0)) * element_bytes;
-    const std::size_t dst = static_cast<std::size_t>(layout_.offset(copy.dst, 0, 0, 0)) * element_bytes;
+    const std::size_t block_bytes = static_cast<std::size_t>(layout.block_stride()) * element_bytes;
+    const std::size_t src = static_cast<std::size_t>(layout.offset(copy.src, 0, 0, 0)) * element_bytes;
+    const std::size_t dst = static_cast<std::size_t>(layout.offset(copy.dst, 0, 0, 0)) * element_bytes;
     for (std::size_t layer = 0; layer < k_pools_.size(); ++layer) {
+      if (layer_kinds_[layer] != copy.kind) continue;
       std::memcpy(k_pools_[layer].get() + dst, k_pools_[layer].get() + src, block_bytes);
       std::memcpy(v_pools_[layer].get() + dst, v_pools_[layer].get() + src, block_bytes);
     }

@@ -39,9 +39,13 @@ class CpuBackend final : public LogitsBackend {
 
   std::string name() const override { return "cpu"; }
   std::size_t kv_bytes_per_block(std::size_t block_size) const override;
+  // The model's kinds (ModelConfig::kv_kinds): full attention, then its window layers.
+  std::vector<int32_t> kv_kind_windows() const override;
+  std::size_t kv_kind_bytes_per_block(KvKindId kind, std::size_t block_size) const override;
   // The budget's blocks, refused up front when they need more memory than is available.
   int32_t kv_pool_blocks(const KvPoolBudget& budget, std::size_t block_size) const override;
   void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) override;
+  void allocate_kv_pools(std::span<const int32_t> kind_num_blocks, std::size_t block_size) override;
   void forward(const StepBatch& batch, std::span<float> logits) override;
   int64_t vocab_size() const override { return config_.vocab_size; }
   // forward(), then each row sampled on the host, within its grammar's mask.
@@ -54,16 +58,18 @@ class CpuBackend final : public LogitsBackend {
   void copy_blocks(std::span<const BlockCopy> copies) override;
 
   std::size_t num_threads() const { return pool_.num_threads(); }
-  KvLayout kv_layout() const { return layout_; }
+  KvLayout kv_layout(KvKindId kind = 0) const { return layouts_.at(static_cast<std::size_t>(kind)); }
   KvDtype kv_dtype() const { return kv_dtype_; }
-  // One layer's K or V pool of a float32 KV cache, (num_blocks, num_kv_heads, block_size,
-  // head_dim): for tests.
+  // One layer's K or V pool of a float32 KV cache, (num_blocks of its kind, num_kv_heads,
+  // block_size, head_dim): for tests.
   std::span<float> k_pool(std::size_t layer) { return float_pool(k_pools_, layer); }
   std::span<float> v_pool(std::size_t layer) { return float_pool(v_pools_, layer); }
   std::span<const float> k_pool(std::size_t layer) const { return float_pool(k_pools_, layer); }
   std::span<const float> v_pool(std::size_t layer) const { return float_pool(v_pools_, layer); }
 
  private:
+  // Sizes every layer's pools by its kind in layer_kinds_.
+  void allocate_pools(std::span<const int32_t> kind_num_blocks, std::size_t block_size);
   void ensure_activations(std::size_t num_tokens, std::size_t num_logits);
   // fn(row_begin, row_end) over [0, num_rows) in parallel chunks; rows are independent.
   template <typename Fn>
@@ -95,11 +101,15 @@ class CpuBackend final : public LogitsBackend {
   cpu::CpuIsa isa_;
   bool has_packed_ = false;  // some matrix is kept quantized: activations get quantized
   HostSampling host_sampling_;
-  KvLayout layout_;
+  // The pools' kinds: kind 0 and the model's window kinds after allocate_kv_pools, kind 0
+  // alone (every layer) after allocate_kv_pool.
+  std::vector<KvLayout> layouts_;     // [pool kinds] sizes of each kind's pools
+  std::vector<KvKindId> layer_kinds_; // [num_layers] the kind of each layer's pools
+  const KvLayout& layer_layout(std::size_t layer) const { return layouts_[static_cast<std::size_t>(layer_kinds_[layer])]; }
   std::span<float> float_pool(const std::vector<std::unique_ptr<std::byte[]>>& pools, std::size_t layer) const;
 
   KvDtype kv_dtype_;
-  // Per layer: layout_.elements_per_layer() values of kv_dtype_. Not zeroed: a slot is
+  // Per layer: layer_layout(layer).elements_per_layer() values of kv_dtype_. Not zeroed: a slot is
   // always written before it is read, and pages nobody touched take no memory.
   std::vector<std::unique_ptr<std::byte[]>> k_pools_;
   std::vector<std::unique_ptr<std::byte[]>> v_pools_;

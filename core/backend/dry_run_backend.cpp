@@ -1,6 +1,26 @@
 #include "backend/dry_run_backend.h"
 
+#include "util/error.h"
+
 namespace pagedgen {
+
+DryRunBackend::DryRunBackend(std::size_t kv_bytes_per_token, std::span<const KvKind> kinds)
+    : kv_bytes_per_token_(kv_bytes_per_token) {
+  int64_t num_layers = 0;
+  for (const KvKind& kind : kinds) num_layers += kind.num_layers;
+  PG_CHECK(!kinds.empty() && num_layers > 0 && kinds.front().window == 0, "layer kinds of {} layers", num_layers);
+  for (const KvKind& kind : kinds) {
+    windows_.push_back(kind.window);
+    kind_bytes_per_token_.push_back(kv_bytes_per_token / static_cast<std::size_t>(num_layers) *
+                                    static_cast<std::size_t>(kind.num_layers));
+  }
+}
+
+DryRunBackend::DryRunBackend(const Backend& sizing)
+    : kv_bytes_per_token_(sizing.kv_bytes_per_block(1)), windows_(sizing.kv_kind_windows()) {
+  for (std::size_t kind = 0; kind < windows_.size(); ++kind)
+    kind_bytes_per_token_.push_back(sizing.kv_kind_bytes_per_block(static_cast<KvKindId>(kind), 1));
+}
 
 std::vector<SampledToken> DryRunBackend::step(const StepBatch&, const SamplingBatch& sampling) {
   // -1, -2, ...: distinct for the first 2^30 tokens of a run, then they repeat.

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "backend/kv_layout.h"
 #include "step/step_batch.h"
@@ -13,7 +14,10 @@ namespace pagedgen {
 
 // Throws Error for a token id outside the vocabulary (an input problem) and fails a
 // PG_CHECK for anything else inconsistent (array sizes, block size, slots, positions,
-// block ids outside the pool, a logits buffer of the wrong size).
-void check_step_batch(const StepBatch& batch, const KvLayout& layout, int64_t vocab_size, std::size_t logits_size);
+// block ids outside the pool, a logits buffer of the wrong size). `kind_layouts`: the pool of
+// each layer kind, kind 0 first (one for a model of one kind); kind k's slots and tables are
+// checked against its own.
+void check_step_batch(const StepBatch& batch, std::span<const KvLayout> kind_layouts, int64_t vocab_size,
+                      std::size_t logits_size);
 
 }  // namespace pagedgen

@@ -27,11 +27,26 @@ Engine::Engine(const EngineConfig& config, Backend& backend, const Tokenizer* to
       backend_(backend),
       uses_grammars_(tokenizer != nullptr),
       output_(tokenizer, config.run_seed, config.max_model_len) {
-  backend_.allocate_kv_pool(static_cast<std::size_t>(config.num_blocks), static_cast<std::size_t>(config.block_size));
+  const auto block_size = static_cast<std::size_t>(config.block_size);
+  kind_windows_ = backend.kv_kind_windows();
+  std::vector<std::size_t> kind_bytes;
+  for (std::size_t kind = 0; kind < kind_windows_.size(); ++kind)
+    kind_bytes.push_back(backend.kv_kind_bytes_per_block(static_cast<KvKindId>(kind), block_size));
+  kind_num_blocks_ = split_kv_pool(config.num_blocks, backend.kv_bytes_per_block(block_size), kind_windows_, kind_bytes,
+                                   config.block_size, config.max_num_seqs, config.max_batch_tokens);
+  if (kind_windows_.size() == 1) {
+    backend_.allocate_kv_pool(static_cast<std::size_t>(config.num_blocks), block_size);
+  } else {
+    backend_.allocate_kv_pools(kind_num_blocks_, block_size);
+    for (std::size_t kind = 0; kind < kind_windows_.size(); ++kind)
+      stats_.kinds.push_back(KvKindFigures{.window = kind_windows_[kind],
+                                           .kv_bytes_per_block = static_cast<int64_t>(kind_bytes[kind]),
+                                           .num_pool_blocks = kind_num_blocks_[kind]});
+  }
   stats_.backend = backend.name();
   stats_.block_size = config.block_size;
-  stats_.kv_bytes_per_block = static_cast<int64_t>(backend.kv_bytes_per_block(static_cast<std::size_t>(config.block_size)));
-  stats_.num_pool_blocks = config.num_blocks;
+  stats_.kv_bytes_per_block = static_cast<int64_t>(backend.kv_bytes_per_block(block_size));
+  stats_.num_pool_blocks = kind_num_blocks_.front();
   stats_.max_model_len = config.max_model_len;
   stats_.prefix_sharing = config.prefix_sharing;
 }
@@ -48,8 +63,11 @@ void Engine::add_requests(std::vector<PreparedRequest> requests) {
   const PrefixPlan plan = planner.plan(config_.block_size);
   stats_.num_distinct_prompt_tokens += plan.num_distinct_prompt_tokens;
   stats_.num_prefix_groups += plan.num_prefix_groups;
-  scheduler_ = std::make_unique<Scheduler>(SchedulerConfig{config_.max_num_seqs, config_.max_batch_tokens},
-                                           KvCacheConfig{config_.num_blocks, config_.block_size, config_.prefix_sharing});
+  KvCacheConfig kv_config{.num_blocks = kind_num_blocks_.front(), .block_size = config_.block_size,
+                          .enable_prefix_caching = config_.prefix_sharing};
+  for (std::size_t kind = 1; kind < kind_windows_.size(); ++kind)
+    kv_config.window_kinds.push_back({.window = kind_windows_[kind], .num_blocks = kind_num_blocks_[kind]});
+  scheduler_ = std::make_unique<Scheduler>(SchedulerConfig{config_.max_num_seqs, config_.max_batch_tokens}, kv_config);
   output_.start_batch(std::move(requests), plan.order, *scheduler_, stats_);
   stats_.generate_seconds += seconds_since(start);
   if (!has_unfinished()) end_batch();

@@ -39,7 +39,7 @@ namespace pagedgen {
 
 struct EngineConfig {
   int32_t block_size = 16;
-  int32_t num_blocks = 0;
+  int32_t num_blocks = 0;      // the KV pool over all layers; with window layers split among the kinds (split_kv_pool)
   int32_t max_num_seqs = 256;
   int32_t max_batch_tokens = 2048;
   bool prefix_sharing = true;
@@ -86,6 +86,8 @@ class Engine {
 
   EngineConfig config_;
   Backend& backend_;
+  std::vector<int32_t> kind_windows_;    // [num_kinds] the backend's layer kinds, kind 0 (window 0) first
+  std::vector<int32_t> kind_num_blocks_; // [num_kinds] each kind's pool
   bool uses_grammars_;  // a tokenizer was given: constrained response formats get masks
   OutputProcessor output_;
   std::unique_ptr<Scheduler> scheduler_;  // of the current batch

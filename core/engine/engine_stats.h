@@ -10,6 +10,13 @@
 
 namespace pagedgen {
 
+// One layer kind's share of a snapshot (models with sliding-window kinds only).
+struct KvKindSnapshot {
+  int64_t used_blocks = 0;               // the kind's blocks with a reference
+  int64_t filled_slots = 0;              // ... slots of them holding a token
+  int64_t max_sequence_positions = 0;    // the most positions one sequence holds in the kind
+};
+
 // What the KV cache held at the end of one engine step.
 struct KvSnapshot {
   int64_t used_blocks = 0;          // blocks with a reference
@@ -20,6 +27,20 @@ struct KvSnapshot {
   int64_t shared_blocks = 0;        // blocks referenced by more than one sequence
   int64_t naive_max_len_slots = 0;  // sum over sequences holding KV of max_model_len
   int64_t naive_request_slots = 0;  // ... of prompt + max_tokens
+  // The figures above are kind 0's (the full-attention layers, whose table spans each
+  // sequence's whole context); a model with window kinds has every kind's here, kind 0 first.
+  std::vector<KvKindSnapshot> kinds = {};
+};
+
+// One layer kind over the run (models with sliding-window kinds only).
+struct KvKindFigures {
+  int64_t window = 0;                  // 0: kind 0, full attention
+  int64_t kv_bytes_per_block = 0;      // over the kind's layers
+  int64_t num_pool_blocks = 0;
+  int64_t peak_used_blocks = 0;        // over the steps' snapshots
+  int64_t sum_used_blocks = 0;
+  int64_t peak_filled_slots = 0;
+  int64_t peak_sequence_positions = 0; // the most positions one sequence held in the kind at a step
 };
 
 // One point of the KV timeline: the snapshot after engine step `step` (0-based).
@@ -65,6 +86,14 @@ struct EngineStats {
   int64_t sum_naive_request_slots = 0;
   int64_t peak_naive_max_len_slots = 0;
   int64_t peak_naive_request_slots = 0;
+  // KV bytes in use, the larger at any step: blocks of each kind times their bytes (one
+  // kind: peak_used_blocks * kv_bytes_per_block).
+  int64_t peak_kv_bytes = 0;
+  // Layer kinds, kind 0 first; empty for a model of one kind. With kinds, the block and
+  // slot figures above are kind 0's, and this is the same steps' kind 0 blocks times a
+  // block's bytes over all layers: what they would hold if every layer kept every position.
+  std::vector<KvKindFigures> kinds = {};
+  int64_t peak_full_attention_kv_bytes = 0;
   // The snapshots of every timeline_stride-th step (0, stride, 2 * stride, ...); the stride
   // doubles whenever the timeline would pass kMaxTimelinePoints, dropping every other point.
   std::vector<KvTimelinePoint> timeline;

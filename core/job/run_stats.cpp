@@ -43,7 +43,36 @@ std::string blocks_json(const EngineStats& e) {
   return fmt::format("{{\"steps\": {}, \"peak_used\": {}, \"used_sum\": {}, \"mean_used\": {}, "
                      "\"peak_shared\": {}, \"peak_kv_bytes\": {}}}",
                      e.num_steps, e.peak_used_blocks, e.sum_used_blocks, real(ratio(e.sum_used_blocks, e.num_steps)),
-                     e.peak_shared_blocks, e.peak_used_blocks * e.kv_bytes_per_block);
+                     e.peak_shared_blocks, e.peak_kv_bytes);
+}
+
+// Per layer kind, kind 0 (full attention) first: pool, blocks and bytes in use, and the most
+// positions one sequence held there (a window kind: at most window + chunk + a block).
+std::string kv_kinds_json(const EngineStats& e) {
+  std::string out = "{\"kinds\": [";
+  for (std::size_t i = 0; i < e.kinds.size(); ++i) {
+    const KvKindFigures& k = e.kinds[i];
+    out += fmt::format("{}{{\"kind\": {}, \"window\": {}, \"kv_bytes_per_block\": {}, \"pool_blocks\": {}, "
+                       "\"pool_bytes\": {}, \"peak_used\": {}, \"used_sum\": {}, \"mean_used\": {}, "
+                       "\"peak_kv_bytes\": {}, \"peak_filled_slots\": {}, \"peak_sequence_positions\": {}}}",
+                       i ? ", " : "", i, k.window, k.kv_bytes_per_block, k.num_pool_blocks,
+                       k.num_pool_blocks * k.kv_bytes_per_block, k.peak_used_blocks, k.sum_used_blocks,
+                       real(ratio(k.sum_used_blocks, e.num_steps)), k.peak_used_blocks * k.kv_bytes_per_block,
+                       k.peak_filled_slots, k.peak_sequence_positions);
+  }
+  out += fmt::format("], \"peak_kv_bytes\": {}, \"peak_full_attention_kv_bytes\": {}, "
+                     "\"peak_kv_fraction_of_full_attention\": {}}}",
+                     e.peak_kv_bytes, e.peak_full_attention_kv_bytes,
+                     real(ratio(e.peak_kv_bytes, e.peak_full_attention_kv_bytes)));
+  return out;
+}
+
+// The pool's bytes: over every kind.
+int64_t pool_bytes(const EngineStats& e) {
+  if (e.kinds.empty()) return e.num_pool_blocks * e.kv_bytes_per_block;
+  int64_t bytes = 0;
+  for (const KvKindFigures& k : e.kinds) bytes += k.num_pool_blocks * k.kv_bytes_per_block;
+  return bytes;
 }
 
 std::string slots_json(const EngineStats& e) {
@@ -120,13 +149,13 @@ std::string RunStats::coverage_note() const {
 
 std::string RunStats::to_json() const {
   const EngineStats& e = engine;
-  const std::vector<std::pair<const char*, std::string>> fields = {
+  std::vector<std::pair<const char*, std::string>> fields = {
       {"model", json_quote(job.model)},
       {"backend", json_quote(e.backend)},
       {"block_size", fmt::format("{}", e.block_size)},
       {"kv_bytes_per_block", fmt::format("{}", e.kv_bytes_per_block)},
       {"pool_blocks", fmt::format("{}", e.num_pool_blocks)},
-      {"pool_bytes", fmt::format("{}", e.num_pool_blocks * e.kv_bytes_per_block)},
+      {"pool_bytes", fmt::format("{}", pool_bytes(e))},
       {"max_model_len", fmt::format("{}", e.max_model_len)},
       {"prefix_sharing", e.prefix_sharing ? "true" : "false"},
       {"device_memory", device_memory_json(job)},
@@ -144,6 +173,8 @@ std::string RunStats::to_json() const {
       {"job", job_json(job)},
       {"coverage", coverage_json(*this)},
   };
+  // Models with sliding-window layers only: the memory by layer kind.
+  if (!e.kinds.empty()) fields.insert(fields.begin() + 12, {"kv_kinds", kv_kinds_json(e)});
   std::string out = "{\n";
   for (std::size_t i = 0; i < fields.size(); ++i)
     out += fmt::format("  \"{}\": {}{}\n", fields[i].first, fields[i].second, i + 1 < fields.size() ? "," : "");
@@ -163,7 +194,7 @@ std::string RunStats::summary() const {
   s += fmt::format("pagedgen: KV blocks of {} tokens ({}): peak {} of {} in use ({}), mean {:.1f}; {:.2f}% of "
                    "allocated slots held a token ({:.2f}% of each sequence's slots); sharing factor {:.2f}\n",
                    e.block_size, format_bytes(static_cast<uint64_t>(e.kv_bytes_per_block)), e.peak_used_blocks,
-                   e.num_pool_blocks, format_bytes(static_cast<uint64_t>(e.peak_used_blocks * e.kv_bytes_per_block)),
+                   e.num_pool_blocks, format_bytes(static_cast<uint64_t>(e.peak_kv_bytes)),
                    ratio(e.sum_used_blocks, e.num_steps), 100.0 * ratio(e.sum_filled_slots, e.sum_allocated_slots),
                    100.0 * ratio(e.sum_logical_slots, e.sum_sequence_slots),
                    ratio(e.sum_logical_slots, e.sum_filled_slots));
@@ -172,6 +203,18 @@ std::string RunStats::summary() const {
                    format_bytes(static_cast<uint64_t>(e.peak_naive_max_len_slots * bytes_per_slot(e))),
                    format_bytes(static_cast<uint64_t>(e.peak_naive_request_slots * bytes_per_slot(e))), e.cow_copies,
                    e.preemptions, e.recomputed_tokens);
+  for (std::size_t i = 0; i < e.kinds.size(); ++i)
+    s += fmt::format("pagedgen: layer kind {} ({}): peak {} of {} blocks ({}), at most {} positions per sequence\n", i,
+                     e.kinds[i].window == 0 ? std::string("full attention") : fmt::format("window {}", e.kinds[i].window),
+                     e.kinds[i].peak_used_blocks, e.kinds[i].num_pool_blocks,
+                     format_bytes(static_cast<uint64_t>(e.kinds[i].peak_used_blocks * e.kinds[i].kv_bytes_per_block)),
+                     e.kinds[i].peak_sequence_positions);
+  if (!e.kinds.empty())
+    s += fmt::format("pagedgen: peak KV {} over all kinds, {:.1f}% of the {} the same steps would hold with every "
+                     "layer keeping every position\n",
+                     format_bytes(static_cast<uint64_t>(e.peak_kv_bytes)),
+                     100.0 * ratio(e.peak_kv_bytes, e.peak_full_attention_kv_bytes),
+                     format_bytes(static_cast<uint64_t>(e.peak_full_attention_kv_bytes)));
   if (!job.device.empty())
     s += fmt::format("pagedgen: {} memory: weights {}, KV pool {}, activations {}\n", job.device,
                      format_bytes(static_cast<uint64_t>(job.device_weight_bytes)),

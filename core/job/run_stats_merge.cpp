@@ -68,6 +68,7 @@ constexpr Field<EngineStats, double> kEngineSeconds[] = {
 constexpr Field<EngineStats, int64_t> kEnginePeaks[] = {
     {"blocks", "peak_used", &EngineStats::peak_used_blocks},
     {"blocks", "peak_shared", &EngineStats::peak_shared_blocks},
+    {"blocks", "peak_kv_bytes", &EngineStats::peak_kv_bytes},
     {"slots", "peak_allocated", &EngineStats::peak_allocated_slots},
     {"slots", "peak_filled", &EngineStats::peak_filled_slots},
     {"naive_reservation", "peak_max_model_len_slots", &EngineStats::peak_naive_max_len_slots},

@@ -57,6 +57,12 @@ void BlockPool::evict(BlockId block) {
   ++num_evictions_;
 }
 
+uint64_t BlockPool::cache_key(BlockId block) const {
+  const Block& b = at(block);
+  PG_CHECK(b.cache_key.has_value(), "block {} is not cached", block);
+  return *b.cache_key;
+}
+
 std::vector<BlockId> BlockPool::free_queue() const {
   std::vector<BlockId> order;
   const int32_t sentinel = num_blocks();

@@ -57,6 +57,9 @@ class BlockPool {
   int32_t num_cached_blocks() const { return static_cast<int32_t>(cache_.size()); }
   int32_t ref_count(BlockId block) const { return at(block).ref_count; }
   bool is_cached(BlockId block) const { return at(block).cache_key.has_value(); }
+  // The key and tokens a cached block was entered under (to find the same content in another pool).
+  uint64_t cache_key(BlockId block) const;
+  std::span<const TokenId> cached_tokens(BlockId block) const { return at(block).tokens; }
   // The free queue from head (next to be reused) to tail; O(N), for tests and checks.
   std::vector<BlockId> free_queue() const;
 

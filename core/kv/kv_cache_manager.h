@@ -2,6 +2,16 @@
 // allocation, fork and copy-on-write, and the counted KV memory figures. Sequences are
 // plain ids here: the manager owns the tables and never sees a Sequence record.
 //
+// Layer kinds (step/kv_kinds.h): kind 0 (full attention) and each sliding-window kind have a
+// BlockPool of their own, and a sequence has one table per kind over the same logical
+// blocks. A window kind gives back the blocks below the first position its next query
+// reaches (release_unreachable); they stay in its prefix cache at count 0 when committed.
+//
+//   window 6, block_size 4, 13 tokens computed: the next query (position 13) reaches 8..13
+//   position   0 1 2 3 | 4 5 6 7 | 8 9 10 11 | 12 .
+//   kind 0     [  17   |    3    |    5      |  9   ]
+//   kind 1     [ (given back)    |    2      |  7   ]   blocks 0 and 1 of kind 1 released
+//
 // Logical to physical, block_size 4, a sequence of 10 tokens whose first 8 hit the cache:
 //   position   0 1 2 3 | 4 5 6 7 | 8 9 . .
 //   table      [  17   |    3    |   5   ]     slot of position p = table[p / 4] * 4 + p % 4
@@ -18,17 +28,25 @@
 #include "kv/block_pool.h"
 #include "kv/prefix_hash.h"
 #include "step/ids.h"
+#include "step/kv_kinds.h"
 
 namespace pagedgen {
 
 // Token slots per block, at most (the settings are checked against it where they are read).
 inline constexpr int32_t kMaxBlockSize = 256;
 
-struct KvCacheConfig {
+// A sliding-window kind's pool: kinds 1, 2, ... of KvCacheConfig.
+struct KvWindowPool {
+  int32_t window = 0;      // > 0 positions: a query at p reads p - window + 1 .. p
   int32_t num_blocks = 0;
+};
+
+struct KvCacheConfig {
+  int32_t num_blocks = 0;                // kind 0's pool (the full-attention layers)
   int32_t block_size = 16;               // 1..kMaxBlockSize token slots per block
   bool enable_prefix_caching = true;     // false: no sharing between requests (fork still shares)
   PrefixKeyFunction key_function = &prefix_block_key;  // a test seam for forced collisions
+  std::vector<KvWindowPool> window_kinds = {};  // kinds 1, 2, ...; empty for a model without windows
 };
 
 // What a new sequence can start from: cached full blocks, then possibly the first tokens of
@@ -52,6 +70,24 @@ struct PrefixMatch {
   // admitting now would compute those tokens twice; waiting lets this sequence share or
   // copy them.
   bool next_block_in_flight = false;
+  // Per window kind (kinds 1, 2, ...): the hit blocks its next query reaches, from logical
+  // block first_block to the hit point, and its own cached copy of the partial match's source.
+  struct WindowHit {
+    int32_t first_block = 0;
+    std::vector<BlockId> blocks = {};     // [match blocks - first_block] of that kind's pool
+    std::optional<BlockId> partial_block;
+  };
+  std::vector<WindowHit> window_hits;     // [num_kinds - 1]
+};
+
+// One kind's memory, counted as it happens.
+struct KvKindStats {
+  int32_t window = 0;
+  int32_t num_blocks = 0;          // the kind's pool
+  int32_t num_used_blocks = 0;     // count > 0 now
+  int32_t peak_used_blocks = 0;    // at any moment (the pool's count)
+  int64_t num_filled_slots = 0;    // slots of used blocks holding a token
+  int64_t num_released_blocks = 0; // window kinds: table entries given back once no query reached them
 };
 
 // Every figure is counted as it happens, never estimated.
@@ -69,6 +105,8 @@ struct KvCacheStats {
   int64_t num_allocated_slots = 0; // num_used_blocks * block_size
   int64_t num_filled_slots = 0;    // slots holding a token, each physical block once
   int64_t num_logical_slots = 0;   // sum over sequences of their slots (shared blocks counted per sharer)
+  // The figures above (blocks, slots) are kind 0's; these are every kind's, kind 0 first.
+  std::vector<KvKindStats> kinds;  // [num_kinds]
 };
 
 class KvCacheManager {
@@ -76,25 +114,35 @@ class KvCacheManager {
   explicit KvCacheManager(const KvCacheConfig& config);
 
   int32_t block_size() const { return block_size_; }
-  int32_t num_blocks() const { return pool_.num_blocks(); }
-  int32_t num_free_blocks() const { return pool_.num_free_blocks(); }
+  int32_t num_kinds() const { return static_cast<int32_t>(kinds_.size()); }
+  int32_t window(KvKindId kind) const { return kind_at(kind).window; }  // 0 for kind 0
+  int32_t num_blocks(KvKindId kind = 0) const { return kind_at(kind).pool.num_blocks(); }
+  int32_t num_free_blocks(KvKindId kind = 0) const { return kind_at(kind).pool.num_free_blocks(); }
   bool prefix_caching_enabled() const { return enable_prefix_caching_; }
   int32_t num_blocks_for_tokens(int64_t num_tokens) const;
-  const BlockPool& pool() const { return pool_; }
+  // The most blocks of `kind` one sequence of num_tokens tokens (and the next one's slot)
+  // holds when it runs alone in chunks of at most max_chunk_tokens: every block for kind
+  // 0; for a window kind those its chunk and window reach, at most.
+  int32_t num_blocks_alone(KvKindId kind, int64_t num_tokens, int32_t max_chunk_tokens) const;
+  const BlockPool& pool(KvKindId kind = 0) const { return kind_at(kind).pool; }
   KvCacheStats stats() const;
 
   // --- admission of a new (or preempted, to be recomputed) sequence ---
   // Probes the prefix cache with the sequence's known tokens. Counts nothing: allocate()
   // counts the match it is given, so a sequence that waits can be probed again.
   PrefixMatch match_prefix(std::span<const TokenId> known_tokens) const;
+  // The match without its partial block (those tokens computed instead), its window hits
+  // fitted again (a window then reaching further back may shorten it).
+  PrefixMatch without_partial(const PrefixMatch& match, std::span<const TokenId> known_tokens) const;
   // Whether the cached prefix plus slots for `num_new_tokens` more tokens fit now.
   bool can_allocate(const PrefixMatch& match, int32_t num_new_tokens) const;
   // Builds the sequence's table: the match's blocks, then new blocks for num_new_tokens
   // slots (the tokens scheduled now, all within known_tokens). A partial match returns the
   // block copy the backend runs before the step; its source block is held until
   // release_copy_sources(), so nothing reuses it before the copy.
-  std::optional<BlockCopy> allocate(uint64_t seq_id, std::span<const TokenId> known_tokens, const PrefixMatch& match,
-                                    int32_t num_new_tokens);
+  // Window kinds copy too: one copy per kind, kind 0's first.
+  std::vector<BlockCopy> allocate(uint64_t seq_id, std::span<const TokenId> known_tokens, const PrefixMatch& match,
+                                  int32_t num_new_tokens);
   // The step's block copies ran: the sources held for partial matches are let go.
   void release_copy_sources();
 
@@ -102,9 +150,13 @@ class KvCacheManager {
   // Whether `num_new_tokens` more slots fit, counting a copy-on-write block if needed.
   bool can_append_slots(uint64_t seq_id, int32_t num_new_tokens) const;
   // Adds slots; a new block only when the last is full. When the last block is partial and
-  // shared (after fork) it is first copied to a new block: the copy is returned for the
-  // backend and the old block loses one reference.
-  std::optional<BlockCopy> append_slots(uint64_t seq_id, int32_t num_new_tokens);
+  // shared (after fork) it is first copied to a new block (in each kind): the copies are
+  // returned for the backend and the old blocks lose one reference.
+  std::vector<BlockCopy> append_slots(uint64_t seq_id, int32_t num_new_tokens);
+  // The sequence's next query is at position num_computed_tokens: each window kind gives
+  // back the blocks wholly below the first position it reaches, tail first. Cached ones
+  // stay in the prefix cache at count 0. Nothing for kind 0.
+  void release_unreachable(uint64_t seq_id, int32_t num_computed_tokens);
   // Enters the blocks made full by the first num_computed_tokens tokens (their K/V now
   // written) into the prefix cache, so later sequences hit them.
   void commit_full_blocks(uint64_t seq_id, std::span<const TokenId> tokens, int32_t num_computed_tokens);
@@ -115,14 +167,31 @@ class KvCacheManager {
 
   // --- inspection ---
   bool has_sequence(uint64_t seq_id) const { return sequences_.contains(seq_id); }
-  std::span<const BlockId> block_table(uint64_t seq_id) const;
+  // The table of one kind: entries below num_released_blocks are given back (not held;
+  // 0 in the table, never read: below every window the sequence's queries reach).
+  std::span<const BlockId> block_table(uint64_t seq_id, KvKindId kind = 0) const;
+  int32_t num_released_blocks(uint64_t seq_id, KvKindId kind) const;
   int32_t num_slots(uint64_t seq_id) const;  // tokens of the sequence that have a slot
-  int32_t filled_slots(BlockId block) const;  // slots of the block holding a token
+  int32_t filled_slots(BlockId block, KvKindId kind = 0) const;  // slots of the block holding a token
   std::vector<uint64_t> sequence_ids() const;  // ascending
 
  private:
-  struct SequenceBlocks {
+  // One kind's pool and the fills of its blocks.
+  struct Kind {
+    int32_t window = 0;                // 0: full attention (kind 0)
+    BlockPool pool;
+    std::vector<int32_t> fill;         // [num_blocks] slots holding a token, meaningful while in use
+    int64_t num_filled_slots = 0;      // over used blocks
+    int64_t num_released_blocks = 0;
+    std::vector<BlockId> copy_sources = {};  // partial-match sources held until their copy ran
+  };
+  // One kind's table of a sequence: logical block i -> physical block; [0, num_released) given back.
+  struct KindTable {
     std::vector<BlockId> table;
+    int32_t num_released = 0;
+  };
+  struct SequenceBlocks {
+    std::vector<KindTable> kinds;  // [num_kinds], kind 0 first
     int32_t num_slots = 0;
     // Chained keys of the sequence's known full blocks: [0, num_committed_blocks) are in
     // the cache (or were offered to it), the rest are in flight (being computed).
@@ -131,9 +200,17 @@ class KvCacheManager {
     int32_t num_committed_blocks = 0;
   };
 
+  const Kind& kind_at(KvKindId kind) const;
   const SequenceBlocks& at(uint64_t seq_id) const;
   SequenceBlocks& at(uint64_t seq_id);
-  bool needs_copy_on_write(const SequenceBlocks& seq) const;
+  // The first logical block a query at `position` reaches in `kind` (0 for kind 0).
+  int32_t first_reachable_block(const Kind& kind, int64_t position) const;
+  // Fits the match's window hits, shortening the match until every window kind has the blocks it needs.
+  void match_windows(PrefixMatch& match, std::span<const TokenId> known_tokens) const;
+  bool find_window_hits(PrefixMatch& match, std::span<const TokenId> known_tokens) const;
+  bool needs_copy_on_write(const Kind& kind, const KindTable& table, int32_t num_slots) const;
+  void hold(Kind& kind, BlockId block);     // one more reference; counts its fill when it was at 0
+  void release(Kind& kind, BlockId block);  // one less; uncounts its fill at 0
   void grow(SequenceBlocks& seq, int32_t num_new_tokens);
   void add_in_flight(const SequenceBlocks& seq);
   void remove_in_flight(const SequenceBlocks& seq, std::size_t block_index);
@@ -142,12 +219,10 @@ class KvCacheManager {
   int32_t block_size_;
   bool enable_prefix_caching_;
   PrefixKeyFunction key_function_;
-  BlockPool pool_;
-  std::vector<int32_t> fill_;  // [num_blocks] slots holding a token, meaningful while in use
+  std::vector<Kind> kinds_;  // [num_kinds], kind 0 (full attention) first
   std::unordered_map<uint64_t, SequenceBlocks> sequences_;
   std::unordered_map<uint64_t, int32_t> in_flight_keys_;  // key -> number of sequences computing it
   std::unordered_map<ChildKey, int32_t, ChildKeyHash> in_flight_children_;  // the same blocks by (parent, first token)
-  std::vector<BlockId> copy_sources_;  // partial-match sources held until their copy ran
   KvCacheStats counts_;  // the counters this class keeps; pool figures are added in stats()
 };
 

@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -155,6 +156,14 @@ void read_architecture_features(const GgufFile& gguf, ModelConfig& c) {
 }
 
 }  // namespace
+
+std::vector<KvKind> ModelConfig::kv_kinds() const {
+  const auto num_window = static_cast<int32_t>(std::ranges::count(window_layers, true));
+  const auto num_layers32 = static_cast<int32_t>(num_layers);
+  if (!sliding_window || num_window == 0 || num_window == num_layers32) return {KvKind{.window = 0, .num_layers = num_layers32}};
+  return {KvKind{.window = 0, .num_layers = num_layers32 - num_window},
+          KvKind{.window = static_cast<int32_t>(*sliding_window), .num_layers = num_window}};
+}
 
 float ModelConfig::softmax_scale() const {
   return attention_scale.value_or(1.0f / std::sqrt(static_cast<float>(head_dim)));

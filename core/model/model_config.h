@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "step/kv_kinds.h"
+
 namespace pagedgen {
 
 class GgufFile;
@@ -76,6 +78,12 @@ struct ModelConfig {
   bool window_rope_differs() const {
     return sliding_window.has_value() && (window_rope_theta != rope_theta || rope_linear_factor != 1.0f);
   }
+
+  // The layer kinds of the paged KV cache (step/kv_kinds.h): kind 0 the layers without a
+  // window, kind 1 the window layers. One kind (every layer) when no layer has a window or
+  // every layer has one (the window layers then keep every position, as full ones do).
+  std::vector<KvKind> kv_kinds() const;
+  KvKindId layer_kv_kind(int64_t layer) const { return kv_kinds().size() > 1 && layer_has_window(layer) ? 1 : 0; }
 
   // K and V elements of one token across all layers: 2 * layers * kv_heads * head_dim.
   int64_t kv_elements_per_token() const { return 2 * num_layers * num_kv_heads * head_dim; }

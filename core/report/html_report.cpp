@@ -59,7 +59,7 @@ std::string figures_table(const EngineStats& s) {
   row("block size", fmt::format("{} tokens ({})", s.block_size, format_bytes(static_cast<uint64_t>(s.kv_bytes_per_block))));
   row("pool", fmt::format("{} blocks", s.num_pool_blocks));
   row("peak blocks in use", fmt::format("{} ({})", s.peak_used_blocks,
-                                        format_bytes(static_cast<uint64_t>(s.peak_used_blocks * s.kv_bytes_per_block))));
+                                        format_bytes(static_cast<uint64_t>(s.peak_kv_bytes))));
   row("mean blocks in use", fmt::format("{:.1f}", ratio(static_cast<double>(s.sum_used_blocks), static_cast<double>(s.num_steps))));
   row("slots holding a token / allocated", fmt::format("{:.2f}%", 100 * util));
   row("sharing factor (logical / physical tokens)",
@@ -98,7 +98,7 @@ std::string sweep_report_html(const std::vector<SweepReportRow>& rows, bool outp
   for (const SweepReportRow& r : rows) {
     const EngineStats& s = r.stats.engine;
     categories.push_back(fmt::format("block size {}", r.block_size));
-    peak_kv.values.push_back(static_cast<double>(s.peak_used_blocks * s.kv_bytes_per_block) / (1024.0 * 1024.0));
+    peak_kv.values.push_back(static_cast<double>(s.peak_kv_bytes) / (1024.0 * 1024.0));
     util.values.push_back(100 * ratio(static_cast<double>(s.sum_filled_slots), static_cast<double>(s.sum_allocated_slots)));
     tok_s.values.push_back(ratio(static_cast<double>(s.num_generated_tokens), s.generate_seconds));
     wall.values.push_back(r.wall_seconds);

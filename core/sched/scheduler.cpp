@@ -3,6 +3,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "util/error.h"
@@ -33,14 +34,28 @@ void Scheduler::add(Sequence sequence) {
   waiting_.push_back(id);
 }
 
-bool Scheduler::fits_alone(const Sequence& seq) const {
+std::optional<std::string> Scheduler::why_never_fits(const Sequence& seq) const {
   // Its tokens plus the slot of the next generated one, with the whole pool to itself.
-  return kv_.num_blocks_for_tokens(int64_t{seq.num_tokens()} + 1) <= kv_.num_blocks();
+  const int32_t num_needed = kv_.num_blocks_for_tokens(int64_t{seq.num_tokens()} + 1);
+  if (num_needed > kv_.num_blocks())
+    return fmt::format("the sequence needs {} KV blocks of {} tokens for its {} tokens and the next one, but the pool "
+                       "has {}; give the run a larger KV pool, or shorten the prompt",
+                       num_needed, kv_.block_size(), seq.num_tokens(), kv_.num_blocks());
+  for (KvKindId kind = 1; kind < kv_.num_kinds(); ++kind) {
+    const int32_t num_window = kv_.num_blocks_alone(kind, seq.num_tokens(), config_.max_batch_tokens);
+    if (num_window > kv_.num_blocks(kind))
+      return fmt::format("the sequence's window layers (window {}) need {} KV blocks of {} tokens at a step, but "
+                         "their pool has {}; give the run a larger KV pool, or fewer tokens per step",
+                         kv_.window(kind), num_window, kv_.block_size(), kv_.num_blocks(kind));
+  }
+  return std::nullopt;
 }
 
 SchedulerOutput Scheduler::schedule() {
   ++counters_.num_steps;
   SchedulerOutput out;
+  // Window kinds give back what no query of a running sequence reaches any more.
+  for (uint64_t id : running_) kv_.release_unreachable(id, at(id).num_computed_tokens);
   int32_t token_budget = config_.max_batch_tokens;
   schedule_running(out, token_budget);
   // After a preemption the pool is short: admitting now would only preempt again.
@@ -61,7 +76,7 @@ void Scheduler::schedule_running(SchedulerOutput& out, int32_t& token_budget) {
     // The newest running sequence (possibly this one) gives its blocks back until it fits.
     while (seq.status == SequenceStatus::Running && !kv_.can_append_slots(seq.id, num_new_tokens)) preempt_newest(out);
     if (seq.status != SequenceStatus::Running) break;  // it was the newest: nothing after it
-    if (auto copy = kv_.append_slots(seq.id, num_new_tokens)) out.block_copies.push_back(*copy);
+    std::ranges::move(kv_.append_slots(seq.id, num_new_tokens), std::back_inserter(out.block_copies));
     out.scheduled.push_back({.seq_id = seq.id, .num_computed_tokens = seq.num_computed_tokens,
                              .num_new_tokens = num_new_tokens,
                              .needs_logits = seq.num_computed_tokens + num_new_tokens == seq.num_tokens()});
@@ -74,14 +89,10 @@ void Scheduler::schedule_running(SchedulerOutput& out, int32_t& token_budget) {
 void Scheduler::admit_waiting(SchedulerOutput& out, int32_t& token_budget) {
   while (!waiting_.empty() && token_budget > 0 && std::ssize(running_) < config_.max_num_seqs) {
     Sequence& seq = at(waiting_.front());
-    if (!fits_alone(seq)) {
-      const std::string reason = fmt::format(
-          "the sequence needs {} KV blocks of {} tokens for its {} tokens and the next one, but the pool has {}; "
-          "give the run a larger KV pool, or shorten the prompt",
-          kv_.num_blocks_for_tokens(int64_t{seq.num_tokens()} + 1), kv_.block_size(), seq.num_tokens(), kv_.num_blocks());
+    if (const std::optional<std::string> reason = why_never_fits(seq)) {
       waiting_.pop_front();
       auto node = sequences_.extract(seq.id);
-      out.rejected.push_back({.sequence = std::move(node.mapped()), .reason = reason});
+      out.rejected.push_back({.sequence = std::move(node.mapped()), .reason = *reason});
       ++counters_.num_rejected;
       continue;
     }
@@ -91,12 +102,11 @@ void Scheduler::admit_waiting(SchedulerOutput& out, int32_t& token_budget) {
     if (!kv_.can_allocate(match, num_new_tokens) && running_.empty() && match.partial_block) {
       // Alone, it fits the pool (fits_alone), but not beside the block it would copy from:
       // compute those tokens instead. (With others running, waiting frees blocks.)
-      match.num_cached_tokens -= std::exchange(match.num_partial_tokens, 0);
-      match.partial_block.reset();
+      match = kv_.without_partial(match, seq.token_ids);
       num_new_tokens = std::min(seq.num_tokens() - match.num_cached_tokens, token_budget);
     }
     if (!kv_.can_allocate(match, num_new_tokens)) break;
-    if (auto copy = kv_.allocate(seq.id, seq.token_ids, match, num_new_tokens)) out.block_copies.push_back(*copy);
+    std::ranges::move(kv_.allocate(seq.id, seq.token_ids, match, num_new_tokens), std::back_inserter(out.block_copies));
     if (seq.num_preemptions == 0) seq.num_cached_prompt_tokens = std::min(match.num_cached_tokens, seq.num_prompt_tokens);
     seq.num_computed_tokens = match.num_cached_tokens;
     seq.status = SequenceStatus::Running;
@@ -121,19 +131,32 @@ void Scheduler::build_step_batch(SchedulerOutput& out) const {
   for (const ScheduledSequence& s : out.scheduled)
     batch.max_blocks_per_seq = std::max<int32_t>(batch.max_blocks_per_seq,
                                                  static_cast<int32_t>(kv_.block_table(s.seq_id).size()));
-  batch.block_tables.assign(static_cast<std::size_t>(batch.num_seqs * batch.max_blocks_per_seq), 0);
+  const auto table_size = static_cast<std::size_t>(batch.num_seqs * batch.max_blocks_per_seq);
+  batch.block_tables.assign(table_size, 0);
+  batch.window_kinds.resize(static_cast<std::size_t>(kv_.num_kinds() - 1));
+  for (KindTables& kind : batch.window_kinds) kind.block_tables.assign(table_size, 0);
   batch.query_start.push_back(0);
+  // Kind k's table row and slot mapping (kind 0's in the batch's own fields).
+  const auto tables_of = [&](KvKindId kind) -> std::vector<int32_t>& {
+    return kind == 0 ? batch.block_tables : batch.window_kinds[static_cast<std::size_t>(kind) - 1].block_tables;
+  };
+  const auto slots_of = [&](KvKindId kind) -> std::vector<int64_t>& {
+    return kind == 0 ? batch.slot_mapping : batch.window_kinds[static_cast<std::size_t>(kind) - 1].slot_mapping;
+  };
   for (std::size_t i = 0; i < out.scheduled.size(); ++i) {
     const ScheduledSequence& s = out.scheduled[i];
     const Sequence& seq = sequences_.at(s.seq_id);
-    const std::span<const BlockId> table = kv_.block_table(s.seq_id);
-    std::copy(table.begin(), table.end(),
-              batch.block_tables.begin() + static_cast<std::ptrdiff_t>(i * batch.max_blocks_per_seq));
+    for (KvKindId kind = 0; kind < kv_.num_kinds(); ++kind) {
+      const std::span<const BlockId> table = kv_.block_table(s.seq_id, kind);
+      std::copy(table.begin(), table.end(),
+                tables_of(kind).begin() + static_cast<std::ptrdiff_t>(i * batch.max_blocks_per_seq));
+      for (int32_t p = s.num_computed_tokens; p < s.num_computed_tokens + s.num_new_tokens; ++p)
+        slots_of(kind).push_back(static_cast<int64_t>(table[static_cast<std::size_t>(p / block_size)]) * block_size +
+                                 p % block_size);
+    }
     for (int32_t p = s.num_computed_tokens; p < s.num_computed_tokens + s.num_new_tokens; ++p) {
       batch.token_ids.push_back(seq.token_ids[static_cast<std::size_t>(p)]);
       batch.positions.push_back(p);
-      batch.slot_mapping.push_back(static_cast<int64_t>(table[static_cast<std::size_t>(p / block_size)]) * block_size +
-                                   p % block_size);
     }
     batch.query_start.push_back(static_cast<int32_t>(batch.token_ids.size()));
     batch.context_lens.push_back(s.num_computed_tokens + s.num_new_tokens);

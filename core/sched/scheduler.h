@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -44,7 +45,7 @@ struct RejectedSequence {
 
 struct SchedulerOutput {
   std::vector<ScheduledSequence> scheduled;  // running ones in admission order, then newly admitted
-  std::vector<BlockCopy> block_copies;       // copy-on-write and partial prefix matches: run before the step, in order
+  std::vector<BlockCopy> block_copies;       // copy-on-write and partial prefix matches (each names its kind): run before the step, in order
   std::vector<uint64_t> preempted;           // back in the waiting queue, blocks freed
   std::vector<RejectedSequence> rejected;    // can never fit in the pool
   int32_t num_batched_tokens = 0;
@@ -93,7 +94,8 @@ class Scheduler {
   void schedule_running(SchedulerOutput& out, int32_t& token_budget);
   void admit_waiting(SchedulerOutput& out, int32_t& token_budget);
   void preempt_newest(SchedulerOutput& out);
-  bool fits_alone(const Sequence& seq) const;
+  // Why the sequence can never fit, with the whole pool of each kind to itself; nullopt when it can.
+  std::optional<std::string> why_never_fits(const Sequence& seq) const;
   void build_step_batch(SchedulerOutput& out) const;
 
   SchedulerConfig config_;
