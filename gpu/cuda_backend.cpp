@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <type_traits>
 #include <unordered_set>
 
 #include "attention_plan.h"
@@ -23,6 +24,8 @@
 #include "llama_kernels.h"
 #include "paged_attention_kernel.h"
 #include "staged_upload.h"
+#include "tensor_attention_kernel.h"
+#include "tensor_attention_plan.h"
 #include "util/byte_units.h"
 #include "util/error.h"
 
@@ -33,6 +36,24 @@ namespace {
 // Partial attention results of one launch (attention_plan.h): enough for decode at batch
 // 256 over 4k-token contexts with an 8B model; longer steps take several launches.
 constexpr std::size_t kPartialWorkspaceBytes = std::size_t{64} << 20;
+
+// Cascade decode (bfloat16 and float16, tensor_attention_plan.h): a shared prefix is read
+// once per tile when at least 4 sequences share at least 256 positions, in parts of 512
+// positions (more when the partials would not fit). Chosen, not measured yet.
+constexpr SharedPrefixPolicy kCascadePolicy{4, 256};
+constexpr int32_t kCascadeChunkTokens = 512;
+
+// Where one step's attention arrays sit in its uploaded pack (byte offsets).
+struct AttentionArrays {
+  const std::byte* base;
+  std::size_t query_start, context_lens, block_tables;
+  std::size_t items, partial_index;                       // AttentionPlan (CUDA cores)
+  std::size_t tiles, tile_tokens, num_parts, tile_partial_index;  // TensorAttentionPlan
+  template <typename A>
+  const A* at(std::size_t offset) const {
+    return reinterpret_cast<const A*>(base + offset);
+  }
+};
 
 }  // namespace
 
@@ -191,9 +212,8 @@ struct CudaBackend::Impl {
   template <typename T>
   void pre_attention(std::size_t l, const RowArrays& r);
   template <typename T>
-  void attention(std::size_t l, const StepBatch& batch, const AttentionPlan& plan, const RowArrays& r,
-                 const std::byte* device_arrays, std::size_t at_query_start, std::size_t at_context_lens,
-                 std::size_t at_block_tables, std::size_t at_items, std::size_t at_partial_index);
+  void attention(std::size_t l, const StepBatch& batch, const AttentionPlan& plan,
+                 const std::optional<TensorAttentionPlan>& tensor, const RowArrays& r, const AttentionArrays& arrays);
   template <typename T>
   void post_attention(std::size_t l, const RowArrays& r);
   template <typename T>
@@ -238,7 +258,12 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const Deferred
   const auto heads = static_cast<int32_t>(config.num_heads);
   const auto kv_heads = static_cast<int32_t>(config.num_kv_heads);
 
-  const AttentionPlan plan = plan_attention(batch, heads / kv_heads, max_partials);
+  // bfloat16 and float16 prefill (and cascade decode) on tensor cores; float32, and decode
+  // steps without a shared prefix that pays, on the CUDA-core kernel.
+  std::optional<TensorAttentionPlan> tensor;
+  if constexpr (!std::is_same_v<T, float>)
+    tensor = plan_tensor_attention(batch, heads / kv_heads, kCascadePolicy, kCascadeChunkTokens, max_partials);
+  const AttentionPlan plan = tensor ? AttentionPlan{} : plan_attention(batch, heads / kv_heads, max_partials);
   ArrayPack pack;
   std::size_t at_token_ids = 0, at_positions = 0, at_slots = 0, at_logits_rows = 0;
   if (!decode) {
@@ -247,13 +272,21 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const Deferred
     at_slots = pack.add(std::span(batch.slot_mapping));
     at_logits_rows = pack.add(std::span(batch.logits_rows));
   }
-  const std::size_t at_query_start = pack.add(std::span(batch.query_start));
-  const std::size_t at_context_lens = pack.add(std::span(batch.context_lens));
-  const std::size_t at_block_tables = pack.add(std::span(batch.block_tables));
-  const std::size_t at_items = pack.add(std::span(plan.items));
-  const std::size_t at_partial_index = pack.add(std::span(plan.partial_index));
+  AttentionArrays attention_arrays{};
+  attention_arrays.query_start = pack.add(std::span(batch.query_start));
+  attention_arrays.context_lens = pack.add(std::span(batch.context_lens));
+  attention_arrays.block_tables = pack.add(std::span(batch.block_tables));
+  attention_arrays.items = pack.add(std::span(plan.items));
+  attention_arrays.partial_index = pack.add(std::span(plan.partial_index));
+  if (tensor) {
+    attention_arrays.tiles = pack.add(std::span<const TensorAttentionTile>(tensor->tiles));
+    attention_arrays.tile_tokens = pack.add(std::span<const int32_t>(tensor->tile_tokens));
+    attention_arrays.num_parts = pack.add(std::span<const int32_t>(tensor->num_parts));
+    attention_arrays.tile_partial_index = pack.add(std::span<const int32_t>(tensor->partial_index));
+  }
   const std::size_t at_deferred = pack.add(deferred);
   std::byte* device_arrays = step_arrays.upload(pack, stream);
+  attention_arrays.base = device_arrays;
   const RowArrays r =
       decode ? upload_decode_rows(batch, bucket)
              : RowArrays{reinterpret_cast<int32_t*>(device_arrays + at_token_ids),
@@ -279,8 +312,7 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const Deferred
     pre_attention<T>(0, r);
   });
   for (std::size_t l = 0; l < w.layers.size(); ++l) {
-    attention<T>(l, batch, plan, r, device_arrays, at_query_start, at_context_lens, at_block_tables, at_items,
-                 at_partial_index);
+    attention<T>(l, batch, plan, tensor, r, attention_arrays);
     segment(static_cast<int32_t>(l) + 1, [&] {
       post_attention<T>(l, r);
       if (l + 1 < w.layers.size()) pre_attention<T>(l + 1, r);
@@ -315,20 +347,18 @@ void CudaBackend::Impl::pre_attention(std::size_t l, const RowArrays& r) {
 
 // Attention of the batch's real tokens (never the padding), launched as the plan cuts it.
 template <typename T>
-void CudaBackend::Impl::attention(std::size_t l, const StepBatch& batch, const AttentionPlan& plan, const RowArrays& r,
-                                  const std::byte* device_arrays, std::size_t at_query_start,
-                                  std::size_t at_context_lens, std::size_t at_block_tables, std::size_t at_items,
-                                  std::size_t at_partial_index) {
-  auto array = [&]<typename A>(std::size_t offset) { return reinterpret_cast<const A*>(device_arrays + offset); };
+void CudaBackend::Impl::attention(std::size_t l, const StepBatch& batch, const AttentionPlan& plan,
+                                  const std::optional<TensorAttentionPlan>& tensor, const RowArrays& r,
+                                  const AttentionArrays& arrays) {
   const auto head_dim = static_cast<int32_t>(config.head_dim);
   const PagedAttentionArgsOf<T, T> args{q.as<float>(),
                                         pool<T>(2 * l),
                                         pool<T>(2 * l + 1),
                                         attn.as<T>(),
                                         r.positions,
-                                        array.template operator()<int32_t>(at_query_start),
-                                        array.template operator()<int32_t>(at_context_lens),
-                                        array.template operator()<int32_t>(at_block_tables),
+                                        arrays.at<int32_t>(arrays.query_start),
+                                        arrays.at<int32_t>(arrays.context_lens),
+                                        arrays.at<int32_t>(arrays.block_tables),
                                         batch.num_tokens,
                                         batch.num_seqs,
                                         batch.max_blocks_per_seq,
@@ -337,11 +367,25 @@ void CudaBackend::Impl::attention(std::size_t l, const StepBatch& batch, const A
                                         layout,
                                         /*window=*/0,  // check_supported refuses windows and soft-caps
                                         /*softcap=*/0.0f};
+  if constexpr (!std::is_same_v<T, float>) {
+    if (tensor) {
+      launch_tensor_attention(args,
+                              TensorAttentionWork{arrays.at<TensorAttentionTile>(arrays.tiles),
+                                                  static_cast<int32_t>(tensor->tiles.size()),
+                                                  arrays.at<int32_t>(arrays.tile_tokens),
+                                                  arrays.at<int32_t>(arrays.num_parts),
+                                                  arrays.at<int32_t>(arrays.tile_partial_index), tensor->num_partials,
+                                                  partial_out.as<float>(), partial_max.as<float>(),
+                                                  partial_sum.as<float>()},
+                              stream);
+      return;
+    }
+  }
   for (const AttentionLaunch& launch : plan.launches)
     launch_paged_attention(args,
-                           AttentionWork{array.template operator()<AttentionWorkItem>(at_items) + launch.item_begin,
+                           AttentionWork{arrays.at<AttentionWorkItem>(arrays.items) + launch.item_begin,
                                          launch.item_end - launch.item_begin, launch.token_begin, launch.token_end,
-                                         array.template operator()<int32_t>(at_partial_index), partial_out.as<float>(),
+                                         arrays.at<int32_t>(arrays.partial_index), partial_out.as<float>(),
                                          partial_max.as<float>(), partial_sum.as<float>()},
                            stream);
 }

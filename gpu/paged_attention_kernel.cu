@@ -3,6 +3,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "attention_merge.cuh"
 #include "cuda_check.h"
 #include "dtype_traits.cuh"
 
@@ -188,22 +189,8 @@ __global__ void __launch_bounds__(kThreads) combine_partitions_kernel(PagedAtten
   const int32_t parts = attention_partitions(args.positions[token]);
   if (parts == 1) return;
   const int64_t first = static_cast<int64_t>(work.partial_index[token]) * args.num_heads + head;
-  float max_all = -INFINITY;
-  for (int32_t p = 0; p < parts; ++p) max_all = fmaxf(max_all, work.partial_max[first + p * args.num_heads]);
-  float sum = 0.0f;
-  for (int32_t p = 0; p < parts; ++p) {
-    const int64_t i = first + p * args.num_heads;
-    sum = fmaf(expf(work.partial_max[i] - max_all), work.partial_sum[i], sum);
-  }
-  const float inv_sum = 1.0f / sum;
-  for (int d = threadIdx.x; d < kHeadDim; d += kThreads) {
-    float o = 0.0f;
-    for (int32_t p = 0; p < parts; ++p) {
-      const int64_t i = first + p * args.num_heads;
-      o = fmaf(expf(work.partial_max[i] - max_all), work.partial_out[i * kHeadDim + d], o);
-    }
-    args.out[(token * args.num_heads + head) * kHeadDim + d] = from_float<Out>(o * inv_sum);
-  }
+  merge_attention_parts<Out, kHeadDim>(work.partial_out, work.partial_max, work.partial_sum, first, parts,
+                                       args.num_heads, args.out + (token * args.num_heads + head) * kHeadDim);
 }
 
 template <typename Kv, typename Out, int kHeadDim>

@@ -137,4 +137,13 @@ std::optional<TensorAttentionPlan> plan_cascade_tiles(const StepBatch& batch, co
   return plan;
 }
 
+std::optional<TensorAttentionPlan> plan_tensor_attention(const StepBatch& batch, int32_t group,
+                                                         const SharedPrefixPolicy& policy, int32_t chunk_tokens,
+                                                         int64_t max_partials) {
+  if (batch.num_tokens > batch.num_seqs) return plan_prefill_tiles(batch, group);
+  const SharedPrefixPlan shared = find_shared_prefix_groups(batch, policy);
+  if (shared.empty()) return std::nullopt;
+  return plan_cascade_tiles(batch, shared, group, chunk_tokens, max_partials);
+}
+
 }  // namespace pagedgen::gpu

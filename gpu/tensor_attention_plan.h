@@ -62,4 +62,12 @@ TensorAttentionPlan plan_prefill_tiles(const StepBatch& batch, int32_t group);
 std::optional<TensorAttentionPlan> plan_cascade_tiles(const StepBatch& batch, const SharedPrefixPlan& groups,
                                                       int32_t group, int32_t chunk_tokens, int64_t max_partials);
 
+// How a bfloat16 or float16 step runs on tensor cores: a step with prefill tokens (a
+// sequence with more than one new token) as prefill tiles; a decode step as cascade tiles
+// when some of its sequences share a prefix that pays under `policy` and the partials
+// fit; otherwise nullopt, and the step runs on the CUDA-core kernel (paged_attention_kernel.h).
+std::optional<TensorAttentionPlan> plan_tensor_attention(const StepBatch& batch, int32_t group,
+                                                         const SharedPrefixPolicy& policy, int32_t chunk_tokens,
+                                                         int64_t max_partials);
+
 }  // namespace pagedgen::gpu

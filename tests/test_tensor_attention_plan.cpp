@@ -137,3 +137,23 @@ TEST_CASE("cascade tiles: nested groups give their members the same part index")
   CHECK(plan->partial_index == std::vector<int32_t>{0, 4, 8, 0});
   CHECK(plan->num_partials == 11);
 }
+
+TEST_CASE("plan_tensor_attention: prefill tiles for a step with prefill tokens, cascade for a decode step that pays") {
+  // A decode step whose two sequences share 64 blocks of 16: cascade at min_seqs 2; none
+  // at min_seqs 3 (the CUDA-core kernel runs it), nor with no room for partials.
+  const StepBatch decode = decode_batch(16, {1100, 1040}, {true, true}, 64);
+  const auto cascade = gpu::plan_tensor_attention(decode, 4, {2, 256}, 512, 100);
+  REQUIRE(cascade.has_value());
+  CHECK(cascade->num_partials == 6);
+  CHECK_FALSE(gpu::plan_tensor_attention(decode, 4, {3, 256}, 512, 100).has_value());
+  CHECK_FALSE(gpu::plan_tensor_attention(decode, 4, {2, 256}, 512, 3).has_value());
+  // One sequence with 3 new tokens beside a decode: prefill tiles for both.
+  StepBatch mixed = decode;
+  mixed.num_tokens = 4;
+  mixed.positions = {1098, 1099, 1100, 1040};
+  mixed.query_start = {0, 3, 4};
+  const auto prefill = gpu::plan_tensor_attention(mixed, 4, {2, 256}, 512, 100);
+  REQUIRE(prefill.has_value());
+  check_tiles(prefill->tiles, {{0, 0, 3, 0, 1101, 0}, {1, 3, 1, 0, 1041, 0}});
+  CHECK(prefill->num_partials == 0);
+}
