@@ -2,7 +2,8 @@
 # The one-call GPU check, for a machine with an NVIDIA GPU, the CUDA toolkit and the
 # build dependencies (scripts/install-deps.sh) but no network and no build outputs:
 # configures and builds for this GPU only, runs the gpu-labelled tests, then benchmarks
-# the CUDA backend (scripts/bench_gpu.cpp) and prints one table.
+# the CUDA backend (scripts/bench_gpu.cpp) and its attention kernels (scripts/bench_kernels.cpp)
+# and prints two tables.
 #   scripts/gpu-check.sh [MODEL.gguf]
 # MODEL (or $PAGEDGEN_MODEL) is the default model, SmolLM2-135M-Instruct; without one the
 # GPU tests that need it skip and the benchmark uses dummy weights of its shape
@@ -28,7 +29,7 @@ grep -q "building the CUDA backend" "$build.configure.log" ||
   { echo "gpu-check: CMake did not find the CUDA toolkit" >&2; cat "$build.configure.log"; exit 1; }
 gpu_tests=()
 for source in tests/test_gpu_*.cpp; do gpu_tests+=("$(basename "$source" .cpp)"); done
-ninja -C "$build" -j"$jobs" pagedgen bench_gpu "${gpu_tests[@]}"
+ninja -C "$build" -j"$jobs" pagedgen bench_gpu bench_kernels "${gpu_tests[@]}"
 echo "   built in $((SECONDS - start)) s"
 
 echo "== gpu tests"
@@ -44,10 +45,17 @@ else
   "$build/gpu/bench_gpu" --dummy samples/smollm2-135m.config.json --name smollm2-135m-dummy | tee -a "$rows"
 fi
 "$build/gpu/bench_gpu" --dummy samples/llama-3-8b.config.json --name llama-3-8b-dummy | tee -a "$rows"
+kernel_rows="$build/gpu-check.kernel-rows"
+"$build/gpu/bench_kernels" | tee "$kernel_rows"
 
 echo
 echo "== gpu-check: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1), bfloat16, $((SECONDS - start)) s"
 {
   echo "model|metric|value|note"
   grep '^ROW|' "$rows" | cut -d'|' -f2-
+} | column -t -s'|'
+echo
+{
+  echo "kernel|shape|metric|value|note"
+  grep '^ROW|' "$kernel_rows" | cut -d'|' -f2-
 } | column -t -s'|'

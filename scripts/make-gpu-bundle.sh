@@ -40,15 +40,15 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER
 grep -q "building the CUDA backend" "$build/configure.log" ||
   { echo "make-gpu-bundle: CMake did not configure the CUDA backend" >&2; cat "$build/configure.log"; exit 1; }
 
-echo "== build pagedgen bench_gpu ${gpu_tests[*]}"
-ninja -C "$build" -j"$jobs" pagedgen bench_gpu "${gpu_tests[@]}"
+echo "== build pagedgen bench_gpu bench_kernels ${gpu_tests[*]}"
+ninja -C "$build" -j"$jobs" pagedgen bench_gpu bench_kernels "${gpu_tests[@]}"
 
 echo "== stage"
 stage="$build/stage"
 root="$stage/pagedgen-gpu"
 rm -rf "$stage"
 mkdir -p "$root/bin" "$root/tests" "$root/lib" "$root/share/pagedgen/tests/data"
-install -m 755 "$build/app/pagedgen" "$build/gpu/bench_gpu" "$root/bin/"
+install -m 755 "$build/app/pagedgen" "$build/gpu/bench_gpu" "$build/gpu/bench_kernels" "$root/bin/"
 for test in "${gpu_tests[@]}"; do install -m 755 "$build/tests/$test" "$root/tests/"; done
 strip --strip-all "$root"/bin/* "$root"/tests/*
 # The tests' data: samples/ (inputs, the dummy models' configs), the reference prompts and
