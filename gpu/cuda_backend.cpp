@@ -335,14 +335,14 @@ void CudaBackend::Impl::pre_attention(std::size_t l, const RowArrays& r) {
                                         nullptr, r.num_rows, hidden, config.rms_norm_eps},
                          stream);
   gemm->run(xn.data(), lw.wqkv, qkv.as<float>(), r.num_rows, hidden, q_dim + 2 * kv_dim);
-  launch_qkv_rope(QkvRopeArgs{qkv.as<float>(), lw.bqkv, r.positions, weights->rope_inv_freq, q.as<float>(),
-                              k.as<float>(), v.as<float>(), r.num_rows, heads, kv_heads, head_dim,
-                              static_cast<int32_t>(config.rope_dim), config.rope_layout},
-                  stream);
-  // Every new token's K/V goes in before attention: later tokens of a chunk read earlier ones.
-  launch_write_kv_cache<T>(KvWriteArgsOf<T>{k.as<float>(), v.as<float>(), r.slots, r.num_rows, pool<T>(2 * l),
-                                            pool<T>(2 * l + 1), layout},
-                           stream);
+  // Every new token's K/V goes into the pool before attention (later tokens of a chunk read
+  // earlier ones), written by the RoPE kernel itself.
+  launch_qkv_rope<T>(QkvRopeArgs{qkv.as<float>(), lw.bqkv, r.positions, weights->rope_inv_freq, q.as<float>(),
+                                 k.as<float>(), v.as<float>(), r.num_rows, heads, kv_heads, head_dim,
+                                 static_cast<int32_t>(config.rope_dim), config.rope_layout},
+                     KvWriteArgsOf<T>{k.as<float>(), v.as<float>(), r.slots, r.num_rows, pool<T>(2 * l),
+                                      pool<T>(2 * l + 1), layout},
+                     stream);
 }
 
 // Attention of the batch's real tokens (never the padding), launched as the plan cuts it.

@@ -1,7 +1,7 @@
 #include "kv_cache_kernels.h"
 
 #include "cuda_check.h"
-#include "dtype_traits.cuh"
+#include "kv_write.cuh"
 
 namespace pagedgen::gpu {
 
@@ -10,18 +10,7 @@ namespace {
 // One block per token; threads over (kv head, dim).
 template <typename Kv>
 __global__ void write_kv_cache_kernel(KvWriteArgsOf<Kv> args) {
-  const int64_t t = blockIdx.x;
-  if (args.slot_mapping[t] < 0) return;  // a padding row of a decode step (cuda_backend.cpp) writes nothing
-  const KvLayout layout = args.layout;
-  const KvSlot slot = split_slot(args.slot_mapping[t], layout.block_size);
-  const int64_t width = layout.num_kv_heads * layout.head_dim;
-  for (int64_t i = threadIdx.x; i < width; i += blockDim.x) {
-    const int64_t h = i / layout.head_dim;
-    const int64_t d = i % layout.head_dim;
-    const int64_t dst = layout.offset(slot.block_id, h, slot.slot_in_block, d);
-    args.k_pool[dst] = from_float<Kv>(args.k[t * width + i]);
-    args.v_pool[dst] = from_float<Kv>(args.v[t * width + i]);
-  }
+  write_kv_row(args, blockIdx.x);  // a padding row of a decode step (cuda_backend.cpp) writes nothing
 }
 
 // Block (copy c, pool p): copies block_bytes as 32-bit words.

@@ -2,6 +2,7 @@
 
 #include "cuda_check.h"
 #include "dtype_traits.cuh"
+#include "kv_write.cuh"
 
 namespace pagedgen::gpu {
 
@@ -92,7 +93,9 @@ __device__ void rope_heads(const float* src, const float* bias, float* dst, int 
   }
 }
 
-__global__ void qkv_rope_kernel(QkvRopeArgs args) {
+// kWriteKv: then the token's k and v rows into the pools (kv_write.k, .v are args.k, .v).
+template <typename Kv, bool kWriteKv>
+__global__ void qkv_rope_kernel(QkvRopeArgs args, KvWriteArgsOf<Kv> kv_write) {
   __shared__ float cos_s[kMaxRopePairs];
   __shared__ float sin_s[kMaxRopePairs];
   const int64_t t = blockIdx.x;
@@ -115,6 +118,10 @@ __global__ void qkv_rope_kernel(QkvRopeArgs args) {
   float* v_dst = args.v + t * kv_dim;
   for (int i = threadIdx.x; i < kv_dim; i += blockDim.x)
     v_dst[i] = bias != nullptr ? v_src[i] + bias[q_dim + kv_dim + i] : v_src[i];
+  if constexpr (kWriteKv) {
+    __syncthreads();  // the block's k and v rows, written above, are read back by other threads
+    write_kv_row(kv_write, t);
+  }
 }
 
 template <typename T>
@@ -153,7 +160,17 @@ void launch_add_rms_norm(const RmsNormArgs<T>& args, cudaStream_t stream) {
 
 void launch_qkv_rope(const QkvRopeArgs& args, cudaStream_t stream) {
   if (args.num_tokens == 0) return;
-  qkv_rope_kernel<<<args.num_tokens, 128, 0, stream>>>(args);
+  qkv_rope_kernel<float, false><<<args.num_tokens, 128, 0, stream>>>(args, KvWriteArgsOf<float>{});
+  CUDA_CHECK(cudaGetLastError());
+}
+
+template <typename Kv>
+void launch_qkv_rope(const QkvRopeArgs& args, const KvWriteArgsOf<Kv>& kv_write, cudaStream_t stream) {
+  if (args.num_tokens == 0) return;
+  if (kv_write.k != args.k || kv_write.v != args.v || kv_write.num_tokens != args.num_tokens)
+    throw_cuda_error(cudaErrorInvalidValue, "launch_qkv_rope: the KV write must read the rotated k and v", __FILE__,
+                     __LINE__);
+  qkv_rope_kernel<Kv, true><<<args.num_tokens, 128, 0, stream>>>(args, kv_write);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -168,7 +185,8 @@ void launch_silu_mul(const SiluMulArgs<T>& args, cudaStream_t stream) {
 #define PG_INSTANTIATE(T)                                                               \
   template void launch_embedding_gather<T>(const EmbeddingArgs<T>&, cudaStream_t);      \
   template void launch_add_rms_norm<T>(const RmsNormArgs<T>&, cudaStream_t);            \
-  template void launch_silu_mul<T>(const SiluMulArgs<T>&, cudaStream_t);
+  template void launch_silu_mul<T>(const SiluMulArgs<T>&, cudaStream_t);                \
+  template void launch_qkv_rope<T>(const QkvRopeArgs&, const KvWriteArgsOf<T>&, cudaStream_t);
 PG_INSTANTIATE(float)
 PG_INSTANTIATE(__half)
 PG_INSTANTIATE(__nv_bfloat16)

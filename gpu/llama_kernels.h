@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "backend/paged_attention_args.h"
 #include "model/model_config.h"
 
 namespace pagedgen::gpu {
@@ -74,6 +75,11 @@ void launch_embedding_gather(const EmbeddingArgs<T>& args, cudaStream_t stream);
 template <typename T>
 void launch_add_rms_norm(const RmsNormArgs<T>& args, cudaStream_t stream);
 void launch_qkv_rope(const QkvRopeArgs& args, cudaStream_t stream);
+// The same, then, in the same launch, each token's k and v rows into the paged KV pools as
+// launch_write_kv_cache does (same bits, one launch fewer per layer); kv_write.k and .v
+// must be args.k and .v.
+template <typename Kv>
+void launch_qkv_rope(const QkvRopeArgs& args, const KvWriteArgsOf<Kv>& kv_write, cudaStream_t stream);
 template <typename T>
 void launch_silu_mul(const SiluMulArgs<T>& args, cudaStream_t stream);
 

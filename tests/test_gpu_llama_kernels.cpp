@@ -11,6 +11,7 @@
 
 #include "backend/cpu_ops.h"
 #include "gpu_test_device.h"
+#include "kv_cache_kernels.h"
 #include "llama_kernels.h"
 #include "model/dummy_weights.h"
 #include "model/model_weights.h"
@@ -107,7 +108,7 @@ TEST_CASE("add + RMSNorm: the residual add and cpu::rms_norm, on all rows and on
   }
 }
 
-TEST_CASE("QKV bias + RoPE: cpu::add_bias then cpu::rope, both pair layouts, partial rotation") {
+TEST_CASE("QKV bias + RoPE: cpu::add_bias then cpu::rope, both pair layouts, partial rotation; the KV write folded in") {
   REQUIRE_GPU();
   // Angles in double and unfused products on both sides; sin/cos may round differently in
   // the last bit of a double, hence a tolerance of a few float ulps.
@@ -159,6 +160,35 @@ TEST_CASE("QKV bias + RoPE: cpu::add_bias then cpu::rope, both pair layouts, par
     check_output(q_d, q, kTolerance);
     check_output(k_d, k, kTolerance);
     check_output(v_d, v, 0.0f);
+
+    // With the KV write folded in: the same q, k, v, and bfloat16 pools holding the bits
+    // launch_write_kv_cache gives (block size 4, 3 blocks; token 4 is padding, slot -1).
+    const KvLayout layout{3, c.kv_heads, 4, c.head_dim};
+    const std::vector<int64_t> slots = {9, 0, 5, 11, -1, 2};
+    const gpu::DeviceBuffer slots_d = test::to_device(slots);
+    const std::vector<__nv_bfloat16> fill(static_cast<std::size_t>(layout.elements_per_layer()), __float2bfloat16(-3.0f));
+    const gpu::DeviceBuffer k_pool = test::to_device(fill), v_pool = test::to_device(fill);
+    const gpu::DeviceBuffer k_pool2 = test::to_device(fill), v_pool2 = test::to_device(fill);
+    gpu::launch_write_kv_cache(KvWriteArgsOf<__nv_bfloat16>{k_d.as<float>(), v_d.as<float>(), slots_d.as<int64_t>(),
+                                                            tokens, k_pool.as<__nv_bfloat16>(),
+                                                            v_pool.as<__nv_bfloat16>(), layout},
+                               nullptr);
+    const gpu::DeviceBuffer q2 = poisoned(q.size(), 64), k2 = poisoned(k.size(), 64), v2 = poisoned(v.size(), 64);
+    gpu::launch_qkv_rope(gpu::QkvRopeArgs{qkv_d.as<float>(), c.bias ? bias_d.as<float>() : nullptr,
+                                          positions_d.as<int32_t>(), inv_freq_d.as<float>(), q2.as<float>(),
+                                          k2.as<float>(), v2.as<float>(), tokens, c.heads, c.kv_heads, c.head_dim,
+                                          c.rope_dim, c.layout},
+                         KvWriteArgsOf<__nv_bfloat16>{k2.as<float>(), v2.as<float>(), slots_d.as<int64_t>(), tokens,
+                                                      k_pool2.as<__nv_bfloat16>(), v_pool2.as<__nv_bfloat16>(), layout},
+                         nullptr);
+    check_output(q2, q, kTolerance);
+    check_output(k2, k, kTolerance);
+    check_output(v2, v, 0.0f);
+    for (const auto& [separate, fused] : {std::pair{&k_pool, &k_pool2}, std::pair{&v_pool, &v_pool2}}) {
+      const std::vector<uint16_t> a = test::to_host<uint16_t>(*separate), b = test::to_host<uint16_t>(*fused);
+      CHECK(a == b);
+      CHECK(a != test::to_host<uint16_t>(test::to_device(fill)));  // the write wrote something
+    }
   }
 }
 
