@@ -4,7 +4,9 @@
 through llama-cpp-python, for the CPU backend test to compare pagedgen's forward pass with.
 With --quantized it writes tests/data/reference-q4_1/ instead: the same prompts run on the
 Q4_1 file as it is (see "--quantized" below), the reference for pagedgen's quantized
-(`--cpu-math fast`) path.
+(`--cpu-math fast`) path. With --model gemma3 it does the same for Gemma 3 270M
+(gemma-3-270m-q4_k_m.gguf, scripts/fetch-gemma3.sh): tests/data/reference-gemma3/ and,
+with --quantized, tests/data/reference-gemma3-q4_k_m/ (see "--model gemma3" below).
 
 How it stays comparable with pagedgen (default mode, the exact F32 path):
   - The Q4_1/Q8_0 model is first converted to an all-F32 GGUF in a temp dir: every tensor
@@ -14,8 +16,9 @@ How it stays comparable with pagedgen (default mode, the exact F32 path):
     activations against Q4_1 blocks.
   - llama.cpp runs on the CPU with an F32 KV cache (type_k = type_v = 0; its default is
     F16), flash attention off, one sequence, n_ctx 512, n_batch 512, 2 threads.
-  - Prompts are tokenized by llama.cpp with add_bos=False (SmolLM2 sets add_bos_token
-    false) and special=True (so "<|im_start|>" is one token).
+  - Prompts are tokenized by llama.cpp with add_bos as the model's add_bos_token says
+    (false for SmolLM2) and special=True (so "<|im_start|>" is one token). The two chat
+    prompts are conversations rendered with the model's chat template (ChatML for SmolLM2).
   - Greedy tokens are argmax over the logits (first index on ties), each chosen token fed
     back with Llama.eval; 32 steps always, with no stop on EOS, so every prompt has the
     same count.
@@ -30,15 +33,28 @@ F32 reference by the activation rounding (far more than summation order), so gre
 tokens can part ways after a low-margin step; manifest.json's "generator" says which
 mode made the files.
 
+--model gemma3: the same 13 prompts on Gemma 3 270M, whose Q4_K_M file holds Q8_0, Q5_0,
+Q4_K, Q6_K and F32 tensors (--quantized: llama.cpp's matmuls quantize activations to Q8_0
+against Q8_0/Q5_0, to Q8_K per 256 values against Q4_K/Q6_K). Tokenized with add_bos=True
+(the file's add_bos_token); the chat prompts are the same conversations rendered with
+Gemma 3's own template (tests/data/chat_templates/gemma-3-it.jinja, through Jinja2 as
+transformers renders it; the file carries no template), which writes <bos> itself, so
+they are tokenized with add_bos=False; their manifest entries carry the "messages" too.
+Its vocabulary has 262,144 tokens, so a logits row is 1 MiB: instead of logits.f32 each
+prompt stores the NUM_TOP_LOGITS largest logits at the last prompt position
+("top_logits": [[id, logit], ...], best first) and the manifest has no "logits_file".
+
 Outputs of either mode (the total stays under 3 MB):
   manifest.json  {"format": 1, "model_file", "model_sha256", "vocab_size", "num_prompts",
                   "num_greedy_tokens", "logits_file", "logits_dtype", "logits_layout",
                   "generator": {versions and llama.cpp settings}, "notes": [...],
-                  "prompts": [{"name", "text", "prompt_ids", "greedy_ids", "greedy_margins",
-                               "greedy_text", "logits_row"}]}
+                  "prompts": [{"name", "text", ["messages",] "prompt_ids", "greedy_ids",
+                               "greedy_margins", "greedy_text", "logits_row" | "top_logits"}]}
                  logits_row indexes logits.f32; it holds the logits at the last prompt
-                 position (the distribution of the first generated token).
-  logits.f32     float32 little-endian, row-major [num_prompts][vocab_size], no header.
+                 position (the distribution of the first generated token); "messages" (the
+                 conversation "text" renders) came after the committed SmolLM2 data.
+  logits.f32     float32 little-endian, row-major [num_prompts][vocab_size], no header
+                 (not for gemma3: top_logits instead, see "--model gemma3").
 
 Usage (versions used for the committed data: llama-cpp-python 0.3.36, gguf 0.19.0,
 numpy 2.4.6, Python 3.11):
@@ -47,16 +63,22 @@ numpy 2.4.6, Python 3.11):
   /tmp/refvenv/bin/python scripts/make-reference.py [out_dir]   (default tests/data/reference)
   /tmp/refvenv/bin/python scripts/make-reference.py --quantized [out_dir]
                                                  (default tests/data/reference-q4_1)
-The model is found as pagedgen finds it (core/model/default_model.cpp): $PAGEDGEN_MODEL,
-else $PAGEDGEN_MODELS_DIR, $XDG_CACHE_HOME/pagedgen/models, ~/.cache/pagedgen/models.
+  /tmp/refvenv/bin/python scripts/make-reference.py --model gemma3 [--quantized] [out_dir]
+                                       (also needs jinja2, which llama-cpp-python brings)
+The model is found as pagedgen finds it (core/loader/default_model.cpp): $PAGEDGEN_MODEL
+(the default model only), else $PAGEDGEN_MODELS_DIR, $XDG_CACHE_HOME/pagedgen/models,
+~/.cache/pagedgen/models.
 """
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Optional
 
 import numpy as np
 import gguf
@@ -66,6 +88,7 @@ import llama_cpp
 
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 NUM_GREEDY_TOKENS = 32
+NUM_TOP_LOGITS = 64
 N_CTX = 512
 N_THREADS = 2
 
@@ -74,6 +97,10 @@ WEIGHTS_F32 = ("all tensors dequantized to F32 with gguf.quants.dequantize "
 WEIGHTS_QUANTIZED = ("the Q4_1/Q8_0 file as it is, llama.cpp's default CPU matmuls: "
                      "activations quantized per 32-value block (Q8_1 against Q4_1, Q8_0 "
                      "against Q8_0), integer dot products")
+WEIGHTS_QUANTIZED_GEMMA3 = ("the Q4_K_M file as it is (Q8_0, Q5_0, Q4_K, Q6_K matrices), "
+                            "llama.cpp's default CPU matmuls: activations quantized to Q8_0 "
+                            "per 32 values against Q8_0/Q5_0, to Q8_K per 256 values against "
+                            "Q4_K/Q6_K, integer dot products")
 NOTE_F32 = ("Computed in F32 on CPU; expect differences of order 1e-4..1e-3 in logits "
             "from summation order, not exact equality.")
 NOTE_QUANTIZED = ("Computed on CPU with quantized activations (see generator.weights); "
@@ -81,16 +108,13 @@ NOTE_QUANTIZED = ("Computed on CPU with quantized activations (see generator.wei
                   "and summation order, the F32 reference (tests/data/reference) by the "
                   "activation quantization itself.")
 
-CHATML_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+CHAT_SYSTEM = {"role": "system",
+               "content": "You are a helpful AI assistant named SmolLM, trained by Hugging Face"}
 
 
-def chatml(user: str) -> str:
-    return (f"<|im_start|>system\n{CHATML_SYSTEM}<|im_end|>\n"
-            f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n")
-
-
-# (name, text). Varied on purpose: lengths from one token to ~150, code, digits, several
-# scripts and emoji (multi-byte and byte-fallback tokens), and ChatML with special tokens.
+# (name, text or conversation). Varied on purpose: lengths from one token to ~150, code,
+# digits, several scripts and emoji (multi-byte and byte-fallback tokens), and two chats
+# (rendered with each model's template: special tokens).
 PROMPTS = [
     ("capital_of_france", "The capital of France is"),
     ("one_word", "Hello"),
@@ -115,23 +139,64 @@ PROMPTS = [
     ("json", '{"name": "Alice", "age": 30, "languages": ["en", "fr"], "city": '),
     ("multilingual_emoji",
      "Bonjour, je m'appelle Zoé. Привет, мир! 東京は日本の首都です。🌍🚀 Ich heiße"),
-    ("chatml_question", chatml("What is the capital of France?")),
-    ("chatml_multiturn",
-     f"<|im_start|>system\n{CHATML_SYSTEM}<|im_end|>\n"
-     "<|im_start|>user\nWrite a haiku about autumn.<|im_end|>\n"
-     "<|im_start|>assistant\nCrimson leaves falling,\nwhispers of the cooling wind,\n"
-     "the year exhales slow.<|im_end|>\n"
-     "<|im_start|>user\nNow one about winter.<|im_end|>\n<|im_start|>assistant\n"),
+    ("chatml_question", [CHAT_SYSTEM, {"role": "user", "content": "What is the capital of France?"}]),
+    ("chatml_multiturn", [
+        CHAT_SYSTEM,
+        {"role": "user", "content": "Write a haiku about autumn."},
+        {"role": "assistant",
+         "content": "Crimson leaves falling,\nwhispers of the cooling wind,\nthe year exhales slow."},
+        {"role": "user", "content": "Now one about winter."}]),
     ("whitespace", "Item\tPrice\n  apple\t1.20\n  pear\t0.95\n\n\nTotal:"),
 ]
 
 
-def find_default_model() -> Path:
+def render_chatml(messages: list[dict]) -> str:
+    turns = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+    return turns + "<|im_start|>assistant\n"
+
+
+def render_gemma3(messages: list[dict]) -> str:
+    """Gemma 3's template (the file has none) rendered as transformers does, by the Jinja
+    set-up tests/data/chat_templates/render_expected.py uses for pagedgen's template tests."""
+    templates = Path(__file__).resolve().parent.parent / "tests" / "data" / "chat_templates"
+    spec = importlib.util.spec_from_file_location("render_expected", templates / "render_expected.py")
+    render_expected = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(render_expected)
+    template = render_expected.environment().from_string(
+        (templates / "gemma-3-it.jinja").read_text(encoding="utf-8"))
+    return template.render(messages=messages, bos_token="<bos>", eos_token="<eos>",
+                           add_generation_prompt=True)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    file: str
+    fetch_script: str
+    add_bos: bool                            # tokenizer.ggml.add_bos_token
+    render_chat: Callable[[list[dict]], str]
+    chat_has_bos: bool                       # the rendered chat text starts with BOS itself
+    out_dirs: tuple[str, str]                # under tests/data: F32 run, --quantized run
+    weights_quantized: str
+    full_logits: bool                        # logits.f32, else top_logits in the manifest
+    sanity: Optional[tuple[str, str]]        # (prompt name, start of its greedy text)
+
+
+MODELS = {
+    "smollm2": ModelSpec(DEFAULT_MODEL_FILE, "scripts/fetch-model.sh", False, render_chatml, False,
+                         ("reference", "reference-q4_1"), WEIGHTS_QUANTIZED, True,
+                         ("capital_of_france", " Paris")),
+    "gemma3": ModelSpec("gemma-3-270m-q4_k_m.gguf", "scripts/fetch-gemma3.sh", True, render_gemma3, True,
+                        ("reference-gemma3", "reference-gemma3-q4_k_m"), WEIGHTS_QUANTIZED_GEMMA3, False,
+                        None),
+}
+
+
+def find_model(spec: ModelSpec) -> Path:
     def env(name):
         value = os.environ.get(name)
         return value if value else None
 
-    if env("PAGEDGEN_MODEL"):
+    if env("PAGEDGEN_MODEL") and spec.file == DEFAULT_MODEL_FILE:
         path = Path(env("PAGEDGEN_MODEL"))
     else:
         if env("PAGEDGEN_MODELS_DIR"):
@@ -142,10 +207,10 @@ def find_default_model() -> Path:
             models_dir = Path(env("HOME")) / ".cache" / "pagedgen" / "models"
         else:
             models_dir = Path(".cache") / "pagedgen" / "models"
-        path = models_dir / DEFAULT_MODEL_FILE
+        path = models_dir / spec.file
     if not path.is_file():
-        sys.exit(f"error: default model not found at {path}; run scripts/fetch-model.sh "
-                 "or set PAGEDGEN_MODEL")
+        sys.exit(f"error: model not found at {path}; run {spec.fetch_script}"
+                 + (" or set PAGEDGEN_MODEL" if spec.file == DEFAULT_MODEL_FILE else ""))
     return path
 
 
@@ -212,15 +277,18 @@ def greedy(llm: llama_cpp.Llama, prompt_ids: list[int]):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", choices=sorted(MODELS), default="smollm2",
+                        help="the default model (smollm2) or Gemma 3 270M (gemma3)")
     parser.add_argument("--quantized", action="store_true",
-                        help="run llama.cpp on the Q4_1 file itself (no F32 conversion)")
+                        help="run llama.cpp on the quantized file itself (no F32 conversion)")
     parser.add_argument("out_dir", nargs="?", type=Path,
                         help="default tests/data/reference, or tests/data/reference-q4_1 "
-                             "with --quantized")
+                             "with --quantized (gemma3: reference-gemma3, reference-gemma3-q4_k_m)")
     args = parser.parse_args()
+    spec = MODELS[args.model]
     data_dir = Path(__file__).resolve().parent.parent / "tests" / "data"
-    out_dir = args.out_dir or data_dir / ("reference-q4_1" if args.quantized else "reference")
-    model_path = find_default_model()
+    out_dir = args.out_dir or data_dir / spec.out_dirs[1 if args.quantized else 0]
+    model_path = find_model(spec)
     print(f"model: {model_path}")
     model_sha256 = sha256_of(model_path)
 
@@ -241,41 +309,57 @@ def main() -> None:
 
         rows = []
         entries = []
-        for index, (name, text) in enumerate(PROMPTS):
-            prompt_ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        for index, (name, prompt) in enumerate(PROMPTS):
+            chat = isinstance(prompt, list)
+            text = spec.render_chat(prompt) if chat else prompt
+            add_bos = spec.add_bos and not (chat and spec.chat_has_bos)
+            prompt_ids = llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
             if len(prompt_ids) + NUM_GREEDY_TOKENS > N_CTX:
                 sys.exit(f"error: prompt {name} is too long for n_ctx {N_CTX}")
             last_logits, generated, margins = greedy(llm, prompt_ids)
-            rows.append(last_logits)
             greedy_text = llm.detokenize(generated, special=True).decode("utf-8", "replace")
-            entries.append({"name": name, "text": text, "prompt_ids": prompt_ids,
-                            "greedy_ids": generated, "greedy_margins": margins,
-                            "greedy_text": greedy_text,
-                            "logits_row": index})
+            entry = {"name": name, "text": text}
+            if chat:
+                entry["messages"] = prompt
+            entry.update({"prompt_ids": prompt_ids, "greedy_ids": generated,
+                          "greedy_margins": margins, "greedy_text": greedy_text})
+            if spec.full_logits:
+                rows.append(last_logits)
+                entry["logits_row"] = index
+            else:
+                top = np.argsort(-last_logits, kind="stable")[:NUM_TOP_LOGITS]
+                entry["top_logits"] = [[int(t), round(float(last_logits[t]), 6)] for t in top]
+            entries.append(entry)
             print(f"{name}: {len(prompt_ids)} prompt tokens -> {greedy_text!r}")
         del llm
 
-    logits = np.stack(rows).astype("<f4")
-    assert logits.shape == (len(PROMPTS), vocab_size)
-    assert np.all(np.isfinite(logits))
+    if spec.full_logits:
+        logits = np.stack(rows).astype("<f4")
+        assert logits.shape == (len(PROMPTS), vocab_size)
+        assert np.all(np.isfinite(logits))
 
-    france = entries[0]
-    assert france["name"] == "capital_of_france"
-    if not france["greedy_text"].startswith(" Paris"):
-        sys.exit(f"error: sanity check failed: 'The capital of France is' continues with "
-                 f"{france['greedy_text']!r}, expected ' Paris...'")
-    print(f"sanity: 'The capital of France is' -> {france['greedy_text']!r}")
+    if spec.sanity:
+        name, start = spec.sanity
+        entry = next(e for e in entries if e["name"] == name)
+        if not entry["greedy_text"].startswith(start):
+            sys.exit(f"error: sanity check failed: {entry['text']!r} continues with "
+                     f"{entry['greedy_text']!r}, expected {start!r}...")
+        print(f"sanity: {entry['text']!r} -> {entry['greedy_text']!r}")
 
     manifest = {
         "format": 1,
-        "model_file": DEFAULT_MODEL_FILE,
+        "model_file": spec.file,
         "model_sha256": model_sha256,
         "vocab_size": vocab_size,
         "num_prompts": len(entries),
         "num_greedy_tokens": NUM_GREEDY_TOKENS,
-        "logits_file": "logits.f32",
-        "logits_dtype": "float32 little-endian",
-        "logits_layout": "row-major [num_prompts][vocab_size]; row i = prompts[i].logits_row",
+    }
+    if spec.full_logits:
+        manifest.update({
+            "logits_file": "logits.f32",
+            "logits_dtype": "float32 little-endian",
+            "logits_layout": "row-major [num_prompts][vocab_size]; row i = prompts[i].logits_row"})
+    manifest.update({
         "generator": {
             "script": "scripts/make-reference.py",
             "implementation": "llama.cpp via llama-cpp-python",
@@ -283,17 +367,24 @@ def main() -> None:
             "gguf": getattr(gguf, "__version__", None) or _package_version("gguf"),
             "numpy": np.__version__,
             "mode": "quantized" if args.quantized else "f32",
-            "weights": WEIGHTS_QUANTIZED if args.quantized else WEIGHTS_F32,
+            "weights": spec.weights_quantized if args.quantized else WEIGHTS_F32,
             "kv_cache": "F32 (type_k = type_v = 0)",
             "flash_attn": False,
             "n_ctx": N_CTX,
             "n_batch": N_CTX,
             "n_threads": N_THREADS,
-            "tokenize": "add_bos=False, special=True",
+            "tokenize": (f"add_bos={spec.add_bos}"
+                         + (" (False for the chats: the template writes BOS)"
+                            if spec.add_bos and spec.chat_has_bos else "")
+                         + ", special=True"),
         },
         "notes": [
-            "logits_row holds the logits at the last prompt position, before any "
-            "generated token.",
+            ("logits_row holds the logits at the last prompt position, before any "
+             "generated token." if spec.full_logits else
+             f"top_logits: the {NUM_TOP_LOGITS} largest logits at the last prompt position "
+             "(before any generated token), [id, logit], best first."),
+            "A prompt with \"messages\" is that conversation rendered with the model's chat "
+            "template (text) and tokenized.",
             "greedy_ids: argmax (first index on ties) at each step, each token fed back "
             "with Llama.eval; always num_greedy_tokens steps, no stop on EOS.",
             "greedy_margins[i]: best minus second-best logit at greedy step i; where it is "
@@ -301,13 +392,16 @@ def main() -> None:
             NOTE_QUANTIZED if args.quantized else NOTE_F32,
         ],
         "prompts": entries,
-    }
+    })
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "logits.f32").write_bytes(logits.tobytes(order="C"))
+    total = 0
+    if spec.full_logits:
+        (out_dir / "logits.f32").write_bytes(logits.tobytes(order="C"))
+        total += (out_dir / "logits.f32").stat().st_size
     with open(out_dir / "manifest.json", "w", encoding="utf-8") as f:
         json.dump(manifest, f, ensure_ascii=False, indent=1)
         f.write("\n")
-    total = (out_dir / "logits.f32").stat().st_size + (out_dir / "manifest.json").stat().st_size
+    total += (out_dir / "manifest.json").stat().st_size
     print(f"wrote {out_dir} ({total} bytes)")
 
 

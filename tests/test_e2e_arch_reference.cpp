@@ -13,11 +13,11 @@
 
 #include "backend/cpu_backend.h"
 #include "backend/dense_forward.h"
-#include "engine/engine.h"
 #include "loader/model_files.h"
 #include "model/model_weights.h"
 #include "paged_batch_builder.h"
 #include "reference_data.h"
+#include "reference_engine.h"
 #include "test_paths.h"
 
 using namespace pagedgen;
@@ -65,33 +65,8 @@ float max_abs_diff(std::span<const float> a, std::span<const float> b) {
 std::vector<std::vector<TokenId>> engine_greedy(const ArchFixture& f, const ModelWeights& weights,
                                                 int32_t block_size, int32_t max_batch_tokens) {
   CpuBackend backend(f.files.config(), weights);
-  std::vector<PreparedRequest> requests;
-  for (std::size_t i = 0; i < f.prompts.size(); ++i) {
-    PreparedRequest r;
-    r.index = i;
-    r.seed_key = f.prompts[i].name;
-    r.prompt_ids = f.prompts[i].prompt_ids;
-    r.sampling.temperature = 0;
-    r.sampling.max_tokens = static_cast<int32_t>(f.prompts[i].greedy_ids.size());
-    r.sampling.ignore_eos = true;
-    requests.push_back(r);
-  }
-  EngineConfig config;
-  config.block_size = block_size;
-  config.num_blocks = 256;
-  config.max_batch_tokens = max_batch_tokens;
-  config.max_model_len = f.files.config().context_length;
-  Engine engine(config, backend, &f.files.tokenizer());
-  engine.add_requests(requests);
-  std::vector<std::vector<TokenId>> out(f.prompts.size());
-  while (engine.has_unfinished())
-    for (const OutputRecord& record : engine.step().finished) {
-      REQUIRE(std::holds_alternative<RequestOutput>(record));
-      const auto& output = std::get<RequestOutput>(record);
-      REQUIRE(output.choices.size() == 1);
-      out[output.index] = output.choices[0].token_ids;
-    }
-  return out;
+  return test::engine_greedy(backend, f.files.tokenizer(), f.prompts,
+                             {block_size, max_batch_tokens, 256, f.files.config().context_length});
 }
 
 }  // namespace

@@ -59,6 +59,12 @@ std::filesystem::path pagedgen_binary() {
 #endif
 }
 std::optional<std::filesystem::path> default_model() { return find_default_model(); }
+std::optional<std::filesystem::path> gemma3_model() {
+  const std::filesystem::path path = default_models_dir() / "gemma-3-270m-q4_k_m.gguf";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  return path;
+}
 
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

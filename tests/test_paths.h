@@ -18,6 +18,8 @@ std::filesystem::path shared_dir();          // ../shared beside the repository
 std::filesystem::path pagedgen_binary();     // the built app
 // The default model, when scripts/fetch-model.sh has placed it.
 std::optional<std::filesystem::path> default_model();
+// Gemma 3 270M (gemma-3-270m-q4_k_m.gguf) beside it, when scripts/fetch-gemma3.sh has placed it.
+std::optional<std::filesystem::path> gemma3_model();
 
 // Ends the current test case, with a message, when the default model is not installed.
 #define PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL()                                          \

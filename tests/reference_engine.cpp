@@ -1,0 +1,43 @@
+#include "reference_engine.h"
+
+#include <doctest/doctest.h>
+
+#include <variant>
+
+#include "engine/engine.h"
+
+namespace pagedgen::test {
+
+std::vector<std::vector<TokenId>> engine_greedy(Backend& backend, const Tokenizer& tokenizer,
+                                                const std::vector<ReferencePrompt>& prompts,
+                                                const ReferenceEngineRun& run) {
+  std::vector<PreparedRequest> requests;
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    PreparedRequest r;
+    r.index = i;
+    r.seed_key = prompts[i].name;
+    r.prompt_ids = prompts[i].prompt_ids;
+    r.sampling.temperature = 0;
+    r.sampling.max_tokens = static_cast<int32_t>(prompts[i].greedy_ids.size());
+    r.sampling.ignore_eos = true;
+    requests.push_back(r);
+  }
+  EngineConfig config;
+  config.block_size = run.block_size;
+  config.num_blocks = run.num_blocks;
+  config.max_batch_tokens = run.max_batch_tokens;
+  config.max_model_len = run.max_model_len;
+  Engine engine(config, backend, &tokenizer);
+  engine.add_requests(requests);
+  std::vector<std::vector<TokenId>> out(prompts.size());
+  while (engine.has_unfinished())
+    for (const OutputRecord& record : engine.step().finished) {
+      REQUIRE(std::holds_alternative<RequestOutput>(record));
+      const auto& output = std::get<RequestOutput>(record);
+      REQUIRE(output.choices.size() == 1);
+      out[output.index] = output.choices[0].token_ids;
+    }
+  return out;
+}
+
+}  // namespace pagedgen::test
