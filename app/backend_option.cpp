@@ -71,9 +71,8 @@ std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options, const 
   check_cuda_kv_dtype(options);
   gpu::CudaBackend::check_supported(config);
   if (files == nullptr) return std::make_unique<gpu::CudaBackend>(config, kDummySeed, cuda);
-  // The float32 host copy is only a staging step: it is freed once on the device.
-  const ModelWeights host = files->load_weights();
-  return std::make_unique<gpu::CudaBackend>(config, host, cuda);
+  // Streamed from the file mapping, converted on the device: no host copy of the weights.
+  return std::make_unique<gpu::CudaBackend>(config, files->tensors(), files->path().string(), cuda);
 }
 #endif
 

@@ -9,6 +9,7 @@
 #include "command_help.h"
 #include "commands.h"
 #include "exit_codes.h"
+#include "model/device_weight_layout.h"
 #include "model/gguf.h"
 #include "loader/model_files.h"
 #include "model_option.h"
@@ -117,6 +118,14 @@ int run_inspect(const InspectOptions& options) {
                  template_text->size());
   }
 
+  // What the CUDA backend allocates for the weights, whatever the file's types: every
+  // matrix in --dtype, norms and biases in float32, groups 256-byte aligned.
+  fmt::print("GPU weights    as the CUDA backend lays them out (matrices in --dtype, norms and biases float32)\n");
+  fmt::print("  {:>10}  {:>14}  {:>10}\n", "--dtype", "bytes", "");
+  for (const WeightDtype dtype : {WeightDtype::kBFloat16, WeightDtype::kFloat16, WeightDtype::kFloat32}) {
+    const DeviceWeightLayout layout(c, dtype);
+    fmt::print("  {:>10}  {:>14}  {:>10}\n", weight_dtype_name(dtype), layout.bytes(), format_bytes(layout.bytes()));
+  }
   fmt::print("KV cache       {} bytes per token in fp32, {} in fp16/bf16 (2 x {} layers x {} KV heads x {} dims)\n",
              c.kv_bytes_per_token(4), c.kv_bytes_per_token(2), c.num_layers, c.num_kv_heads, c.head_dim);
   fmt::print("  {:>10}  {:>16}  {:>16}\n", "block size", "fp32 bytes/block", "fp16 bytes/block");
@@ -133,7 +142,8 @@ void add_inspect_command(CLI::App& app, CommandRunner& selected) {
   CLI::App* cmd = add_command(
       app, "inspect", "Show a model's architecture, tensors, vocabulary and chat template.",
       "Prints the architecture and dimensions, tensor types and sizes (--tensors lists every tensor), the "
-      "vocabulary and special tokens, the chat template, and the KV cache cost per token and per block.");
+      "vocabulary and special tokens, the chat template, the GPU memory the weights take per --dtype, and the KV "
+      "cache cost per token and per block.");
   add_model_option(*cmd, options->model);
   cmd->add_flag("--tensors", options->list_tensors, "List every tensor with its type, shape and size");
   cmd->parse_complete_callback([&selected, options] { selected = [options] { return run_inspect(*options); }; });

@@ -416,11 +416,10 @@ void CudaBackend::Impl::head(const RowArrays& r) {
   gemm->run(head_in.data(), weights->output, logits.as<float>(), r.num_logits, hidden, config.vocab_size);
 }
 
-CudaBackend::CudaBackend(const ModelConfig& config, const ModelWeights& weights, const CudaBackendOptions& options)
+CudaBackend::CudaBackend(const ModelConfig& config, std::span<const RawTensor> tensors, const std::string& source,
+                         const CudaBackendOptions& options)
     : impl_(std::make_unique<Impl>(config, options)) {
-  PG_CHECK(weights.layers.size() == static_cast<std::size_t>(config.num_layers), "weights have {} layers, config {}",
-           weights.layers.size(), config.num_layers);
-  impl_->weights.emplace(DeviceWeights::upload(config, weights, options.dtype, impl_->stream));
+  impl_->weights.emplace(DeviceWeights::upload(config, tensors, source, options.dtype, impl_->stream));
   impl_->allocate_workspaces();
 }
 

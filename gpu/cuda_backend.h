@@ -18,7 +18,7 @@
 #include "backend/logits_backend.h"
 #include "device_dtype.h"
 #include "model/model_config.h"
-#include "model/model_weights.h"
+#include "model/raw_tensor.h"
 
 namespace pagedgen::gpu {
 
@@ -37,8 +37,11 @@ struct CudaBackendOptions {
 
 class CudaBackend final : public LogitsBackend {
  public:
-  // Uploads float32 host weights converted to options.dtype; `config` must outlive the backend.
-  CudaBackend(const ModelConfig& config, const ModelWeights& weights, const CudaBackendOptions& options);
+  // Streams a model file's tensors (model/raw_tensor.h; `source` names the file in messages)
+  // to the device converted to options.dtype, one at a time (device_weights.h): no host copy
+  // of the model. `config` must outlive the backend; the tensors' bytes only the constructor.
+  CudaBackend(const ModelConfig& config, std::span<const RawTensor> tensors, const std::string& source,
+              const CudaBackendOptions& options);
   // Dummy weights (model/dummy_weights.h) generated on the device from `seed`.
   CudaBackend(const ModelConfig& config, uint64_t dummy_seed, const CudaBackendOptions& options);
   ~CudaBackend() override;

@@ -1,18 +1,22 @@
-// A model's weights in device memory, in the layout the CUDA backend's GEMMs want: Q, K and
-// V stacked into one matrix per layer, gate and up into another, matrices in the device
-// dtype, norm weights and biases in float32. Filled from float32 host weights or with
-// dummy values generated on the device.
+// A model's weights in device memory, in the layout the CUDA backend's GEMMs want
+// (model/device_weight_layout.h): Q, K and V stacked into one matrix per layer, gate and up
+// into another, matrices in the device dtype, norm weights and biases in float32. Streamed
+// from a model file's tensors one chunk at a time (their stored bytes, dequantized on the
+// device), or dummy values generated on the device.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "device_buffer.h"
 #include "device_dtype.h"
 #include "model/model_config.h"
-#include "model/model_weights.h"
+#include "model/raw_tensor.h"
+#include "model/tensor_chunks.h"
 
 namespace pagedgen::gpu {
 
@@ -26,11 +30,19 @@ struct DeviceLayerWeights {
   const void* w_down;      // (hidden, intermediate)
 };
 
+// The weights' element type for a --dtype.
+WeightDtype weight_dtype(DeviceDtype dtype);
+
 class DeviceWeights {
  public:
-  // Converts `weights` (float32, host) to `dtype` on the device.
-  static DeviceWeights upload(const ModelConfig& config, const ModelWeights& weights, DeviceDtype dtype,
-                              cudaStream_t stream);
+  // Streams `tensors` (a model file's, named `source` in messages; model/raw_tensor.h) to
+  // the device in `dtype`, one tensor at a time: each chunk of stored bytes goes from the
+  // file mapping through a fixed pinned staging buffer and is converted by a kernel, and
+  // the tensor's file pages are given back once copied. Host memory beyond the mapping:
+  // the staging buffers (2 x 64 MiB at most). Throws Error naming a missing or malformed
+  // tensor before anything is allocated on the device.
+  static DeviceWeights upload(const ModelConfig& config, std::span<const RawTensor> tensors, const std::string& source,
+                              DeviceDtype dtype, cudaStream_t stream);
   // The dummy weights of model/dummy_weights.h, generated on the device.
   static DeviceWeights dummy(const ModelConfig& config, uint64_t seed, DeviceDtype dtype, cudaStream_t stream);
 

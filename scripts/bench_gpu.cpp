@@ -18,7 +18,6 @@
 #include "device_buffer.h"
 #include "model/dummy_weights.h"
 #include "loader/model_files.h"
-#include "model/model_weights.h"
 
 using namespace pagedgen;
 
@@ -150,8 +149,7 @@ int main(int argc, char** argv) {
     if (!model.empty()) {
       files = std::make_unique<ModelFiles>(model);
       config = files->config();
-      const ModelWeights host = files->load_weights();
-      backend = std::make_unique<gpu::CudaBackend>(config, host, options);
+      backend = std::make_unique<gpu::CudaBackend>(config, files->tensors(), model, options);
     } else {
       config = dummy_model_config(dummy);
       backend = std::make_unique<gpu::CudaBackend>(config, 0, options);

@@ -102,16 +102,25 @@ const GpuTestModel& gpu_test_model() {
   static const GpuTestModel model = [] {
     GpuTestModel m;
     if (const std::optional<std::filesystem::path> path = default_model()) {
-      const ModelFiles files(*path);
+      m.files = std::make_unique<ModelFiles>(*path);
       m.name = path->string();
-      m.config = files.config();
-      m.weights = files.load_weights();
+      m.config = m.files->config();
+      m.weights = m.files->load_weights();
+      m.tensors = m.files->tensors();
       return m;
     }
     m.dummy = true;
     m.name = "dummy weights of " + dummy_config_path().string();
     m.config = dummy_model_config(dummy_config_path());
     m.weights = make_dummy_weights(m.config, kDummySeed);
+    // make_dummy_weights keeps tensor id i's values in storage[i].
+    const std::vector<DummyTensor> dummy = dummy_tensors(m.config);
+    if (dummy.size() != m.weights.storage.size()) throw std::runtime_error("dummy weights out of step with their list");
+    for (std::size_t id = 0; id < dummy.size(); ++id) {
+      const auto* bytes = reinterpret_cast<const std::byte*>(m.weights.storage[id].get());
+      m.tensors.push_back({dummy[id].name, dummy[id].name, dummy[id].shape, static_cast<uint32_t>(GgmlType::F32),
+                           {bytes, dummy[id].num_elements() * sizeof(float)}});
+    }
     return m;
   }();
   return model;

@@ -5,10 +5,14 @@
 // tokenizer with one token per vocabulary id, and SmolLM2's chat template.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "loader/model_files.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
+#include "model/raw_tensor.h"
 
 namespace pagedgen::test {
 
@@ -16,7 +20,10 @@ struct GpuTestModel {
   bool dummy = false;    // random weights: outputs are compared between backends, never read
   std::string name;      // for messages: the model file or the dummy config
   ModelConfig config;
-  ModelWeights weights;  // float32, host
+  ModelWeights weights;  // float32, host: the CPU backend's
+  std::unique_ptr<ModelFiles> files;  // the default model's, when installed
+  // What the CUDA backend streams: the file's tensors, or F32 views of the dummy weights.
+  std::vector<RawTensor> tensors;
 };
 
 // Loaded once per test binary.

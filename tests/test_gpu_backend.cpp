@@ -48,7 +48,7 @@ std::unique_ptr<gpu::CudaBackend> cuda_backend(const GpuTestModel& m, gpu::Devic
   options.dtype = dtype;
   options.max_batch_tokens = 256;
   options.max_logits_rows = 4;
-  return std::make_unique<gpu::CudaBackend>(m.config, m.weights, options);
+  return std::make_unique<gpu::CudaBackend>(m.config, m.tensors, m.name, options);
 }
 
 std::vector<float> run_step(LogitsBackend& backend, const StepBatch& batch, std::size_t vocab) {

@@ -229,7 +229,8 @@ TEST_CASE("dummy weights: the device fill equals make_dummy_weights; conversion 
 
     const gpu::DeviceBuffer source = test::to_device(std::vector<float>(host.layers[0].w_up, host.layers[0].w_up + n));
     const gpu::DeviceBuffer bf16(n * 2);
-    gpu::launch_convert_from_float(source.as<float>(), bf16.as<__nv_bfloat16>(), static_cast<int64_t>(n), nullptr);
+    gpu::launch_dequantize(GgmlType::F32, source.as<std::byte>(), static_cast<int64_t>(n), bf16.as<__nv_bfloat16>(),
+                           nullptr);
     const std::vector<__nv_bfloat16> rounded = test::to_host<__nv_bfloat16>(bf16);
     for (std::size_t i = 0; i < n; ++i)
       REQUIRE(__bfloat162float(rounded[i]) == __bfloat162float(__float2bfloat16(host.layers[0].w_up[i])));

@@ -1,6 +1,5 @@
 #include "model/model_weights.h"
 
-#include <fmt/ranges.h>
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -65,23 +64,14 @@ class WeightLoader {
   // converted later, all tensors at once, in parallel.
   const float* require(const std::string& name, std::vector<uint64_t> shape) {
     const float* p = optional(name, std::move(shape));
-    if (p == nullptr)
-      fail("{}: tensor '{}' is missing; the file does not hold a complete {} model",
-           source_, name, config_.architecture);
+    if (p == nullptr) fail_missing_tensor(source_, name, config_.architecture);
     return p;
   }
 
   const float* optional(const std::string& name, std::vector<uint64_t> shape) {
     const RawTensor* raw = find(name);
     if (raw == nullptr) return nullptr;
-    if (raw->shape != shape)
-      fail("{}: tensor '{}' has shape {}, expected {} for this model's config",
-           source_, raw->stored_name, fmt::join(raw->shape, "x"), fmt::join(shape, "x"));
-    const auto type = static_cast<GgmlType>(raw->raw_type);
-    if (!can_dequantize(type))
-      fail("{}: tensor '{}' has type {}, which pagedgen cannot load (supported: F32, F16, BF16, "
-           "Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)",
-           source_, raw->stored_name, ggml_type_name(raw->raw_type));
+    check_raw_tensor(*raw, shape, source_);
     std::size_t n = 1;
     for (uint64_t d : shape) n *= d;
     weights_.storage.push_back(std::make_unique<float[]>(n));
@@ -116,10 +106,7 @@ class WeightLoader {
   }
 
  private:
-  const RawTensor* find(const std::string& name) const {
-    const auto it = std::ranges::find(tensors_, name, &RawTensor::name);
-    return it == tensors_.end() ? nullptr : &*it;
-  }
+  const RawTensor* find(const std::string& name) const { return find_raw_tensor(tensors_, name); }
 
   const ModelConfig& config_;
   std::span<const RawTensor> tensors_;

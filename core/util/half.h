@@ -1,25 +1,44 @@
 // IEEE binary16 <-> binary32 and bfloat16 <-> binary32 conversions, exact and the same on
 // every build (no F16C), for the GGUF scales, the fast path's float16 rounding of activation
-// scales and the CPU's float16 / bfloat16 KV cache.
+// scales and the CPU's float16 / bfloat16 KV cache. The widening ones are host-and-device
+// functions: the GPU's dequantization kernels read the same scales the same way.
 #pragma once
 
 #include <bit>
 #include <cstdint>
 
+#include "util/host_device.h"
+
 namespace pagedgen {
 
+PG_HOST_DEVICE inline float float_from_bits(uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  return std::bit_cast<float>(bits);
+#endif
+}
+
+PG_HOST_DEVICE inline uint32_t float_bits(float value) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(value);
+#else
+  return std::bit_cast<uint32_t>(value);
+#endif
+}
+
 // binary16 -> binary32, exact for every input (NaN payloads kept, as numpy does).
-inline float half_to_float(uint16_t h) {
+PG_HOST_DEVICE inline float half_to_float(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exponent = (h >> 10) & 0x1fu;
   const uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
+  if (exponent == 0x1f) return float_from_bits(sign | 0x7f800000u | (mantissa << 13));
   if (exponent == 0) {
     // Zero or subnormal: mantissa * 2^-24 is exact in float.
     const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-    return std::bit_cast<float>(sign | std::bit_cast<uint32_t>(magnitude));
+    return float_from_bits(sign | float_bits(magnitude));
   }
-  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  return float_from_bits(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
 // binary32 -> binary16, rounding to nearest with ties to even (as F16C's vcvtps2ph with
@@ -52,7 +71,7 @@ inline uint16_t float_to_half(float f) {
 }
 
 // bfloat16 (the top 16 bits of a binary32) -> binary32: exact.
-inline float bfloat16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+PG_HOST_DEVICE inline float bfloat16_to_float(uint16_t b) { return float_from_bits(static_cast<uint32_t>(b) << 16); }
 
 // binary32 -> bfloat16, rounding to nearest with ties to even; NaN stays NaN (quiet).
 inline uint16_t float_to_bfloat16(float f) {

@@ -1,0 +1,207 @@
+// The CUDA backend's weight layout and upload plan, run on the CPU
+// (model/device_weight_layout.h, model/weight_upload_plan.h): the layout's sizes and
+// offsets on a tiny config worked out by hand; the plan's chunks, converted with
+// convert_chunk into host buffers of the layout's sizes, give every placed tensor exactly
+// the bytes of the float32 weights (load_model_weights) converted whole, on Phi-3 files
+// (fused QKV and gate/up tensors, F32 and Q8_0) and the default model when installed; and
+// a missing or misshapen tensor is an Error naming it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loader/model_files.h"
+#include "model/device_weight_layout.h"
+#include "model/model_weights.h"
+#include "model/weight_upload_plan.h"
+#include "host_weight_upload.h"
+#include "test_paths.h"
+#include "util/error.h"
+#include "util/half.h"
+
+using namespace pagedgen;
+
+namespace {
+
+constexpr WeightDtype kDtypes[] = {WeightDtype::kFloat32, WeightDtype::kFloat16, WeightDtype::kBFloat16};
+
+// vocab 10, hidden 8, 2 heads of 4 (q_dim 8), 1 KV head (kv_dim 4), ffn 12, 2 layers,
+// a separate output head, QKV bias, 4 rotated dims (2 RoPE frequencies).
+ModelConfig tiny_config() {
+  ModelConfig c;
+  c.architecture = "llama";
+  c.num_layers = 2;
+  c.hidden_size = 8;
+  c.intermediate_size = 12;
+  c.num_heads = 2;
+  c.num_kv_heads = 1;
+  c.head_dim = 4;
+  c.rope_dim = 4;
+  c.vocab_size = 10;
+  c.qkv_bias = true;
+  return c;
+}
+
+// The float32 weights of every placed tensor, by name.
+std::map<std::string, const float*> float_sources(const ModelConfig& c, const ModelWeights& w) {
+  std::map<std::string, const float*> s;
+  s["token_embd.weight"] = w.token_embd;
+  s["output.weight"] = w.output;
+  s["output_norm.weight"] = w.output_norm;
+  s[std::string(DeviceWeightLayout::kRopeInvFreq)] = w.rope_inv_freq.data();
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    const LayerWeights& l = w.layers[static_cast<std::size_t>(i)];
+    s[p + "attn_norm.weight"] = l.attn_norm;
+    s[p + "attn_q.weight"] = l.wq;
+    s[p + "attn_k.weight"] = l.wk;
+    s[p + "attn_v.weight"] = l.wv;
+    s[p + "attn_q.bias"] = l.bq;
+    s[p + "attn_k.bias"] = l.bk;
+    s[p + "attn_v.bias"] = l.bv;
+    s[p + "attn_output.weight"] = l.wo;
+    s[p + "ffn_norm.weight"] = l.ffn_norm;
+    s[p + "ffn_gate.weight"] = l.w_gate;
+    s[p + "ffn_up.weight"] = l.w_up;
+    s[p + "ffn_down.weight"] = l.w_down;
+  }
+  return s;
+}
+
+uint32_t element_bits(const std::vector<std::byte>& buffer, std::size_t index, std::size_t element_bytes) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, buffer.data() + index * element_bytes, element_bytes);
+  return bits;
+}
+
+// Runs the plan into host buffers and compares every placement with the float32 weights.
+void check_plan_on_cpu(const ModelFiles& files, std::size_t max_chunk_bytes) {
+  const ModelConfig& c = files.config();
+  const ModelWeights weights = files.load_weights(WeightForm::kFloat32);
+  const std::map<std::string, const float*> sources = float_sources(c, weights);
+  for (const WeightDtype dtype : kDtypes) {
+    CAPTURE(weight_dtype_name(dtype));
+    const DeviceWeightLayout layout(c, dtype);
+    const WeightUploadPlan plan(c, layout, files.tensors(), files.path().string(), max_chunk_bytes);
+    const std::size_t typed_bytes = weight_dtype_bytes(dtype);
+    std::size_t num_chunks = 0;
+    for (const TensorUpload& upload : plan.uploads()) {
+      for (const TensorChunk& chunk : upload.chunks) REQUIRE(chunk.num_bytes <= plan.max_chunk_bytes());
+      num_chunks += upload.chunks.size();
+    }
+    CHECK(num_chunks > plan.uploads().size());  // the chunk size cut tensors
+    REQUIRE(plan.rope_inv_freq() == weights.rope_inv_freq);
+    const test::HostWeightBuffers buffers = test::run_plan_on_host(plan, layout);
+    const std::vector<std::byte>& typed = buffers.typed;
+    const std::vector<std::byte>& float32 = buffers.float32;
+    for (const WeightPlacement& p : layout.placements()) {
+      CAPTURE(p.name);
+      const float* source = sources.at(p.name);
+      REQUIRE(source != nullptr);
+      std::size_t mismatches = 0;
+      for (std::size_t i = 0; i < p.num_elements; ++i) {
+        const float v = source[i];
+        if (!p.typed) {
+          mismatches += element_bits(float32, p.offset + i, 4) != float_bits(v);
+          continue;
+        }
+        const uint32_t expected = dtype == WeightDtype::kFloat32   ? float_bits(v)
+                                  : dtype == WeightDtype::kFloat16 ? float_to_half(v)
+                                                                   : float_to_bfloat16(v);
+        mismatches += element_bits(typed, p.offset + i, typed_bytes) != expected;
+      }
+      REQUIRE(mismatches == 0);
+    }
+  }
+}
+
+std::string plan_error(const ModelFiles& files, const std::vector<RawTensor>& tensors) {
+  const DeviceWeightLayout layout(files.config(), WeightDtype::kBFloat16);
+  try {
+    const WeightUploadPlan plan(files.config(), layout, tensors, "model.gguf", 1 << 20);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("layout: sizes and offsets of a tiny model, worked out by hand") {
+  // bfloat16: 128 elements per 256-byte line; every group starts on a line.
+  //   typed: token_embd 80 [0, 80) -> 128; output 80 [128, 208) -> 256;
+  //     layer 0: q 64 at 256, k 32 at 320, v 32 at 352 -> 384; wo 64 -> 448 -> 512;
+  //              gate 96 at 512, up 96 at 608 -> 704 -> 768; down 96 -> 864 -> 896;
+  //     layer 1: q at 896, k at 960, v at 992 -> 1024; wo -> 1088 -> 1152;
+  //              gate at 1152, up at 1248 -> 1344 -> 1408; down at 1408 -> 1504 -> 1536.
+  //   1536 elements = 3072 bytes.
+  //   float32 (64 per line): output_norm 8 at 0, rope 2 at 8 -> 10 -> 64;
+  //     layer 0: attn_norm 8 at 64, ffn_norm 8 at 72 -> 80 -> 128; bq 8 at 128, bk 4 at 136,
+  //              bv 4 at 140 -> 144 -> 192; layer 1: norms at 192 -> 256; biases at 256 -> 320.
+  //   320 floats = 1280 bytes.
+  const DeviceWeightLayout bf16(tiny_config(), WeightDtype::kBFloat16);
+  CHECK(bf16.typed_bytes() == 3072);
+  CHECK(bf16.float32_bytes() == 1280);
+  CHECK(bf16.bytes() == 4352);
+  CHECK(bf16.at("blk.1.attn_k.weight").offset == 960);
+  CHECK(bf16.at("blk.1.ffn_up.weight").offset == 1248);
+  CHECK(bf16.at("blk.1.ffn_down.weight").offset == 1408);
+  CHECK(bf16.at("blk.1.attn_v.bias").offset == 268);
+  CHECK(bf16.at("rope_inv_freq").num_elements == 2);
+  CHECK_FALSE(bf16.at("blk.0.attn_norm.weight").typed);
+  CHECK(DeviceWeightLayout(tiny_config(), WeightDtype::kFloat16).bytes() == 4352);
+  // float32: 64 elements per line. token_embd -> 128; output -> 256; layer 0: qkv 128 -> 384,
+  // wo 64 -> 448, gate/up 192 -> 640, down 96 -> 768; layer 1: qkv -> 896, wo -> 960,
+  // gate/up -> 1152, down -> 1280. 1280 floats = 5120 bytes, + the same 1280 float32 bytes.
+  const DeviceWeightLayout f32(tiny_config(), WeightDtype::kFloat32);
+  CHECK(f32.typed_bytes() == 5120);
+  CHECK(f32.bytes() == 6400);
+  CHECK(f32.at("blk.1.attn_q.weight").offset == 768);
+  // Tied embeddings, no bias, bfloat16: token_embd -> 128; layer 0: qkv -> 256, wo -> 384,
+  // gate/up -> 640, down -> 768; layer 1: qkv -> 896, wo -> 1024, gate/up -> 1280, down -> 1408:
+  // 2816 bytes. float32: 10 -> 64, norms -> 128, -> 192: 768 bytes.
+  ModelConfig tied = tiny_config();
+  tied.tied_embeddings = true;
+  tied.qkv_bias = false;
+  const DeviceWeightLayout small(tied, WeightDtype::kBFloat16);
+  CHECK(small.typed_bytes() == 2816);
+  CHECK(small.float32_bytes() == 768);
+  CHECK(std::ranges::none_of(small.placements(), [](const WeightPlacement& p) { return p.name == "output.weight"; }));
+}
+
+TEST_CASE("plan on the CPU: Phi-3's fused tensors, F32 file, chunks that cut rows") {
+  const ModelFiles files(test::data_dir() / "arch-reference" / "phi3" / "model.gguf");
+  check_plan_on_cpu(files, 1000);
+}
+
+TEST_CASE("plan on the CPU: Phi-3 Q8_0 file, one block per chunk") {
+  const ModelFiles files(test::data_dir() / "arch-reference" / "phi3" / "q8_0" / "model.gguf");
+  check_plan_on_cpu(files, 1);
+}
+
+TEST_CASE("plan on the CPU: the default model") {
+  const std::optional<std::filesystem::path> path = test::default_model();
+  if (!path) {
+    MESSAGE("skipped: the default model is not installed (scripts/fetch-model.sh)");
+    return;
+  }
+  check_plan_on_cpu(ModelFiles(*path), std::size_t{3} << 20);
+}
+
+TEST_CASE("plan: a missing or misshapen tensor is an Error naming it") {
+  const ModelFiles files(test::data_dir() / "arch-reference" / "phi3" / "model.gguf");
+  std::vector<RawTensor> tensors = files.tensors();
+  CHECK(plan_error(files, tensors).empty());
+  std::vector<RawTensor> missing;
+  for (const RawTensor& t : tensors)
+    if (t.name != "blk.1.ffn_down.weight") missing.push_back(t);
+  CHECK(plan_error(files, missing) ==
+        "model.gguf: tensor 'blk.1.ffn_down.weight' is missing; the file does not hold a complete phi3 model");
+  for (RawTensor& t : tensors)
+    if (t.name == "output_norm.weight") t.shape[0] -= 1;
+  const std::string misshapen = plan_error(files, tensors);
+  CHECK(misshapen.find("tensor 'output_norm.weight' has shape") != std::string::npos);
+}
