@@ -116,7 +116,7 @@ if [[ $cold == 1 ]]; then
   if echo 1 2>/dev/null > /proc/sys/vm/drop_caches; then cache=cold; else echo "bench-load: cannot drop the page cache" >&2; fi
 fi
 file_bytes=$(stat -c %s "$dir/model.safetensors")
-available=$(awk '/MemAvailable/ {print $2 * 1024}' /proc/meminfo)
+available=$(( $(awk '/MemAvailable/ {print $2}' /proc/meminfo) * 1024 ))
 
 run() {  # run LABEL BENCH_LOAD ARGS...
   local label="$1"; shift

@@ -37,13 +37,11 @@ struct Rss {
 Rss read_rss() {
   std::ifstream status("/proc/self/status");
   Rss rss;
-  std::string key;
-  uint64_t kib = 0;
-  std::string unit;
-  while (status >> key >> kib >> unit) {
-    if (key == "RssAnon:") rss.anon_bytes = kib * 1024;
-    if (key == "RssFile:") rss.file_bytes = kib * 1024;
-    status.ignore(1 << 10, '\n');
+  std::string line;
+  while (std::getline(status, line)) {
+    const auto kib = [&] { return std::stoull(line.substr(line.find(':') + 1)) * 1024; };
+    if (line.starts_with("RssAnon:")) rss.anon_bytes = kib();
+    if (line.starts_with("RssFile:")) rss.file_bytes = kib();
   }
   return rss;
 }
