@@ -39,7 +39,8 @@ class CudaBackend final : public LogitsBackend {
  public:
   // Streams a model file's tensors (model/raw_tensor.h; `source` names the file in messages)
   // to the device converted to options.dtype, one at a time (device_weights.h): no host copy
-  // of the model. `config` must outlive the backend; the tensors' bytes only the constructor.
+  // of the model. `config` must outlive the backend; the tensors' bytes need to live only
+  // while the constructor runs.
   CudaBackend(const ModelConfig& config, std::span<const RawTensor> tensors, const std::string& source,
               const CudaBackendOptions& options);
   // Dummy weights (model/dummy_weights.h) generated on the device from `seed`.

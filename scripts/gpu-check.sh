@@ -8,7 +8,8 @@
 # MODEL (or $PAGEDGEN_MODEL) is the default model, SmolLM2-135M-Instruct; without one the
 # GPU tests that need it skip and the benchmark uses dummy weights of its shape
 # (samples/smollm2-135m.config.json). The 8B benchmark always uses dummy weights
-# (samples/llama-3-8b.config.json). Nothing is downloaded. About 5 minutes on an H200.
+# (samples/llama-3-8b.config.json). Then the load benchmark (scripts/bench-load.sh) on a
+# Llama-3.2-1B-shaped bf16 file, CPU and GPU. Nothing is downloaded. About 6 minutes on an H200.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -29,7 +30,7 @@ grep -q "building the CUDA backend" "$build.configure.log" ||
   { echo "gpu-check: CMake did not find the CUDA toolkit" >&2; cat "$build.configure.log"; exit 1; }
 gpu_tests=()
 for source in tests/test_gpu_*.cpp; do gpu_tests+=("$(basename "$source" .cpp)"); done
-ninja -C "$build" -j"$jobs" pagedgen bench_gpu bench_kernels "${gpu_tests[@]}"
+ninja -C "$build" -j"$jobs" pagedgen bench_gpu bench_kernels bench_load "${gpu_tests[@]}"
 echo "   built in $((SECONDS - start)) s"
 
 echo "== gpu tests"
@@ -59,3 +60,7 @@ echo
   echo "kernel|shape|metric|value|note"
   grep '^ROW|' "$kernel_rows" | cut -d'|' -f2-
 } | column -t -s'|'
+
+echo
+echo "== load benchmark"
+scripts/bench-load.sh --shape 1b --build "$build" --build-cuda "$build"
