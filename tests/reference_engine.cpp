@@ -8,7 +8,7 @@
 
 namespace pagedgen::test {
 
-std::vector<std::vector<TokenId>> engine_greedy(Backend& backend, const Tokenizer& tokenizer,
+std::vector<Completion> engine_greedy(Backend& backend, const Tokenizer& tokenizer,
                                                 const std::vector<ReferencePrompt>& prompts,
                                                 const ReferenceEngineRun& run) {
   std::vector<PreparedRequest> requests;
@@ -29,13 +29,13 @@ std::vector<std::vector<TokenId>> engine_greedy(Backend& backend, const Tokenize
   config.max_model_len = run.max_model_len;
   Engine engine(config, backend, &tokenizer);
   engine.add_requests(requests);
-  std::vector<std::vector<TokenId>> out(prompts.size());
+  std::vector<Completion> out(prompts.size());
   while (engine.has_unfinished())
     for (const OutputRecord& record : engine.step().finished) {
       REQUIRE(std::holds_alternative<RequestOutput>(record));
       const auto& output = std::get<RequestOutput>(record);
       REQUIRE(output.choices.size() == 1);
-      out[output.index] = output.choices[0].token_ids;
+      out[output.index] = output.choices[0];
     }
   return out;
 }

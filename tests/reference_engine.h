@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "io/output_record.h"
 #include "reference_data.h"
 
 namespace pagedgen::test {
@@ -18,8 +19,8 @@ struct ReferenceEngineRun {
 };
 
 // Each prompt's prompt_ids continued by as many greedy tokens (argmax, EOS ignored) as its
-// greedy_ids hold; the result is indexed like `prompts`.
-std::vector<std::vector<TokenId>> engine_greedy(Backend& backend, const Tokenizer& tokenizer,
+// greedy_ids hold: the engine's completion (ids and text), indexed like `prompts`.
+std::vector<Completion> engine_greedy(Backend& backend, const Tokenizer& tokenizer,
                                                 const std::vector<ReferencePrompt>& prompts,
                                                 const ReferenceEngineRun& run);
 

@@ -62,7 +62,7 @@ float max_abs_diff(std::span<const float> a, std::span<const float> b) {
 }
 
 // The greedy tokens of every prompt in one engine run on the paged CPU backend.
-std::vector<std::vector<TokenId>> engine_greedy(const ArchFixture& f, const ModelWeights& weights,
+std::vector<Completion> engine_greedy(const ArchFixture& f, const ModelWeights& weights,
                                                 int32_t block_size, int32_t max_batch_tokens) {
   CpuBackend backend(f.files.config(), weights);
   return test::engine_greedy(backend, f.files.tokenizer(), f.prompts,
@@ -141,10 +141,10 @@ TEST_CASE("the paged CPU backend matches llama.cpp on each architecture's file, 
     for (const auto& [block_size, max_batch_tokens] : {std::pair{1, 2048}, {4, 7}, {16, 2048}}) {
       CAPTURE(block_size);
       CAPTURE(max_batch_tokens);
-      const std::vector<std::vector<TokenId>> greedy = engine_greedy(f, weights, block_size, max_batch_tokens);
+      const std::vector<Completion> greedy = engine_greedy(f, weights, block_size, max_batch_tokens);
       for (std::size_t i = 0; i < f.prompts.size(); ++i) {
         CAPTURE(f.prompts[i].name);
-        CHECK(greedy[i] == f.prompts[i].greedy_ids);
+        CHECK(greedy[i].token_ids == f.prompts[i].greedy_ids);
       }
     }
   }

@@ -170,12 +170,12 @@ TEST_CASE("Gemma 3 270M, exact path: logits and greedy tokens equal llama.cpp's 
   // under 0.02 at five more; a CPU whose float32 GEMM sums in another order may rightly part
   // ways at such a near-tie (within twice the logit tolerance), never at a clear step.
   CpuBackend backend(files.config(), weights);
-  const std::vector<std::vector<TokenId>> greedy =
+  const std::vector<Completion> greedy =
       test::engine_greedy(backend, files.tokenizer(), prompts, {16, 2048, 256, files.config().context_length});
   std::size_t num_equal = 0;
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     CAPTURE(prompts[i].name);
-    const std::optional<Divergence> divergence = first_divergence(greedy[i], prompts[i]);
+    const std::optional<Divergence> divergence = first_divergence(greedy[i].token_ids, prompts[i]);
     if (!divergence) {
       ++num_equal;
       continue;
@@ -232,12 +232,12 @@ TEST_CASE("Gemma 3 270M, fast path (weights as stored, int8 activations): llama.
   // tokens is a near-tie of llama.cpp's (after it the texts go their own ways, as those of
   // llama.cpp's own AVX2 and AVX-512 builds do on the default model).
   CpuBackend backend(files.config(), weights);
-  const std::vector<std::vector<TokenId>> greedy =
+  const std::vector<Completion> greedy =
       test::engine_greedy(backend, files.tokenizer(), prompts, {16, 2048, 256, files.config().context_length});
   std::size_t num_prompts_equal = 0;
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     CAPTURE(prompts[i].name);
-    const std::optional<Divergence> divergence = first_divergence(greedy[i], prompts[i]);
+    const std::optional<Divergence> divergence = first_divergence(greedy[i].token_ids, prompts[i]);
     if (!divergence) {
       ++num_prompts_equal;
       continue;

@@ -13,6 +13,7 @@
 #include "model/model_weights.h"
 #include "paged_batch_builder.h"
 #include "reference_data.h"
+#include "reference_engine.h"
 #include "test_paths.h"
 
 using namespace pagedgen;
@@ -96,40 +97,16 @@ TEST_CASE("the paged engine's greedy output equals the reference's token for tok
 
   // All prompts in one run: batched, sharing prefixes, at block size 16. The reference's
   // 32 greedy ids (equal to the dense pass's, checked above) decode to the expected text.
-  std::vector<PreparedRequest> requests;
-  for (std::size_t i = 0; i < prompts.size(); ++i) {
-    PreparedRequest r;
-    r.index = i;
-    r.seed_key = prompts[i].name;
-    r.prompt_ids = prompts[i].prompt_ids;
-    r.sampling.temperature = 0;
-    r.sampling.max_tokens = static_cast<int32_t>(prompts[i].greedy_ids.size());
-    r.sampling.ignore_eos = true;
-    requests.push_back(r);
-  }
-  EngineConfig config;
-  config.num_blocks = 512;
-  config.max_model_len = files.config().context_length;
-  Engine engine(config, backend, &tokenizer);
-  std::vector<std::optional<std::string>> texts(prompts.size());
-  engine.add_requests(requests);
-  while (engine.has_unfinished()) {
-    for (const OutputRecord& record : engine.step().finished) {
-      REQUIRE(std::holds_alternative<RequestOutput>(record));
-      const auto& output = std::get<RequestOutput>(record);
-      REQUIRE(output.choices.size() == 1);
-      CHECK(output.choices[0].num_tokens == 32);
-      texts[output.index] = output.choices[0].text;
-    }
-  }
+  const std::vector<Completion> greedy =
+      test::engine_greedy(backend, tokenizer, prompts, {.num_blocks = 512, .max_model_len = files.config().context_length});
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     CAPTURE(prompts[i].name);
-    REQUIRE(texts[i].has_value());
+    CHECK(greedy[i].num_tokens == 32);
     IncrementalDecoder decoder(tokenizer, false, false);
     std::string expected;
     for (TokenId id : prompts[i].greedy_ids) expected += decoder.push(id);
     expected += decoder.finish();
-    CHECK(*texts[i] == expected);
+    CHECK(greedy[i].text == expected);
   }
 }
 
