@@ -113,7 +113,8 @@ PackedMatrix::PackedMatrix(GgmlType type, const uint8_t* data, std::size_t rows,
   PG_CHECK(cols % format->block_elements == 0, "{} columns are not whole {} blocks", cols, ggml_type_name(type));
   format_ = *format;
   layout_ = packed_layout(format_);
-  const std::size_t total = std::max<std::size_t>(64, bytes());
+  // aligned_alloc wants a size that is a multiple of the alignment.
+  const std::size_t total = std::max<std::size_t>(64, (bytes() + 63) / 64 * 64);
   data_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, total)));
   if (!data_) throw std::bad_alloc();
   std::memset(data_.get(), 0, total);
