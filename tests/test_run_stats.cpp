@@ -90,3 +90,37 @@ TEST_CASE("the stats of another job do not add up") {
   CHECK(a.job.num_earlier_requests == 4);
   CHECK_FALSE(a.covers_whole_output());
 }
+
+TEST_CASE("the per-kind KV figures of a model with sliding windows read back and add up") {
+  const auto windowed = [](int64_t scale) {
+    RunStats s = shard_stats(scale);
+    s.engine.kinds = {{.window = 0, .kv_bytes_per_block = 256, .num_pool_blocks = 200, .peak_used_blocks = 4 * scale,
+                       .sum_used_blocks = 7 * scale, .peak_filled_slots = 60 * scale, .peak_sequence_positions = 60 * scale},
+                      {.window = 32, .kv_bytes_per_block = 768, .num_pool_blocks = 40, .peak_used_blocks = 3,
+                       .sum_used_blocks = 5 * scale, .peak_filled_slots = 40, .peak_sequence_positions = 40 + scale}};
+    s.engine.peak_full_attention_kv_bytes = 4096 * scale;
+    return s;
+  };
+  const RunStats one = windowed(1);
+  CHECK(RunStats::from_json(one.to_json()).to_json() == one.to_json());
+
+  // Shards 1 and 2: sums add (7 + 14, 5 + 10), peaks take the larger (8, 3; 120, 40; 120, 42),
+  // the pool stays 200 x 256 + 40 x 768 = 81,920 bytes.
+  RunStats total = RunStats::from_json(windowed(1).to_json());
+  total.add_run(RunStats::from_json(windowed(2).to_json()));
+  REQUIRE(total.engine.kinds.size() == 2);
+  CHECK(total.engine.kinds[0].sum_used_blocks == 21);
+  CHECK(total.engine.kinds[1].sum_used_blocks == 15);
+  CHECK(total.engine.kinds[0].peak_used_blocks == 8);
+  CHECK(total.engine.kinds[1].peak_used_blocks == 3);
+  CHECK(total.engine.kinds[0].peak_sequence_positions == 120);
+  CHECK(total.engine.kinds[1].peak_sequence_positions == 42);
+  CHECK(total.engine.kinds[1].peak_filled_slots == 40);
+  CHECK(total.engine.peak_full_attention_kv_bytes == 8192);
+  CHECK(total.to_json().find("\"pool_bytes\": 81920") != std::string::npos);
+
+  RunStats other_window = windowed(1);
+  other_window.engine.kinds[1].window = 64;
+  CHECK_THROWS_WITH_AS(total.add_run(other_window), doctest::Contains("KV layer kind 1: window 32 vs 64"), Error);
+  CHECK_THROWS_WITH_AS(total.add_run(shard_stats(1)), doctest::Contains("2 vs 0 KV layer kinds"), Error);
+}

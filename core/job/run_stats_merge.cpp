@@ -74,6 +74,21 @@ constexpr Field<EngineStats, int64_t> kEnginePeaks[] = {
     {"naive_reservation", "peak_max_model_len_slots", &EngineStats::peak_naive_max_len_slots},
     {"naive_reservation", "peak_request_slots", &EngineStats::peak_naive_request_slots},
 };
+// Per layer kind (the kv_kinds array of a model with sliding windows): settings, counts, peaks.
+constexpr Field<KvKindFigures, int64_t> kKindSettings[] = {
+    {nullptr, "window", &KvKindFigures::window},
+    {nullptr, "kv_bytes_per_block", &KvKindFigures::kv_bytes_per_block},
+    {nullptr, "pool_blocks", &KvKindFigures::num_pool_blocks},
+};
+constexpr Field<KvKindFigures, int64_t> kKindCounts[] = {
+    {nullptr, "used_sum", &KvKindFigures::sum_used_blocks},
+};
+constexpr Field<KvKindFigures, int64_t> kKindPeaks[] = {
+    {nullptr, "peak_used", &KvKindFigures::peak_used_blocks},
+    {nullptr, "peak_filled_slots", &KvKindFigures::peak_filled_slots},
+    {nullptr, "peak_sequence_positions", &KvKindFigures::peak_sequence_positions},
+};
+
 // The engine's settings: equal in runs that add up.
 constexpr Field<EngineStats, int64_t> kEngineSettings[] = {
     {nullptr, "block_size", &EngineStats::block_size},
@@ -111,7 +126,21 @@ class StatsJson {
     for (const auto& f : fields) stats.*f.member = get<double>(f.object, f.key, "a number");
   }
 
+  // Each element of the array `object`.`key` as its own StatsJson root (none when absent).
+  template <typename F>
+  void for_each_in(const char* object, const char* key, F&& each) {
+    simdjson::dom::array items;
+    if (root_[object].error() == simdjson::NO_SUCH_FIELD) return;
+    if (root_[object][key].get(items) != simdjson::SUCCESS) fail("stats field {}.{} is not an array", object, key);
+    for (const simdjson::dom::element item : items) {
+      StatsJson one(item);
+      each(one);
+    }
+  }
+
  private:
+  explicit StatsJson(simdjson::dom::element root) : root_(root) {}
+
   simdjson::dom::element element(const char* object, const char* key) {
     simdjson::dom::element value;
     if ((object ? root_[object][key] : root_[key]).get(value) != simdjson::SUCCESS)
@@ -143,6 +172,20 @@ void RunStats::add_run(const RunStats& o) {
   add_fields(kEngineSeconds, engine, o.engine);
   engine.num_rejected_requests += o.engine.num_rejected_requests;
   for (const auto& f : kEnginePeaks) engine.*f.member = std::max(engine.*f.member, o.engine.*f.member);
+  if (engine.kinds.size() != o.engine.kinds.size())
+    fail("the stats are of different runs ({} vs {} KV layer kinds); merge only shards of one job", engine.kinds.size(),
+         o.engine.kinds.size());
+  for (std::size_t i = 0; i < engine.kinds.size(); ++i) {
+    KvKindFigures& k = engine.kinds[i];
+    const KvKindFigures& ok = o.engine.kinds[i];
+    for (const auto& f : kKindSettings)
+      if (k.*f.member != ok.*f.member)
+        fail("the stats are of different runs (KV layer kind {}: {} {} vs {}); merge only shards of one job", i, f.key,
+             k.*f.member, ok.*f.member);
+    add_fields(kKindCounts, k, ok);
+    for (const auto& f : kKindPeaks) k.*f.member = std::max(k.*f.member, ok.*f.member);
+  }
+  engine.peak_full_attention_kv_bytes = std::max(engine.peak_full_attention_kv_bytes, o.engine.peak_full_attention_kv_bytes);
 }
 
 RunStats RunStats::from_json(std::string_view json) {
@@ -159,6 +202,15 @@ RunStats RunStats::from_json(std::string_view json) {
   in.read(kEnginePeaks, s.engine);
   in.read(kJobSeconds, s.job);
   in.read(kEngineSeconds, s.engine);
+  in.for_each_in("kv_kinds", "kinds", [&](StatsJson& kind) {
+    KvKindFigures k;
+    kind.read(kKindSettings, k);
+    kind.read(kKindCounts, k);
+    kind.read(kKindPeaks, k);
+    s.engine.kinds.push_back(k);
+  });
+  if (!s.engine.kinds.empty())
+    s.engine.peak_full_attention_kv_bytes = in.get<int64_t>("kv_kinds", "peak_full_attention_kv_bytes", "an integer");
   return s;
 }
 
