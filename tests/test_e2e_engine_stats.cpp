@@ -18,27 +18,18 @@
 //   sums: allocated 148, holding 130; peak 4 blocks.
 #include <doctest/doctest.h>
 
-#include <numeric>
 
 #include "backend/cpu_backend.h"
 #include "engine/engine.h"
 #include "loader/model_files.h"
 #include "test_paths.h"
+#include "token_lists.h"
 
 using namespace pagedgen;
+using pagedgen::test::concat;
+using pagedgen::test::iota_tokens;
 
 namespace {
-
-std::vector<TokenId> range(TokenId first, int count) {
-  std::vector<TokenId> ids(static_cast<std::size_t>(count));
-  std::iota(ids.begin(), ids.end(), first);
-  return ids;
-}
-
-std::vector<TokenId> concat(std::vector<TokenId> a, const std::vector<TokenId>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 }  // namespace
 
@@ -52,11 +43,11 @@ TEST_CASE("stats of a hand-worked two-group workload") {
   const ModelWeights weights = files.load_weights();
   CpuBackend backend(files.config(), weights);
 
-  const auto pa = range(100, 10);
-  const auto pb = range(300, 8);
+  const auto pa = iota_tokens(100, 10);
+  const auto pb = iota_tokens(300, 8);
   const std::vector<std::vector<TokenId>> prompts = {
       concat(pa, {200, 201}), concat(pa, {210, 211, 212}), concat(pa, {220}),
-      concat(pb, {400, 401, 402}), concat(pb, {410}), range(500, 6)};
+      concat(pb, {400, 401, 402}), concat(pb, {410}), iota_tokens(500, 6)};
   std::vector<PreparedRequest> requests;
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     PreparedRequest r;

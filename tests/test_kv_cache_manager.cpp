@@ -3,27 +3,18 @@
 // fork with copy-on-write, in-flight prefixes, and sharing turned off.
 #include <doctest/doctest.h>
 
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include "kv/kv_cache_manager.h"
 #include "util/error.h"
+#include "token_lists.h"
 
 using namespace pagedgen;
+using pagedgen::test::concat;
+using pagedgen::test::iota_tokens;
 
 namespace {
-
-std::vector<TokenId> iota_tokens(TokenId first, int count) {
-  std::vector<TokenId> tokens(static_cast<std::size_t>(count));
-  std::iota(tokens.begin(), tokens.end(), first);
-  return tokens;
-}
-
-std::vector<TokenId> concat(std::vector<TokenId> a, const std::vector<TokenId>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 std::vector<BlockId> table(const KvCacheManager& kv, uint64_t seq) {
   const auto t = kv.block_table(seq);
