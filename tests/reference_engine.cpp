@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <variant>
 
 #include "engine/engine.h"
@@ -38,6 +39,26 @@ std::vector<Completion> engine_greedy(Backend& backend, const Tokenizer& tokeniz
       out[output.index] = output.choices[0];
     }
   return out;
+}
+
+TeacherForcedGreedy teacher_forced_greedy(LogitsBackend& backend, PagedBatchBuilder& builder, std::size_t seq,
+                                          const ReferencePrompt& p, std::vector<float>& logits, float margin) {
+  TeacherForcedGreedy r;
+  for (std::size_t step = 0; step < p.greedy_ids.size(); ++step) {
+    const auto ours = static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    ++r.num_steps;
+    if (ours == p.greedy_ids[step]) {
+      ++r.num_equal;
+    } else {
+      CAPTURE(step);
+      MESSAGE(p.name << " step " << step << ": ours " << ours << ", the reference's " << p.greedy_ids[step]
+                     << " (its margin " << p.greedy_margins[step] << ")");
+      CHECK(p.greedy_margins[step] < margin);
+      r.worst_margin = std::max(r.worst_margin, p.greedy_margins[step]);
+    }
+    if (step + 1 < p.greedy_ids.size()) backend.forward(builder.step({{seq, {p.greedy_ids[step]}}}), logits);
+  }
+  return r;
 }
 
 }  // namespace pagedgen::test

@@ -241,17 +241,9 @@ TEST_CASE("the fast path (int8 activations, Q8_0 weights kept quantized) matches
       const float diff = max_abs_diff(logits, p.logits);
       CHECK(diff < fast_tolerance(arch));
       worst = std::max(worst, diff);
-      for (std::size_t step = 0; step < p.greedy_ids.size(); ++step) {
-        const auto ours = static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-        ++num_steps;
-        if (ours == p.greedy_ids[step]) {
-          ++num_equal;
-        } else {
-          CAPTURE(step);
-          CHECK(p.greedy_margins[step] < kFastGreedyMargin);
-        }
-        if (step + 1 < p.greedy_ids.size()) backend.forward(builder.step({{seq, {p.greedy_ids[step]}}}), logits);
-      }
+      const test::TeacherForcedGreedy g = test::teacher_forced_greedy(backend, builder, seq, p, logits, kFastGreedyMargin);
+      num_steps += g.num_steps;
+      num_equal += g.num_equal;
     }
     MESSAGE(arch << " fast path: largest |logit difference| from llama.cpp's Q8_0 run " << worst << " (tolerance "
                  << fast_tolerance(arch) << "), greedy tokens equal at " << num_equal << " of " << num_steps

@@ -216,20 +216,10 @@ TEST_CASE("Gemma 3 270M, fast path (weights as stored, int8 activations): llama.
     worst = std::max(worst, d.max_diff);
     // Greedy, each step fed llama.cpp's token, so that one near-tie does not change every
     // later step.
-    for (std::size_t step = 0; step < p.greedy_ids.size(); ++step) {
-      const auto ours = static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-      ++num_steps;
-      if (ours == p.greedy_ids[step]) {
-        ++num_equal;
-      } else {
-        CAPTURE(step);
-        MESSAGE(p.name << " step " << step << ": fast path " << ours << ", llama.cpp " << p.greedy_ids[step]
-                       << " (llama.cpp's margin " << p.greedy_margins[step] << ")");
-        CHECK(p.greedy_margins[step] < kFastGreedyMargin);
-        worst_margin = std::max(worst_margin, p.greedy_margins[step]);
-      }
-      if (step + 1 < p.greedy_ids.size()) backend.forward(builder.step({{seq, {p.greedy_ids[step]}}}), logits);
-    }
+    const test::TeacherForcedGreedy g = test::teacher_forced_greedy(backend, builder, seq, p, logits, kFastGreedyMargin);
+    num_steps += g.num_steps;
+    num_equal += g.num_equal;
+    worst_margin = std::max(worst_margin, g.worst_margin);
   }
   CHECK(static_cast<double>(num_equal) >= kFastGreedyAgreement * static_cast<double>(num_steps));
 

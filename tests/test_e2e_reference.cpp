@@ -150,19 +150,9 @@ TEST_CASE("the fast path (int8 activations, weights kept quantized) matches llam
 
     // Greedy (argmax, first on ties), each step fed llama.cpp's token so that one near-tie
     // does not change every later step.
-    for (std::size_t step = 0; step < p.greedy_ids.size(); ++step) {
-      const auto ours = static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-      ++num_steps;
-      if (ours == p.greedy_ids[step]) {
-        ++num_equal;
-      } else {
-        CAPTURE(step);
-        MESSAGE(p.name << " step " << step << ": fast path " << ours << ", llama.cpp " << p.greedy_ids[step]
-                       << " (llama.cpp's margin " << p.greedy_margins[step] << ")");
-        CHECK(p.greedy_margins[step] < kFastGreedyMargin);
-      }
-      if (step + 1 < p.greedy_ids.size()) backend.forward(builder.step({{seq, {p.greedy_ids[step]}}}), logits);
-    }
+    const test::TeacherForcedGreedy g = test::teacher_forced_greedy(backend, builder, seq, p, logits, kFastGreedyMargin);
+    num_steps += g.num_steps;
+    num_equal += g.num_equal;
   }
   CHECK(static_cast<double>(num_equal) >= kFastGreedyAgreement * static_cast<double>(num_steps));
   MESSAGE("fast path over " << quantized.size() << " prompts: greedy tokens equal to llama.cpp's on the Q4_1 file at "
