@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -43,12 +44,21 @@ constexpr std::size_t kPartialWorkspaceBytes = std::size_t{64} << 20;
 constexpr SharedPrefixPolicy kCascadePolicy{4, 256};
 constexpr int32_t kCascadeChunkTokens = 512;
 
+// Layer kinds of the KV cache (step/kv_kinds.h): the full-attention layers and at most one
+// sliding window, since a model has one window size (ModelConfig::sliding_window).
+constexpr std::size_t kMaxKvKinds = 2;
+
+// The CUDA-core attention plans of a step, by the layers' window: kFullLayers for the
+// layers that attend to every position, kWindowLayers for those with a sliding window.
+enum AttentionPlanIndex : std::size_t { kFullLayers = 0, kWindowLayers = 1 };
+
 // Where one step's attention arrays sit in its uploaded pack (byte offsets).
 struct AttentionArrays {
   const std::byte* base;
-  std::size_t query_start, context_lens, block_tables;
-  std::size_t items, partial_index;                       // AttentionPlan (CUDA cores)
-  std::size_t tiles, tile_tokens, num_parts, tile_partial_index;  // TensorAttentionPlan
+  std::size_t query_start, context_lens;
+  std::array<std::size_t, kMaxKvKinds> block_tables;               // by layer kind
+  std::array<std::size_t, 2> items, partial_index;                 // AttentionPlan, by AttentionPlanIndex
+  std::size_t tiles, tile_tokens, num_parts, tile_partial_index;   // TensorAttentionPlan
   template <typename A>
   const A* at(std::size_t offset) const {
     return reinterpret_cast<const A*>(base + offset);
@@ -63,8 +73,13 @@ struct CudaBackend::Impl {
   cudaStream_t stream = nullptr;
   std::optional<DeviceWeights> weights;
   std::optional<CudaGemm> gemm;
-  KvLayout layout{};
-  DeviceBuffer kv_pool;  // [2 * num_layers pools: K of layer 0, V of layer 0, ...][layout.elements_per_layer()]
+  // The KV pools, one allocation grouped by layer kind: kind 0's layers (in layer order, K
+  // then V of each), then kind 1's; each pool of kind k holds layouts[k].elements_per_layer().
+  std::vector<KvLayout> layouts;      // by kind
+  std::vector<KvKindId> layer_kinds;  // by layer
+  std::vector<std::size_t> layer_pool_offset;  // by layer: elements from kv_pool to its K pool (V follows)
+  std::vector<std::size_t> kind_pool_offset;   // by kind: elements from kv_pool to its first pool
+  DeviceBuffer kv_pool;
 
   // Activations, per token row (float32 unless the dtype is named):
   std::size_t token_capacity = 0;
@@ -96,11 +111,15 @@ struct CudaBackend::Impl {
   DecodeGraphs graphs;
   uint64_t num_buffer_moves = 0;
   std::vector<int32_t> padded_ids, padded_positions, padded_logits_rows;  // scratch
-  std::vector<int64_t> padded_slots;
+  std::array<std::vector<int64_t>, kMaxKvKinds> padded_slots;
   int32_t num_in_flight = 0;  // steps submitted, not collected
+
+  // Whether some layer attends to every position (all but a model whose every layer has a window).
+  bool has_full_layers = false;
 
   Impl(const ModelConfig& c, const CudaBackendOptions& o) : config(c), options(o) {
     CudaBackend::check_supported(c);
+    for (int64_t l = 0; l < c.num_layers; ++l) has_full_layers = has_full_layers || !c.layer_has_window(l);
     CUDA_CHECK(cudaSetDevice(o.device));
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     gemm.emplace(stream, o.dtype);
@@ -171,17 +190,23 @@ struct CudaBackend::Impl {
     return bytes;
   }
 
+  const KvLayout& layer_layout(std::size_t l) const { return layouts[static_cast<std::size_t>(layer_kinds[l])]; }
   template <typename T>
-  T* pool(std::size_t index) const {
-    return kv_pool.as<T>() + index * static_cast<std::size_t>(layout.elements_per_layer());
+  T* k_pool(std::size_t l) const {
+    return kv_pool.as<T>() + layer_pool_offset[l];
   }
+  template <typename T>
+  T* v_pool(std::size_t l) const {
+    return k_pool<T>(l) + static_cast<std::size_t>(layer_layout(l).elements_per_layer());
+  }
+  void allocate_pools(std::span<const int32_t> kind_num_blocks, std::size_t block_size);
 
   // Checks the batch, then queues its forward pass on `stream`: the logits of
   // batch.logits_rows end up in `logits` (rows, vocab) on the device. `deferred` input
   // tokens are read from the ids the sampler gave last.
   void queue_forward(const StepBatch& batch, std::size_t logits_size, std::span<const DeferredToken> deferred) {
     PG_CHECK(kv_pool.bytes() > 0, "a step before allocate_kv_pool");
-    check_step_batch(batch, std::span(&layout, 1), config.vocab_size, logits_size);
+    check_step_batch(batch, layouts, config.vocab_size, logits_size);
     if (batch.num_tokens == 0) return;
     dispatch_dtype(options.dtype, [&]<typename T>(TypeTag<T>) { forward<T>(batch, deferred); });
   }
@@ -198,7 +223,7 @@ struct CudaBackend::Impl {
   struct RowArrays {
     int32_t* token_ids;          // [num_rows]
     const int32_t* positions;    // [num_rows]
-    const int64_t* slots;        // [num_rows], -1 for padding
+    std::array<const int64_t*, kMaxKvKinds> slots;  // by layer kind: [num_rows], -1 for padding
     const int32_t* logits_rows;  // [num_logits]
     int32_t num_rows;            // the batch's tokens, or a decode step's bucket
     int32_t num_logits;
@@ -212,7 +237,7 @@ struct CudaBackend::Impl {
   template <typename T>
   void pre_attention(std::size_t l, const RowArrays& r);
   template <typename T>
-  void attention(std::size_t l, const StepBatch& batch, const AttentionPlan& plan,
+  void attention(std::size_t l, const StepBatch& batch, const std::array<AttentionPlan, 2>& plans,
                  const std::optional<TensorAttentionPlan>& tensor, const RowArrays& r, const AttentionArrays& arrays);
   template <typename T>
   void post_attention(std::size_t l, const RowArrays& r);
@@ -227,8 +252,11 @@ CudaBackend::Impl::RowArrays CudaBackend::Impl::upload_decode_rows(const StepBat
   padded_ids.resize(b, 0);
   padded_positions.assign(batch.positions.begin(), batch.positions.end());
   padded_positions.resize(b, 0);
-  padded_slots.assign(batch.slot_mapping.begin(), batch.slot_mapping.end());
-  padded_slots.resize(b, -1);
+  for (std::size_t kind = 0; kind < layouts.size(); ++kind) {
+    const std::span<const int64_t> slots = batch.kind_slot_mapping(static_cast<KvKindId>(kind));
+    padded_slots[kind].assign(slots.begin(), slots.end());
+    padded_slots[kind].resize(b, -1);
+  }
   padded_logits_rows.resize(b);
   for (std::size_t i = 0; i < b; ++i) padded_logits_rows[i] = static_cast<int32_t>(i);
   PG_CHECK(n <= b && std::equal(batch.logits_rows.begin(), batch.logits_rows.end(), padded_logits_rows.begin()),
@@ -236,12 +264,16 @@ CudaBackend::Impl::RowArrays CudaBackend::Impl::upload_decode_rows(const StepBat
   ArrayPack pack;
   const std::size_t at_ids = pack.add(std::span<const int32_t>(padded_ids));
   const std::size_t at_positions = pack.add(std::span<const int32_t>(padded_positions));
-  const std::size_t at_slots = pack.add(std::span<const int64_t>(padded_slots));
+  std::array<std::size_t, kMaxKvKinds> at_slots{};
+  for (std::size_t kind = 0; kind < layouts.size(); ++kind)
+    at_slots[kind] = pack.add(std::span<const int64_t>(padded_slots[kind]));
   const std::size_t at_logits_rows = pack.add(std::span<const int32_t>(padded_logits_rows));
   std::byte* d = decode_rows.upload(pack, stream);
-  return RowArrays{reinterpret_cast<int32_t*>(d + at_ids), reinterpret_cast<const int32_t*>(d + at_positions),
-                   reinterpret_cast<const int64_t*>(d + at_slots), reinterpret_cast<const int32_t*>(d + at_logits_rows),
-                   bucket, bucket};
+  RowArrays r{reinterpret_cast<int32_t*>(d + at_ids), reinterpret_cast<const int32_t*>(d + at_positions), {},
+              reinterpret_cast<const int32_t*>(d + at_logits_rows), bucket, bucket};
+  for (std::size_t kind = 0; kind < layouts.size(); ++kind)
+    r.slots[kind] = reinterpret_cast<const int64_t*>(d + at_slots[kind]);
+  return r;
 }
 
 // The forward pass as segments between attention launches (decode_graphs.h): segment 0
@@ -258,26 +290,38 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const Deferred
   const auto heads = static_cast<int32_t>(config.num_heads);
   const auto kv_heads = static_cast<int32_t>(config.num_kv_heads);
 
-  // bfloat16 and float16 prefill (and cascade decode) on tensor cores; float32, and decode
-  // steps without a shared prefix that pays, on the CUDA-core kernel.
+  // bfloat16 and float16 prefill (and cascade decode) of the full-attention layers on tensor
+  // cores; float32, the window layers, soft-capped scores, head dims the tensor kernel lacks,
+  // and decode steps without a shared prefix that pays, on the CUDA-core kernel (a plan per
+  // window: kFullLayers, kWindowLayers).
+  const int32_t group = heads / kv_heads;
   std::optional<TensorAttentionPlan> tensor;
   if constexpr (!std::is_same_v<T, float>)
-    tensor = plan_tensor_attention(batch, heads / kv_heads, kCascadePolicy, kCascadeChunkTokens, max_partials);
-  const AttentionPlan plan = tensor ? AttentionPlan{} : plan_attention(batch, heads / kv_heads, max_partials);
+    if (has_full_layers && !config.attn_logit_softcap && tensor_attention_supports_head_dim(config.head_dim))
+      tensor = plan_tensor_attention(batch, group, kCascadePolicy, kCascadeChunkTokens, max_partials);
+  std::array<AttentionPlan, 2> plans;
+  if (has_full_layers && !tensor) plans[kFullLayers] = plan_attention(batch, group, max_partials, 0);
+  if (config.sliding_window)
+    plans[kWindowLayers] = plan_attention(batch, group, max_partials, static_cast<int32_t>(*config.sliding_window));
   ArrayPack pack;
-  std::size_t at_token_ids = 0, at_positions = 0, at_slots = 0, at_logits_rows = 0;
+  std::size_t at_token_ids = 0, at_positions = 0, at_logits_rows = 0;
+  std::array<std::size_t, kMaxKvKinds> at_slots{};
   if (!decode) {
     at_token_ids = pack.add(std::span(batch.token_ids));
     at_positions = pack.add(std::span(batch.positions));
-    at_slots = pack.add(std::span(batch.slot_mapping));
+    for (std::size_t kind = 0; kind < layouts.size(); ++kind)
+      at_slots[kind] = pack.add(batch.kind_slot_mapping(static_cast<KvKindId>(kind)));
     at_logits_rows = pack.add(std::span(batch.logits_rows));
   }
   AttentionArrays attention_arrays{};
   attention_arrays.query_start = pack.add(std::span(batch.query_start));
   attention_arrays.context_lens = pack.add(std::span(batch.context_lens));
-  attention_arrays.block_tables = pack.add(std::span(batch.block_tables));
-  attention_arrays.items = pack.add(std::span(plan.items));
-  attention_arrays.partial_index = pack.add(std::span(plan.partial_index));
+  for (std::size_t kind = 0; kind < layouts.size(); ++kind)
+    attention_arrays.block_tables[kind] = pack.add(batch.kind_block_tables(static_cast<KvKindId>(kind)));
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    attention_arrays.items[i] = pack.add(std::span<const AttentionWorkItem>(plans[i].items));
+    attention_arrays.partial_index[i] = pack.add(std::span<const int32_t>(plans[i].partial_index));
+  }
   if (tensor) {
     attention_arrays.tiles = pack.add(std::span<const TensorAttentionTile>(tensor->tiles));
     attention_arrays.tile_tokens = pack.add(std::span<const int32_t>(tensor->tile_tokens));
@@ -287,12 +331,16 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const Deferred
   const std::size_t at_deferred = pack.add(deferred);
   std::byte* device_arrays = step_arrays.upload(pack, stream);
   attention_arrays.base = device_arrays;
-  const RowArrays r =
-      decode ? upload_decode_rows(batch, bucket)
-             : RowArrays{reinterpret_cast<int32_t*>(device_arrays + at_token_ids),
-                         reinterpret_cast<const int32_t*>(device_arrays + at_positions),
-                         reinterpret_cast<const int64_t*>(device_arrays + at_slots),
-                         reinterpret_cast<const int32_t*>(device_arrays + at_logits_rows), n, num_logits};
+  RowArrays r{};
+  if (decode) {
+    r = upload_decode_rows(batch, bucket);
+  } else {
+    r = RowArrays{reinterpret_cast<int32_t*>(device_arrays + at_token_ids),
+                  reinterpret_cast<const int32_t*>(device_arrays + at_positions), {},
+                  reinterpret_cast<const int32_t*>(device_arrays + at_logits_rows), n, num_logits};
+    for (std::size_t kind = 0; kind < layouts.size(); ++kind)
+      r.slots[kind] = reinterpret_cast<const int64_t*>(device_arrays + at_slots[kind]);
+  }
   if (!deferred.empty())
     launch_fill_deferred_tokens(
         DeferredTokenArgs{reinterpret_cast<const DeferredToken*>(device_arrays + at_deferred),
@@ -307,12 +355,13 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const Deferred
   const DeviceWeights& w = *weights;
   segment(0, [&] {
     launch_embedding_gather<T>(EmbeddingArgs<T>{static_cast<const T*>(w.token_embd), r.token_ids, x.as<float>(),
-                                                r.num_rows, static_cast<int32_t>(config.hidden_size)},
+                                                r.num_rows, static_cast<int32_t>(config.hidden_size),
+                                                config.embedding_scale},
                                stream);
     pre_attention<T>(0, r);
   });
   for (std::size_t l = 0; l < w.layers.size(); ++l) {
-    attention<T>(l, batch, plan, tensor, r, attention_arrays);
+    attention<T>(l, batch, plans, tensor, r, attention_arrays);
     segment(static_cast<int32_t>(l) + 1, [&] {
       post_attention<T>(l, r);
       if (l + 1 < w.layers.size()) pre_attention<T>(l + 1, r);
@@ -321,10 +370,12 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const Deferred
   }
 }
 
-// x += (the previous layer's MLP output); xn = norm(x); q, k, v with RoPE; K/V into the pool.
+// x += (the previous layer's MLP output, post-normed when the model has post norms);
+// xn = norm(x); q, k, v with q/k norms and RoPE; K/V into the layer's pools.
 template <typename T>
 void CudaBackend::Impl::pre_attention(std::size_t l, const RowArrays& r) {
   const DeviceLayerWeights& lw = weights->layers[l];
+  const KvKindId kind = layer_kinds[l];
   const auto hidden = static_cast<int32_t>(config.hidden_size);
   const auto heads = static_cast<int32_t>(config.num_heads);
   const auto kv_heads = static_cast<int32_t>(config.num_kv_heads);
@@ -332,43 +383,47 @@ void CudaBackend::Impl::pre_attention(std::size_t l, const RowArrays& r) {
   const int32_t q_dim = heads * head_dim;
   const int32_t kv_dim = kv_heads * head_dim;
   launch_add_rms_norm<T>(RmsNormArgs<T>{x.as<float>(), l == 0 ? nullptr : delta.as<float>(), lw.attn_norm, xn.as<T>(),
-                                        nullptr, r.num_rows, hidden, config.rms_norm_eps},
+                                        nullptr, r.num_rows, hidden, config.rms_norm_eps,
+                                        l == 0 ? nullptr : weights->layers[l - 1].ffn_post_norm},
                          stream);
   gemm->run(xn.data(), lw.wqkv, qkv.as<float>(), r.num_rows, hidden, q_dim + 2 * kv_dim);
   // Every new token's K/V goes into the pool before attention (later tokens of a chunk read
   // earlier ones), written by the RoPE kernel itself.
-  launch_qkv_rope<T>(QkvRopeArgs{qkv.as<float>(), lw.bqkv, r.positions, weights->rope_inv_freq, q.as<float>(),
+  launch_qkv_rope<T>(QkvRopeArgs{qkv.as<float>(), lw.bqkv, r.positions, lw.rope_inv_freq, q.as<float>(),
                                  k.as<float>(), v.as<float>(), r.num_rows, heads, kv_heads, head_dim,
-                                 static_cast<int32_t>(config.rope_dim), config.rope_layout},
-                     KvWriteArgsOf<T>{k.as<float>(), v.as<float>(), r.slots, r.num_rows, pool<T>(2 * l),
-                                      pool<T>(2 * l + 1), layout},
+                                 static_cast<int32_t>(config.rope_dim), config.rope_layout, lw.q_norm, lw.k_norm,
+                                 config.rms_norm_eps},
+                     KvWriteArgsOf<T>{k.as<float>(), v.as<float>(), r.slots[static_cast<std::size_t>(kind)], r.num_rows,
+                                      k_pool<T>(l), v_pool<T>(l), layer_layout(l)},
                      stream);
 }
 
-// Attention of the batch's real tokens (never the padding), launched as the plan cuts it.
+// Attention of the batch's real tokens (never the padding), launched as the layer's plan
+// cuts it, over the block tables of the layer's kind.
 template <typename T>
-void CudaBackend::Impl::attention(std::size_t l, const StepBatch& batch, const AttentionPlan& plan,
+void CudaBackend::Impl::attention(std::size_t l, const StepBatch& batch, const std::array<AttentionPlan, 2>& plans,
                                   const std::optional<TensorAttentionPlan>& tensor, const RowArrays& r,
                                   const AttentionArrays& arrays) {
-  const auto head_dim = static_cast<int32_t>(config.head_dim);
+  const bool window = config.layer_has_window(static_cast<int64_t>(l));
+  const auto kind = static_cast<std::size_t>(layer_kinds[l]);
   const PagedAttentionArgsOf<T, T> args{q.as<float>(),
-                                        pool<T>(2 * l),
-                                        pool<T>(2 * l + 1),
+                                        k_pool<T>(l),
+                                        v_pool<T>(l),
                                         attn.as<T>(),
                                         r.positions,
                                         arrays.at<int32_t>(arrays.query_start),
                                         arrays.at<int32_t>(arrays.context_lens),
-                                        arrays.at<int32_t>(arrays.block_tables),
+                                        arrays.at<int32_t>(arrays.block_tables[kind]),
                                         batch.num_tokens,
                                         batch.num_seqs,
                                         batch.max_blocks_per_seq,
                                         static_cast<int32_t>(config.num_heads),
-                                        1.0f / std::sqrt(static_cast<float>(head_dim)),
-                                        layout,
-                                        /*window=*/0,  // check_supported refuses windows and soft-caps
-                                        /*softcap=*/0.0f};
+                                        config.softmax_scale(),
+                                        layer_layout(l),
+                                        window ? static_cast<int32_t>(*config.sliding_window) : 0,
+                                        config.attn_logit_softcap.value_or(0.0f)};
   if constexpr (!std::is_same_v<T, float>) {
-    if (tensor) {
+    if (tensor && !window) {
       launch_tensor_attention(args,
                               TensorAttentionWork{arrays.at<TensorAttentionTile>(arrays.tiles),
                                                   static_cast<int32_t>(tensor->tiles.size()),
@@ -381,16 +436,18 @@ void CudaBackend::Impl::attention(std::size_t l, const StepBatch& batch, const A
       return;
     }
   }
-  for (const AttentionLaunch& launch : plan.launches)
+  const std::size_t p = window ? kWindowLayers : kFullLayers;
+  for (const AttentionLaunch& launch : plans[p].launches)
     launch_paged_attention(args,
-                           AttentionWork{arrays.at<AttentionWorkItem>(arrays.items) + launch.item_begin,
+                           AttentionWork{arrays.at<AttentionWorkItem>(arrays.items[p]) + launch.item_begin,
                                          launch.item_end - launch.item_begin, launch.token_begin, launch.token_end,
-                                         arrays.at<int32_t>(arrays.partial_index), partial_out.as<float>(),
+                                         arrays.at<int32_t>(arrays.partial_index[p]), partial_out.as<float>(),
                                          partial_max.as<float>(), partial_sum.as<float>()},
                            stream);
 }
 
-// x += attention output (wo); xn = norm(x); the MLP's output into delta.
+// x += attention output (wo, post-normed when the model has post norms); xn = norm(x); the
+// MLP's output into delta.
 template <typename T>
 void CudaBackend::Impl::post_attention(std::size_t l, const RowArrays& r) {
   const DeviceLayerWeights& lw = weights->layers[l];
@@ -399,21 +456,27 @@ void CudaBackend::Impl::post_attention(std::size_t l, const RowArrays& r) {
   const auto ffn = static_cast<int32_t>(config.intermediate_size);
   gemm->run(attn.data(), lw.wo, delta.as<float>(), r.num_rows, q_dim, hidden);
   launch_add_rms_norm<T>(RmsNormArgs<T>{x.as<float>(), delta.as<float>(), lw.ffn_norm, xn.as<T>(), nullptr, r.num_rows,
-                                        hidden, config.rms_norm_eps},
+                                        hidden, config.rms_norm_eps, lw.attn_post_norm},
                          stream);
   gemm->run(xn.data(), lw.w_gate_up, gate_up.as<float>(), r.num_rows, hidden, 2 * ffn);
-  launch_silu_mul<T>(SiluMulArgs<T>{gate_up.as<float>(), act.as<T>(), r.num_rows, ffn}, stream);
+  launch_gated_activation<T>(GatedActivationArgs<T>{gate_up.as<float>(), act.as<T>(), r.num_rows, ffn, config.activation},
+                             stream);
   gemm->run(act.data(), lw.w_down, delta.as<float>(), r.num_rows, ffn, hidden);
 }
 
-// The last MLP output is added and the final norm taken only for the rows that need logits.
+// The last MLP output is added and the final norm taken only for the rows that need logits;
+// Gemma 2's logits are soft-capped.
 template <typename T>
 void CudaBackend::Impl::head(const RowArrays& r) {
   const auto hidden = static_cast<int32_t>(config.hidden_size);
   launch_add_rms_norm<T>(RmsNormArgs<T>{x.as<float>(), delta.as<float>(), weights->output_norm, head_in.as<T>(),
-                                        r.logits_rows, r.num_logits, hidden, config.rms_norm_eps},
+                                        r.logits_rows, r.num_logits, hidden, config.rms_norm_eps,
+                                        weights->layers.back().ffn_post_norm},
                          stream);
   gemm->run(head_in.data(), weights->output, logits.as<float>(), r.num_logits, hidden, config.vocab_size);
+  if (config.final_logit_softcap)
+    launch_soft_cap(logits.as<float>(), static_cast<int64_t>(r.num_logits) * config.vocab_size,
+                    *config.final_logit_softcap, stream);
 }
 
 CudaBackend::CudaBackend(const ModelConfig& config, std::span<const RawTensor> tensors, const std::string& source,
@@ -432,12 +495,9 @@ CudaBackend::CudaBackend(const ModelConfig& config, uint64_t dummy_seed, const C
 CudaBackend::~CudaBackend() = default;
 
 void CudaBackend::check_supported(const ModelConfig& config) {
-  // The kernels implement the Llama block; the other architectures run on the CPU so far.
-  if (config.architecture != "llama" && config.architecture != "qwen2" && config.architecture != "mistral")
-    fail_setting("device", "cannot run this model: the CUDA backend runs the llama, qwen2 and mistral "
-                 "architectures, and this model's is '{}' (it runs on the CPU: --device cpu)", config.architecture);
+  // Every architecture pagedgen reads (model_config.h) runs; what the kernels bound is below.
   if (!attention_supports_head_dim(config.head_dim))
-    fail_setting("device", "cannot run this model: the CUDA backend runs head dimensions 64, 128 and 256 and "
+    fail_setting("device", "cannot run this model: the CUDA backend runs head dimensions 64, 96, 128 and 256 and "
                  "this model's is {}; run it on the CPU", config.head_dim);
   if (config.num_heads / config.num_kv_heads > kAttentionMaxRows)
     fail_setting("device", "cannot run this model: the CUDA backend runs up to {} query heads per KV head and "
@@ -451,27 +511,70 @@ std::size_t CudaBackend::kv_bytes_per_block(std::size_t block_size) const {
   return impl_->config.kv_bytes_per_token(impl_->dtype_bytes()) * block_size;
 }
 
+std::vector<int32_t> CudaBackend::kv_kind_windows() const {
+  std::vector<int32_t> windows;
+  for (const KvKind& kind : impl_->config.kv_kinds()) windows.push_back(kind.window);
+  return windows;
+}
+
+std::size_t CudaBackend::kv_kind_bytes_per_block(KvKindId kind, std::size_t block_size) const {
+  const std::vector<KvKind> kinds = impl_->config.kv_kinds();
+  PG_CHECK(kind >= 0 && kind < std::ssize(kinds), "layer kind {} of {}", kind, kinds.size());
+  return kv_bytes_per_block(block_size) / static_cast<std::size_t>(impl_->config.num_layers) *
+         static_cast<std::size_t>(kinds[static_cast<std::size_t>(kind)].num_layers);
+}
+
 void CudaBackend::allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) {
+  const int32_t one_kind[] = {static_cast<int32_t>(num_blocks)};
+  impl_->layer_kinds.assign(static_cast<std::size_t>(impl_->config.num_layers), 0);
+  impl_->allocate_pools(one_kind, block_size);
+}
+
+void CudaBackend::allocate_kv_pools(std::span<const int32_t> kind_num_blocks, std::size_t block_size) {
+  const ModelConfig& c = impl_->config;
+  PG_CHECK(kind_num_blocks.size() == c.kv_kinds().size(), "{} pool kinds for a model of {}", kind_num_blocks.size(),
+           c.kv_kinds().size());
+  impl_->layer_kinds.clear();
+  for (int64_t l = 0; l < c.num_layers; ++l) impl_->layer_kinds.push_back(c.layer_kv_kind(l));
+  impl_->allocate_pools(kind_num_blocks, block_size);
+}
+
+void CudaBackend::Impl::allocate_pools(std::span<const int32_t> kind_num_blocks, std::size_t block_size) {
   PG_CHECK(block_size >= 1, "block size must be at least 1");
-  Impl& m = *impl_;
-  CUDA_CHECK(cudaStreamSynchronize(m.stream));
-  m.kv_pool = DeviceBuffer();
-  ++m.num_buffer_moves;
-  m.layout = KvLayout{static_cast<int64_t>(num_blocks), m.config.num_kv_heads, static_cast<int64_t>(block_size),
-                      m.config.head_dim};
-  const std::size_t bytes = kv_bytes_per_block(block_size) * num_blocks;
+  PG_CHECK(kind_num_blocks.size() <= kMaxKvKinds, "{} layer kinds, at most {}", kind_num_blocks.size(), kMaxKvKinds);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  kv_pool = DeviceBuffer();
+  ++num_buffer_moves;
+  layouts.clear();
+  for (int32_t num_blocks : kind_num_blocks)
+    layouts.push_back(KvLayout{num_blocks, config.num_kv_heads, static_cast<int64_t>(block_size), config.head_dim});
+  // Kind by kind, each kind's layers in order: K then V of each.
+  std::size_t elements = 0;
+  kind_pool_offset.assign(layouts.size(), 0);
+  layer_pool_offset.assign(layer_kinds.size(), 0);
+  for (std::size_t kind = 0; kind < layouts.size(); ++kind) {
+    kind_pool_offset[kind] = elements;
+    for (std::size_t l = 0; l < layer_kinds.size(); ++l) {
+      if (static_cast<std::size_t>(layer_kinds[l]) != kind) continue;
+      layer_pool_offset[l] = elements;
+      elements += 2 * static_cast<std::size_t>(layouts[kind].elements_per_layer());
+    }
+  }
+  const std::size_t bytes = elements * dtype_bytes();
   void* probe = nullptr;
   if (cudaMalloc(&probe, bytes) != cudaSuccess) {
     cudaGetLastError();
     std::size_t free_bytes = 0, total_bytes = 0;
     cudaMemGetInfo(&free_bytes, &total_bytes);
+    std::string blocks;
+    for (int32_t n : kind_num_blocks) blocks += fmt::format("{}{}", blocks.empty() ? "" : " + ", n);
     fail_setting("kv_pool", "asks too much: the KV pool of {} blocks ({}) does not fit in device memory ({} free)",
-                 num_blocks, format_bytes(bytes), format_bytes(free_bytes));
+                 blocks, format_bytes(bytes), format_bytes(free_bytes));
   }
   CUDA_CHECK(cudaFree(probe));
-  m.kv_pool = DeviceBuffer(bytes);
-  CUDA_CHECK(cudaMemsetAsync(m.kv_pool.data(), 0, bytes, m.stream));
-  CUDA_CHECK(cudaStreamSynchronize(m.stream));
+  kv_pool = DeviceBuffer(bytes);
+  CUDA_CHECK(cudaMemsetAsync(kv_pool.data(), 0, bytes, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 void CudaBackend::forward(const StepBatch& batch, std::span<float> logits) {
@@ -509,26 +612,31 @@ void CudaBackend::copy_blocks(std::span<const BlockCopy> copies) {
   Impl& m = *impl_;
   std::vector<BlockCopy> list;
   for (const BlockCopy& copy : copies) {
-    PG_CHECK(copy.kind == 0, "a block copy of layer kind {}: this backend has one kind", copy.kind);
-    PG_CHECK(copy.src >= 0 && copy.src < m.layout.num_blocks && copy.dst >= 0 && copy.dst < m.layout.num_blocks,
-             "block copy {} -> {} outside a pool of {} blocks", copy.src, copy.dst, m.layout.num_blocks);
+    PG_CHECK(copy.kind >= 0 && copy.kind < std::ssize(m.layouts), "block copy of layer kind {}, the pools have {}",
+             copy.kind, m.layouts.size());
+    const int64_t num_blocks = m.layouts[static_cast<std::size_t>(copy.kind)].num_blocks;
+    PG_CHECK(copy.src >= 0 && copy.src < num_blocks && copy.dst >= 0 && copy.dst < num_blocks,
+             "block copy {} -> {} outside a pool of {} blocks", copy.src, copy.dst, num_blocks);
     if (copy.src != copy.dst) list.push_back(copy);
   }
   if (list.empty()) return;
   ArrayPack pack;
   pack.add(std::span<const BlockCopy>(list));
   const auto* device_copies = reinterpret_cast<const BlockCopy*>(m.step_arrays.upload(pack, m.stream));
-  const std::size_t block_bytes = kv_bytes_per_block(static_cast<std::size_t>(m.layout.block_size)) /
-                                  static_cast<std::size_t>(2 * m.config.num_layers);
-  // Copies run in order: a launch takes copies until one touches a block an earlier copy
-  // of the launch reads or writes.
+  // Copies run in order: a launch takes copies of one kind until one touches a block an
+  // earlier copy of the launch reads or writes (a kind's pools sit back to back).
   std::unordered_set<int32_t> read, written;
   std::size_t begin = 0;
   auto flush = [&](std::size_t end) {
-    launch_copy_blocks(BlockCopyArgs{device_copies + begin, static_cast<int32_t>(end - begin), m.kv_pool.as<std::byte>(),
-                                     static_cast<int64_t>(m.layout.elements_per_layer()) *
-                                         static_cast<int64_t>(m.dtype_bytes()),
-                                     static_cast<int32_t>(2 * m.config.num_layers), static_cast<int64_t>(block_bytes)},
+    if (end == begin) return;
+    const auto kind = static_cast<std::size_t>(list[begin].kind);
+    const KvLayout& layout = m.layouts[kind];
+    const auto element_bytes = static_cast<int64_t>(m.dtype_bytes());
+    const auto num_pools = static_cast<int32_t>(2 * std::ranges::count(m.layer_kinds, list[begin].kind));
+    launch_copy_blocks(BlockCopyArgs{device_copies + begin, static_cast<int32_t>(end - begin),
+                                     m.kv_pool.as<std::byte>() + m.kind_pool_offset[kind] * m.dtype_bytes(),
+                                     layout.elements_per_layer() * element_bytes, num_pools,
+                                     layout.block_stride() * element_bytes},
                        m.stream);
     begin = end;
     read.clear();
@@ -536,7 +644,9 @@ void CudaBackend::copy_blocks(std::span<const BlockCopy> copies) {
   };
   for (std::size_t i = 0; i < list.size(); ++i) {
     const BlockCopy& copy = list[i];
-    if (written.contains(copy.src) || written.contains(copy.dst) || read.contains(copy.dst)) flush(i);
+    if (copy.kind != list[begin].kind || written.contains(copy.src) || written.contains(copy.dst) ||
+        read.contains(copy.dst))
+      flush(i);
     read.insert(copy.src);
     written.insert(copy.dst);
   }

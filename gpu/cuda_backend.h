@@ -1,7 +1,10 @@
 // The CUDA backend: the Backend contract on one GPU. Weights, activations and the paged KV
-// pool (K and V per layer as [num_blocks][num_kv_heads][block_size][head_dim], in the
-// device dtype) live on the device; a step runs the Llama block with cuBLAS GEMMs and the
-// kernels of llama_kernels.h, kv_cache_kernels.h and paged_attention_kernel.h, then samples
+// pools (K and V per layer as [num_blocks][num_kv_heads][block_size][head_dim], in the
+// device dtype; one pool of blocks per layer kind when some layers have a sliding window)
+// live on the device; a step runs the decoder block of every architecture pagedgen reads
+// (the Llama block and what model_config.h adds to it) with cuBLAS GEMMs and the kernels of
+// llama_kernels.h, kv_cache_kernels.h, paged_attention_kernel.h and
+// tensor_attention_kernel.h, then samples
 // on the device (device_sampler.h) and copies back only the token ids. Steps are queued
 // (submit) and their ids collected later, so the engine prepares the next step while one
 // runs; decode steps replay CUDA graphs. forward() copies the logits rows instead, for the
@@ -54,6 +57,10 @@ class CudaBackend final : public LogitsBackend {
   // weights and activations.
   int32_t kv_pool_blocks(const KvPoolBudget& budget, std::size_t block_size) const override;
   void allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) override;
+  // The model's layer kinds (ModelConfig::kv_kinds), as the CPU backend has them.
+  std::vector<int32_t> kv_kind_windows() const override;
+  std::size_t kv_kind_bytes_per_block(KvKindId kind, std::size_t block_size) const override;
+  void allocate_kv_pools(std::span<const int32_t> kind_num_blocks, std::size_t block_size) override;
   void forward(const StepBatch& batch, std::span<float> logits) override;
   // The forward pass, then every sampling row on the device: the CPU Sampler's tokens from
   // the same logits, with no logits crossing to the host. step() is submit() + collect().
@@ -79,7 +86,7 @@ class CudaBackend final : public LogitsBackend {
   std::size_t kv_budget_bytes(double utilization) const;
 
   // Throws SettingError (device) when the model cannot run on this backend (head_dim, GQA
-  // group size).
+  // group size, rotated dimensions).
   static void check_supported(const ModelConfig& config);
 
  private:

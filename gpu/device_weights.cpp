@@ -37,15 +37,35 @@ void place_weights(DeviceWeights& w, const ModelConfig& c, const DeviceWeightLay
   w.token_embd = matrix("token_embd.weight");
   w.output = c.tied_embeddings ? w.token_embd : matrix("output.weight");
   w.output_norm = vector("output_norm.weight");
-  w.rope_inv_freq = vector(std::string(DeviceWeightLayout::kRopeInvFreq));
+  const float* rope_inv_freq = vector(std::string(DeviceWeightLayout::kRopeInvFreq));
+  const float* window_rope_inv_freq =
+      c.window_rope_differs() ? vector(std::string(DeviceWeightLayout::kWindowRopeInvFreq)) : rope_inv_freq;
   w.layers.clear();
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = fmt::format("blk.{}.", i);
-    w.layers.push_back(DeviceLayerWeights{vector(p + "attn_norm.weight"), matrix(p + "attn_q.weight"),
-                                          c.qkv_bias ? vector(p + "attn_q.bias") : nullptr,
-                                          matrix(p + "attn_output.weight"), vector(p + "ffn_norm.weight"),
-                                          matrix(p + "ffn_gate.weight"), matrix(p + "ffn_down.weight")});
+    w.layers.push_back(DeviceLayerWeights{
+        .attn_norm = vector(p + "attn_norm.weight"),
+        .wqkv = matrix(p + "attn_q.weight"),
+        .bqkv = c.qkv_bias ? vector(p + "attn_q.bias") : nullptr,
+        .q_norm = c.qk_norm ? vector(p + "attn_q_norm.weight") : nullptr,
+        .k_norm = c.qk_norm ? vector(p + "attn_k_norm.weight") : nullptr,
+        .wo = matrix(p + "attn_output.weight"),
+        .attn_post_norm = c.post_norms ? vector(p + "post_attention_norm.weight") : nullptr,
+        .ffn_norm = vector(p + "ffn_norm.weight"),
+        .w_gate_up = matrix(p + "ffn_gate.weight"),
+        .w_down = matrix(p + "ffn_down.weight"),
+        .ffn_post_norm = c.post_norms ? vector(p + "post_ffw_norm.weight") : nullptr,
+        .rope_inv_freq = c.layer_has_window(i) ? window_rope_inv_freq : rope_inv_freq});
   }
+}
+
+// The RoPE tables into the float32 buffer; returns once they are there (and everything queued
+// before them on `stream`), so the host vectors may go.
+void copy_computed(DeviceBuffer& float32, const std::vector<ComputedWeights>& computed, cudaStream_t stream) {
+  for (const ComputedWeights& c : computed)
+    CUDA_CHECK(cudaMemcpyAsync(float32.as<float>() + c.placement->offset, c.values.data(),
+                               c.values.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 // One of the two staging slots a chunk goes through: pinned host bytes, their device copy,
@@ -115,10 +135,7 @@ DeviceWeights DeviceWeights::upload(const ModelConfig& c, std::span<const RawTen
     }
     release_mapped_pages(upload.tensor->data);  // copied to pinned memory: the file's pages can go
   }
-  const std::vector<float>& inv_freq = plan.rope_inv_freq();
-  CUDA_CHECK(cudaMemcpyAsync(w.float32_.as<float>() + layout.at(DeviceWeightLayout::kRopeInvFreq).offset,
-                             inv_freq.data(), inv_freq.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
+  copy_computed(w.float32_, plan.computed(), stream);
   return w;
 }
 
@@ -128,6 +145,10 @@ DeviceWeights DeviceWeights::dummy(const ModelConfig& c, uint64_t seed, DeviceDt
   place_weights(w, c, layout, w.typed_, w.float32_);
   const std::size_t element_bytes = weight_dtype_bytes(layout.dtype());
   const std::vector<DummyTensor> tensors = dummy_tensors(c);
+  const std::vector<ComputedWeights> computed = layout.computed(c, nullptr);
+  PG_CHECK(tensors.size() + computed.size() == layout.placements().size(),
+           "{} dummy tensors and {} computed ones for {} placements", tensors.size(), computed.size(),
+           layout.placements().size());
   for (std::size_t id = 0; id < tensors.size(); ++id) {
     const DummyTensor& t = tensors[id];
     const WeightPlacement& placement = layout.at(t.name);
@@ -144,10 +165,7 @@ DeviceWeights DeviceWeights::dummy(const ModelConfig& c, uint64_t seed, DeviceDt
       launch_fill_dummy(reinterpret_cast<T*>(dst), n, seed, tensor_id, t.scale, t.ones, stream);
     });
   }
-  const std::vector<float> inv_freq = rope_inverse_frequencies(c, nullptr);
-  CUDA_CHECK(cudaMemcpyAsync(w.float32_.as<float>() + layout.at(DeviceWeightLayout::kRopeInvFreq).offset,
-                             inv_freq.data(), inv_freq.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
+  copy_computed(w.float32_, computed, stream);
   return w;
 }
 

@@ -20,14 +20,21 @@
 
 namespace pagedgen::gpu {
 
+// The matrices and float32 vectors of one layer; the optional ones are nullptr for the
+// architectures without them (model/model_weights.h's LayerWeights says which).
 struct DeviceLayerWeights {
-  const float* attn_norm;  // (hidden)
-  const void* wqkv;        // (q_dim + 2 * kv_dim, hidden): wq rows, then wk, then wv
-  const float* bqkv;       // (q_dim + 2 * kv_dim) or nullptr without QKV bias
-  const void* wo;          // (hidden, q_dim)
-  const float* ffn_norm;   // (hidden)
-  const void* w_gate_up;   // (2 * intermediate, hidden): w_gate rows, then w_up
-  const void* w_down;      // (hidden, intermediate)
+  const float* attn_norm;       // (hidden)
+  const void* wqkv;             // (q_dim + 2 * kv_dim, hidden): wq rows, then wk, then wv
+  const float* bqkv;            // (q_dim + 2 * kv_dim) or nullptr without QKV bias
+  const float* q_norm;          // (head_dim) or nullptr without q/k norms
+  const float* k_norm;          // (head_dim) or nullptr
+  const void* wo;               // (hidden, q_dim)
+  const float* attn_post_norm;  // (hidden) or nullptr without post norms
+  const float* ffn_norm;        // (hidden)
+  const void* w_gate_up;        // (2 * intermediate, hidden): w_gate rows, then w_up
+  const void* w_down;           // (hidden, intermediate)
+  const float* ffn_post_norm;   // (hidden) or nullptr
+  const float* rope_inv_freq;   // (rope_dim / 2) the table this layer rotates with
 };
 
 // The weights' element type for a --dtype.
@@ -49,7 +56,6 @@ class DeviceWeights {
   const void* token_embd = nullptr;     // (vocab, hidden)
   const float* output_norm = nullptr;   // (hidden)
   const void* output = nullptr;         // (vocab, hidden); token_embd when tied
-  const float* rope_inv_freq = nullptr;  // (rope_dim / 2)
   std::vector<DeviceLayerWeights> layers;
 
   std::size_t bytes() const { return typed_.bytes() + float32_.bytes(); }

@@ -15,11 +15,11 @@ __global__ void embedding_gather_kernel(EmbeddingArgs<T> args) {
   const int64_t t = blockIdx.x;
   const T* src = args.table + static_cast<int64_t>(args.ids[t]) * args.hidden;
   float* dst = args.out + t * args.hidden;
-  for (int i = threadIdx.x; i < args.hidden; i += blockDim.x) dst[i] = to_float(src[i]);
+  for (int i = threadIdx.x; i < args.hidden; i += blockDim.x) dst[i] = to_float(src[i]) * args.scale;
 }
 
 // Sum over the block in a fixed tree: warps by shuffles (offsets 16..1), then warp 0 over
-// the warp sums in warp order. Every thread gets the total.
+// the warp sums in warp order. Every thread gets the total; a block may call it again.
 __device__ double block_sum(double value) {
   __shared__ double warp_sums[kRowThreads / 32];
   for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
@@ -28,7 +28,13 @@ __device__ double block_sum(double value) {
   __syncthreads();
   double total = 0.0;
   for (int w = 0; w < kRowThreads / 32; ++w) total += warp_sums[w];
+  __syncthreads();  // every thread has read warp_sums before a next call writes it
   return total;
+}
+
+// 1 / sqrt(mean of squares + eps) from a sum of squares, as cpu::rms_norm rounds it.
+__device__ float rms_scale(double sum_sq, int dim, float eps) {
+  return static_cast<float>(1.0 / sqrt(sum_sq / static_cast<double>(dim) + eps));
 }
 
 template <typename T>
@@ -36,27 +42,56 @@ __global__ void __launch_bounds__(kRowThreads) add_rms_norm_kernel(RmsNormArgs<T
   const int64_t r = blockIdx.x;
   const int64_t i = args.rows != nullptr ? args.rows[r] : r;
   float* x = args.x + i * args.dim;
+  const float* residual = args.residual != nullptr ? args.residual + i * args.dim : nullptr;
+  // A post-normed residual: its own scale first.
+  float residual_scale = 1.0f;
+  if (residual != nullptr && args.residual_norm != nullptr) {
+    double residual_sq = 0.0;
+    for (int d = threadIdx.x; d < args.dim; d += kRowThreads) residual_sq += static_cast<double>(residual[d]) * residual[d];
+    residual_scale = rms_scale(block_sum(residual_sq), args.dim, args.eps);
+  }
   double sum_sq = 0.0;
   for (int d = threadIdx.x; d < args.dim; d += kRowThreads) {
     float value = x[d];
-    if (args.residual != nullptr) {
-      value += args.residual[i * args.dim + d];
+    if (residual != nullptr) {
+      // The normed residual is rounded before the add, as on the CPU (no fused multiply-add).
+      value += args.residual_norm != nullptr ? __fmul_rn(residual[d] * residual_scale, args.residual_norm[d])
+                                             : residual[d];
       x[d] = value;
     }
     sum_sq += static_cast<double>(value) * value;
   }
-  sum_sq = block_sum(sum_sq);
-  const auto scale = static_cast<float>(1.0 / sqrt(sum_sq / static_cast<double>(args.dim) + args.eps));
+  const float scale = rms_scale(block_sum(sum_sq), args.dim, args.eps);
   T* out = args.out + r * args.dim;
   for (int d = threadIdx.x; d < args.dim; d += kRowThreads) out[d] = from_float<T>(x[d] * scale * args.weight[d]);
 }
 
 constexpr int kMaxRopePairs = 256;  // head_dim <= 512
 
-// Rotates (or copies) the heads [0, num_heads) of one token from `src` (+ bias) into `dst`.
+// The RMSNorm scale of each head of one token's q (heads [0, num_heads)) and k (the next
+// num_kv_heads) from `row` (+ bias), into head_scale: warp w takes heads w, w + warps, ...
+__device__ void qk_head_scales(const float* row, const float* bias, int num_heads, int num_kv_heads, int head_dim,
+                               float eps, float* head_scale) {
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  for (int h = warp; h < num_heads + num_kv_heads; h += blockDim.x / 32) {
+    double sum_sq = 0.0;
+    for (int d = lane; d < head_dim; d += 32) {
+      const int i = h * head_dim + d;
+      const float value = bias != nullptr ? row[i] + bias[i] : row[i];
+      sum_sq += static_cast<double>(value) * value;
+    }
+    for (int offset = 16; offset > 0; offset /= 2) sum_sq += __shfl_xor_sync(0xffffffffu, sum_sq, offset);
+    if (lane == 0) head_scale[h] = rms_scale(sum_sq, head_dim, eps);
+  }
+}
+
+// Rotates (or copies) the heads [0, num_heads) of one token from `src` (+ bias) into `dst`,
+// each first normed with its head_scale and `norm` when norm is not null.
 // Pair slot p < rope_dim/2 rotates its pair; slots past it copy two unrotated dimensions.
-__device__ void rope_heads(const float* src, const float* bias, float* dst, int num_heads, int head_dim,
-                           int rope_dim, RopeLayout layout, const float* cos_s, const float* sin_s) {
+__device__ void rope_heads(const float* src, const float* bias, const float* norm, const float* head_scale,
+                           float* dst, int num_heads, int head_dim, int rope_dim, RopeLayout layout,
+                           const float* cos_s, const float* sin_s) {
   const int half_head = head_dim / 2;
   const int num_pairs = rope_dim / 2;
   for (int idx = threadIdx.x; idx < num_heads * half_head; idx += blockDim.x) {
@@ -80,6 +115,10 @@ __device__ void rope_heads(const float* src, const float* bias, float* dst, int 
       a += bias[base + i0];
       b += bias[base + i1];
     }
+    if (norm != nullptr) {  // as cpu::rms_norm: (value * scale) * weight
+      a = a * head_scale[h] * norm[i0];
+      b = b * head_scale[h] * norm[i1];
+    }
     if (p < num_pairs) {
       const float c = cos_s[p];
       const float s = sin_s[p];
@@ -94,10 +133,13 @@ __device__ void rope_heads(const float* src, const float* bias, float* dst, int 
 }
 
 // kWriteKv: then the token's k and v rows into the pools (kv_write.k, .v are args.k, .v).
+// Dynamic shared memory: the q and k heads' norm scales (num_heads + num_kv_heads floats)
+// when there are q/k norms.
 template <typename Kv, bool kWriteKv>
 __global__ void qkv_rope_kernel(QkvRopeArgs args, KvWriteArgsOf<Kv> kv_write) {
   __shared__ float cos_s[kMaxRopePairs];
   __shared__ float sin_s[kMaxRopePairs];
+  extern __shared__ float head_scale[];
   const int64_t t = blockIdx.x;
   const int q_dim = args.num_heads * args.head_dim;
   const int kv_dim = args.num_kv_heads * args.head_dim;
@@ -109,11 +151,14 @@ __global__ void qkv_rope_kernel(QkvRopeArgs args, KvWriteArgsOf<Kv> kv_write) {
     cos_s[p] = static_cast<float>(c);
     sin_s[p] = static_cast<float>(s);
   }
-  __syncthreads();
   const float* bias = args.bias;
-  rope_heads(row, bias, args.q + t * q_dim, args.num_heads, args.head_dim, args.rope_dim, args.layout, cos_s, sin_s);
-  rope_heads(row + q_dim, bias != nullptr ? bias + q_dim : nullptr, args.k + t * kv_dim, args.num_kv_heads,
-             args.head_dim, args.rope_dim, args.layout, cos_s, sin_s);
+  if (args.q_norm != nullptr)
+    qk_head_scales(row, bias, args.num_heads, args.num_kv_heads, args.head_dim, args.eps, head_scale);
+  __syncthreads();
+  rope_heads(row, bias, args.q_norm, head_scale, args.q + t * q_dim, args.num_heads, args.head_dim, args.rope_dim,
+             args.layout, cos_s, sin_s);
+  rope_heads(row + q_dim, bias != nullptr ? bias + q_dim : nullptr, args.k_norm, head_scale + args.num_heads,
+             args.k + t * kv_dim, args.num_kv_heads, args.head_dim, args.rope_dim, args.layout, cos_s, sin_s);
   const float* v_src = row + q_dim + kv_dim;
   float* v_dst = args.v + t * kv_dim;
   for (int i = threadIdx.x; i < kv_dim; i += blockDim.x)
@@ -124,8 +169,16 @@ __global__ void qkv_rope_kernel(QkvRopeArgs args, KvWriteArgsOf<Kv> kv_write) {
   }
 }
 
+// cpu::silu_mul and cpu::gelu_tanh_mul's expressions.
+__device__ float gated(MlpActivation activation, float gate, float up) {
+  if (activation == MlpActivation::kSilu) return gate / (1.0f + expf(-gate)) * up;
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  constexpr float kCubic = 0.044715f;
+  return 0.5f * gate * (1.0f + tanhf(kSqrt2OverPi * gate * (1.0f + kCubic * gate * gate))) * up;
+}
+
 template <typename T>
-__global__ void silu_mul_kernel(SiluMulArgs<T> args) {
+__global__ void gated_activation_kernel(GatedActivationArgs<T> args) {
   const int64_t n = static_cast<int64_t>(args.num_tokens) * args.ffn;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -133,13 +186,25 @@ __global__ void silu_mul_kernel(SiluMulArgs<T> args) {
     const int64_t j = i % args.ffn;
     const float gate = args.gate_up[t * 2 * args.ffn + j];
     const float up = args.gate_up[t * 2 * args.ffn + args.ffn + j];
-    args.out[i] = from_float<T>(gate / (1.0f + expf(-gate)) * up);
+    args.out[i] = from_float<T>(gated(args.activation, gate, up));
   }
+}
+
+__global__ void soft_cap_kernel(float* x, int64_t n, float cap) {
+  const float inv_cap = 1.0f / cap;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    x[i] = cap * tanhf(x[i] * inv_cap);
 }
 
 unsigned grid_for(int64_t n, int threads) {
   const int64_t blocks = (n + threads - 1) / threads;
   return static_cast<unsigned>(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
+}
+
+// The dynamic shared memory of qkv_rope_kernel.
+std::size_t qkv_rope_shared_bytes(const QkvRopeArgs& args) {
+  return args.q_norm != nullptr ? static_cast<std::size_t>(args.num_heads + args.num_kv_heads) * sizeof(float) : 0;
 }
 
 }  // namespace
@@ -160,7 +225,8 @@ void launch_add_rms_norm(const RmsNormArgs<T>& args, cudaStream_t stream) {
 
 void launch_qkv_rope(const QkvRopeArgs& args, cudaStream_t stream) {
   if (args.num_tokens == 0) return;
-  qkv_rope_kernel<float, false><<<args.num_tokens, 128, 0, stream>>>(args, KvWriteArgsOf<float>{});
+  qkv_rope_kernel<float, false><<<args.num_tokens, 128, qkv_rope_shared_bytes(args), stream>>>(args,
+                                                                                            KvWriteArgsOf<float>{});
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -170,22 +236,28 @@ void launch_qkv_rope(const QkvRopeArgs& args, const KvWriteArgsOf<Kv>& kv_write,
   if (kv_write.k != args.k || kv_write.v != args.v || kv_write.num_tokens != args.num_tokens)
     throw_cuda_error(cudaErrorInvalidValue, "launch_qkv_rope: the KV write must read the rotated k and v", __FILE__,
                      __LINE__);
-  qkv_rope_kernel<Kv, true><<<args.num_tokens, 128, 0, stream>>>(args, kv_write);
+  qkv_rope_kernel<Kv, true><<<args.num_tokens, 128, qkv_rope_shared_bytes(args), stream>>>(args, kv_write);
   CUDA_CHECK(cudaGetLastError());
 }
 
 template <typename T>
-void launch_silu_mul(const SiluMulArgs<T>& args, cudaStream_t stream) {
+void launch_gated_activation(const GatedActivationArgs<T>& args, cudaStream_t stream) {
   const int64_t n = static_cast<int64_t>(args.num_tokens) * args.ffn;
   if (n == 0) return;
-  silu_mul_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(args);
+  gated_activation_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(args);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_soft_cap(float* x, int64_t n, float cap, cudaStream_t stream) {
+  if (n == 0) return;
+  soft_cap_kernel<<<grid_for(n, 256), 256, 0, stream>>>(x, n, cap);
   CUDA_CHECK(cudaGetLastError());
 }
 
 #define PG_INSTANTIATE(T)                                                               \
   template void launch_embedding_gather<T>(const EmbeddingArgs<T>&, cudaStream_t);      \
   template void launch_add_rms_norm<T>(const RmsNormArgs<T>&, cudaStream_t);            \
-  template void launch_silu_mul<T>(const SiluMulArgs<T>&, cudaStream_t);                \
+  template void launch_gated_activation<T>(const GatedActivationArgs<T>&, cudaStream_t);  \
   template void launch_qkv_rope<T>(const QkvRopeArgs&, const KvWriteArgsOf<T>&, cudaStream_t);
 PG_INSTANTIATE(float)
 PG_INSTANTIATE(__half)

@@ -289,7 +289,8 @@ template <typename Kv>
 void launch_tensor_attention(const PagedAttentionArgsOf<Kv, Kv>& args, const TensorAttentionWork& work,
                              cudaStream_t stream) {
   if (args.window != 0 || args.softcap != 0.0f)
-    throw_cuda_error(cudaErrorInvalidValue, "launch_tensor_attention: no sliding window or soft-cap on the GPU yet",
+    throw_cuda_error(cudaErrorInvalidValue, "launch_tensor_attention: sliding windows and soft-caps run on the "
+                     "CUDA-core kernel (paged_attention_kernel.h)",
                      __FILE__, __LINE__);
   if (args.num_heads / args.layout.num_kv_heads > kTensorTileRows)
     throw_cuda_error(cudaErrorInvalidValue, "launch_tensor_attention: more query heads per KV head than tile rows",

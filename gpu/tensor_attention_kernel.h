@@ -39,9 +39,15 @@ struct TensorAttentionWork {
   float* partial_sum;                // [num_partials][num_heads]
 };
 
+// Head dimensions the kernel is compiled for (a subset of the CUDA-core kernel's: the
+// others run there).
+constexpr bool tensor_attention_supports_head_dim(int64_t head_dim) {
+  return head_dim == 64 || head_dim == 128 || head_dim == 256;
+}
+
 // Runs the tiles, then merges the parts of every token that has more than one. Needs
-// attention_supports_head_dim (paged_attention_kernel.h) and num_heads / num_kv_heads <=
-// kTensorTileRows; no sliding window or soft-cap.
+// tensor_attention_supports_head_dim and num_heads / num_kv_heads <= kTensorTileRows; no
+// sliding window or soft-cap (those layers run on the CUDA-core kernel).
 template <typename Kv>
 void launch_tensor_attention(const PagedAttentionArgsOf<Kv, Kv>& args, const TensorAttentionWork& work,
                              cudaStream_t stream);

@@ -98,6 +98,19 @@ std::string quoted(const std::filesystem::path& path) { return fmt::format("'{}'
 
 }  // namespace
 
+std::vector<RawTensor> dummy_raw_tensors(const ModelConfig& config, const ModelWeights& weights) {
+  // make_dummy_weights keeps tensor id i's values in storage[i].
+  const std::vector<DummyTensor> dummy = dummy_tensors(config);
+  if (dummy.size() != weights.storage.size()) throw std::runtime_error("dummy weights out of step with their list");
+  std::vector<RawTensor> tensors;
+  for (std::size_t id = 0; id < dummy.size(); ++id) {
+    const auto* bytes = reinterpret_cast<const std::byte*>(weights.storage[id].get());
+    tensors.push_back({dummy[id].name, dummy[id].name, dummy[id].shape, static_cast<uint32_t>(GgmlType::F32),
+                       {bytes, dummy[id].num_elements() * sizeof(float)}});
+  }
+  return tensors;
+}
+
 const GpuTestModel& gpu_test_model() {
   static const GpuTestModel model = [] {
     GpuTestModel m;
@@ -113,14 +126,7 @@ const GpuTestModel& gpu_test_model() {
     m.name = "dummy weights of " + dummy_config_path().string();
     m.config = dummy_model_config(dummy_config_path());
     m.weights = make_dummy_weights(m.config, kDummySeed);
-    // make_dummy_weights keeps tensor id i's values in storage[i].
-    const std::vector<DummyTensor> dummy = dummy_tensors(m.config);
-    if (dummy.size() != m.weights.storage.size()) throw std::runtime_error("dummy weights out of step with their list");
-    for (std::size_t id = 0; id < dummy.size(); ++id) {
-      const auto* bytes = reinterpret_cast<const std::byte*>(m.weights.storage[id].get());
-      m.tensors.push_back({dummy[id].name, dummy[id].name, dummy[id].shape, static_cast<uint32_t>(GgmlType::F32),
-                           {bytes, dummy[id].num_elements() * sizeof(float)}});
-    }
+    m.tensors = dummy_raw_tensors(m.config, m.weights);
     return m;
   }();
   return model;

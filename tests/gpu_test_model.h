@@ -29,6 +29,10 @@ struct GpuTestModel {
 // Loaded once per test binary.
 const GpuTestModel& gpu_test_model();
 
+// F32 views of make_dummy_weights(config, seed)'s tensors under their canonical names: what
+// the CUDA backend streams to stand for a model file holding those weights.
+std::vector<RawTensor> dummy_raw_tensors(const ModelConfig& config, const ModelWeights& weights);
+
 // pagedgen arguments that run the same model (with dummy weights on the device when the
 // default model is absent): "-m 'FILE'" or "--load-format dummy -m 'DIR' --tokenizer 'DIR'".
 std::string gpu_test_model_args();

@@ -31,9 +31,9 @@ inline HostWeightBuffers run_plan_on_host(const WeightUploadPlan& plan, const De
                     std::span(buffer).subspan(at, chunk.num_elements * weight_dtype_bytes(to)));
     }
   }
-  const std::vector<float>& rope = plan.rope_inv_freq();
-  std::memcpy(out.float32.data() + layout.at(DeviceWeightLayout::kRopeInvFreq).offset * sizeof(float), rope.data(),
-              rope.size() * sizeof(float));
+  for (const ComputedWeights& computed : plan.computed())
+    std::memcpy(out.float32.data() + computed.placement->offset * sizeof(float), computed.values.data(),
+                computed.values.size() * sizeof(float));
   return out;
 }
 

@@ -1,6 +1,7 @@
 // The CUDA token-wise kernels (gpu/llama_kernels.h) and the weight fills against their CPU
 // references (core/backend/cpu_ops.h, model/dummy_weights.h), in float32, with sentinel
-// rows past every output to catch stray writes.
+// rows past every output to catch stray writes: the Llama block's and what Qwen3 and Gemma
+// add (q/k norms, post norms, the embedding scale, GeGLU, the logits' soft-cap).
 #include <doctest/doctest.h>
 
 #include <cuda_bf16.h>
@@ -69,6 +70,15 @@ TEST_CASE("embedding gather: the table rows, exactly") {
                                                          static_cast<int32_t>(ids.size()), hidden},
                                nullptr);
   check_output(out, expected, 0.0f);
+
+  // Gemma's scale: cpu::scale_in_place after the gather, one rounding on both sides.
+  const float scale = std::sqrt(static_cast<float>(hidden));
+  cpu::scale_in_place(expected.data(), expected.size(), scale);
+  const gpu::DeviceBuffer scaled = poisoned(expected.size(), 2 * hidden);
+  gpu::launch_embedding_gather(gpu::EmbeddingArgs<float>{table_d.as<float>(), ids_d.as<int32_t>(), scaled.as<float>(),
+                                                         static_cast<int32_t>(ids.size()), hidden, scale},
+                               nullptr);
+  check_output(scaled, expected, 0.0f);
 }
 
 TEST_CASE("add + RMSNorm: the residual add and cpu::rms_norm, on all rows and on a row subset") {
@@ -105,10 +115,27 @@ TEST_CASE("add + RMSNorm: the residual add and cpu::rms_norm, on all rows and on
     std::vector<float> expected_picked(expected.begin() + 4 * dim, expected.begin() + 5 * dim);
     expected_picked.insert(expected_picked.end(), expected.begin() + dim, expected.begin() + 2 * dim);
     check_output(picked, expected_picked, kTolerance);
+
+    // A post-normed residual (Gemma): x += cpu::rms_norm(residual, post), then the norm.
+    const std::vector<float> post = random_values(dim, 8);
+    std::vector<float> normed_residual(residual.size());
+    cpu::rms_norm(residual.data(), post.data(), normed_residual.data(), rows, dim, 1e-5f);
+    std::vector<float> post_summed = x;
+    for (std::size_t i = 0; i < post_summed.size(); ++i) post_summed[i] += normed_residual[i];
+    std::vector<float> post_expected(post_summed.size());
+    cpu::rms_norm(post_summed.data(), weight.data(), post_expected.data(), rows, dim, 1e-5f);
+    const gpu::DeviceBuffer x2_d = test::to_device(x), post_d = test::to_device(post);
+    const gpu::DeviceBuffer post_out = poisoned(expected.size(), dim);
+    gpu::launch_add_rms_norm(gpu::RmsNormArgs<float>{x2_d.as<float>(), residual_d.as<float>(), weight_d.as<float>(),
+                                                     post_out.as<float>(), nullptr, rows, dim, 1e-5f, post_d.as<float>()},
+                             nullptr);
+    check_output(post_out, post_expected, kTolerance);
+    check_output(x2_d, post_summed, kTolerance);
   }
 }
 
-TEST_CASE("QKV bias + RoPE: cpu::add_bias then cpu::rope, both pair layouts, partial rotation; the KV write folded in") {
+TEST_CASE("QKV bias + q/k norms + RoPE: cpu::add_bias, cpu::rms_norm per head, cpu::rope, both pair layouts, partial "
+          "rotation; the KV write folded in") {
   REQUIRE_GPU();
   // Angles in double and unfused products on both sides; sin/cos may round differently in
   // the last bit of a double, hence a tolerance of a few float ulps.
@@ -117,11 +144,15 @@ TEST_CASE("QKV bias + RoPE: cpu::add_bias then cpu::rope, both pair layouts, par
     int32_t heads, kv_heads, head_dim, rope_dim;
     RopeLayout layout;
     bool bias;
+    bool qk_norm = false;  // Qwen3, Gemma 3: each q and k head RMS-normed before RoPE
   };
   for (const Case c : {Case{9, 3, 64, 64, RopeLayout::Interleaved, false}, Case{4, 2, 128, 128, RopeLayout::HalfSplit, true},
-                       Case{2, 1, 64, 32, RopeLayout::HalfSplit, false}, Case{2, 2, 64, 48, RopeLayout::Interleaved, true}}) {
+                       Case{2, 1, 64, 32, RopeLayout::HalfSplit, false}, Case{2, 2, 64, 48, RopeLayout::Interleaved, true},
+                       Case{8, 2, 128, 128, RopeLayout::HalfSplit, false, true},
+                       Case{4, 1, 256, 256, RopeLayout::HalfSplit, true, true}}) {
     CAPTURE(c.head_dim);
     CAPTURE(c.rope_dim);
+    CAPTURE(c.qk_norm);
     const int32_t tokens = 6, q_dim = c.heads * c.head_dim, kv_dim = c.kv_heads * c.head_dim;
     const int32_t width = q_dim + 2 * kv_dim;
     const std::vector<float> qkv = random_values(static_cast<std::size_t>(tokens * width), 5);
@@ -146,16 +177,26 @@ TEST_CASE("QKV bias + RoPE: cpu::add_bias then cpu::rope, both pair layouts, par
       cpu::add_bias(k.data(), bias.data() + q_dim, tokens, kv_dim);
       cpu::add_bias(v.data(), bias.data() + q_dim + kv_dim, tokens, kv_dim);
     }
+    const std::vector<float> q_norm = random_values(static_cast<std::size_t>(c.head_dim), 9);
+    const std::vector<float> k_norm = random_values(static_cast<std::size_t>(c.head_dim), 10);
+    constexpr float kEps = 1e-6f;
+    if (c.qk_norm) {
+      cpu::rms_norm(q.data(), q_norm.data(), q.data(), static_cast<std::size_t>(tokens * c.heads), c.head_dim, kEps);
+      cpu::rms_norm(k.data(), k_norm.data(), k.data(), static_cast<std::size_t>(tokens * c.kv_heads), c.head_dim, kEps);
+    }
     cpu::rope(q.data(), positions, c.heads, c.head_dim, c.rope_dim, c.layout, inv_freq);
     cpu::rope(k.data(), positions, c.kv_heads, c.head_dim, c.rope_dim, c.layout, inv_freq);
 
     const gpu::DeviceBuffer qkv_d = test::to_device(qkv), bias_d = test::to_device(bias);
     const gpu::DeviceBuffer positions_d = test::to_device(positions), inv_freq_d = test::to_device(inv_freq);
+    const gpu::DeviceBuffer q_norm_d = test::to_device(q_norm), k_norm_d = test::to_device(k_norm);
+    const float* q_norm_p = c.qk_norm ? q_norm_d.as<float>() : nullptr;
+    const float* k_norm_p = c.qk_norm ? k_norm_d.as<float>() : nullptr;
     const gpu::DeviceBuffer q_d = poisoned(q.size(), 64), k_d = poisoned(k.size(), 64), v_d = poisoned(v.size(), 64);
     gpu::launch_qkv_rope(gpu::QkvRopeArgs{qkv_d.as<float>(), c.bias ? bias_d.as<float>() : nullptr,
                                           positions_d.as<int32_t>(), inv_freq_d.as<float>(), q_d.as<float>(),
                                           k_d.as<float>(), v_d.as<float>(), tokens, c.heads, c.kv_heads, c.head_dim,
-                                          c.rope_dim, c.layout},
+                                          c.rope_dim, c.layout, q_norm_p, k_norm_p, kEps},
                          nullptr);
     check_output(q_d, q, kTolerance);
     check_output(k_d, k, kTolerance);
@@ -177,7 +218,7 @@ TEST_CASE("QKV bias + RoPE: cpu::add_bias then cpu::rope, both pair layouts, par
     gpu::launch_qkv_rope(gpu::QkvRopeArgs{qkv_d.as<float>(), c.bias ? bias_d.as<float>() : nullptr,
                                           positions_d.as<int32_t>(), inv_freq_d.as<float>(), q2.as<float>(),
                                           k2.as<float>(), v2.as<float>(), tokens, c.heads, c.kv_heads, c.head_dim,
-                                          c.rope_dim, c.layout},
+                                          c.rope_dim, c.layout, q_norm_p, k_norm_p, kEps},
                          KvWriteArgsOf<__nv_bfloat16>{k2.as<float>(), v2.as<float>(), slots_d.as<int64_t>(), tokens,
                                                       k_pool2.as<__nv_bfloat16>(), v_pool2.as<__nv_bfloat16>(), layout},
                          nullptr);
@@ -192,18 +233,37 @@ TEST_CASE("QKV bias + RoPE: cpu::add_bias then cpu::rope, both pair layouts, par
   }
 }
 
-TEST_CASE("SwiGLU: cpu::silu_mul on the fused gate/up rows") {
+TEST_CASE("gated activation: cpu::gated_activation (SwiGLU and GeGLU) on the fused gate/up rows") {
   REQUIRE_GPU();
-  constexpr float kTolerance = 1e-6f;  // expf within 2 ulp of std::exp
+  // expf and tanhf within 2 ulp of std::exp and std::tanh.
+  constexpr float kTolerance = 1e-6f;
   const int32_t tokens = 3, ffn = 1536;
   const std::vector<float> gate_up = random_values(static_cast<std::size_t>(tokens * 2 * ffn), 7, 8.0f);
-  std::vector<float> expected(static_cast<std::size_t>(tokens * ffn));
-  for (int32_t t = 0; t < tokens; ++t)
-    cpu::silu_mul(gate_up.data() + t * 2 * ffn, gate_up.data() + t * 2 * ffn + ffn, expected.data() + t * ffn, ffn);
-  const gpu::DeviceBuffer in = test::to_device(gate_up);
-  const gpu::DeviceBuffer out = poisoned(expected.size(), 100);
-  gpu::launch_silu_mul(gpu::SiluMulArgs<float>{in.as<float>(), out.as<float>(), tokens, ffn}, nullptr);
-  check_output(out, expected, kTolerance);
+  for (const MlpActivation activation : {MlpActivation::kSilu, MlpActivation::kGeluTanh}) {
+    CAPTURE(static_cast<int>(activation));
+    std::vector<float> expected(static_cast<std::size_t>(tokens * ffn));
+    for (int32_t t = 0; t < tokens; ++t)
+      cpu::gated_activation(activation, gate_up.data() + t * 2 * ffn, gate_up.data() + t * 2 * ffn + ffn,
+                            expected.data() + t * ffn, ffn);
+    const gpu::DeviceBuffer in = test::to_device(gate_up);
+    const gpu::DeviceBuffer out = poisoned(expected.size(), 100);
+    gpu::launch_gated_activation(gpu::GatedActivationArgs<float>{in.as<float>(), out.as<float>(), tokens, ffn, activation},
+                                 nullptr);
+    check_output(out, expected, kTolerance);
+  }
+}
+
+TEST_CASE("soft-cap: cpu::soft_cap on logits far past the cap and near 0") {
+  REQUIRE_GPU();
+  constexpr float kTolerance = 1e-6f;  // tanhf within 2 ulp of std::tanh
+  std::vector<float> logits = random_values(1000, 21, 200.0f);
+  logits[3] = 0.0f;
+  logits[4] = 1e-3f;
+  const gpu::DeviceBuffer x = test::to_device(logits);
+  cpu::soft_cap(logits.data(), logits.size(), 30.0f);
+  gpu::launch_soft_cap(x.as<float>(), static_cast<int64_t>(logits.size()), 30.0f, nullptr);
+  check_output(x, logits, kTolerance);
+  CHECK(std::abs(logits[0]) < 30.0f);
 }
 
 TEST_CASE("dummy weights: the device fill equals make_dummy_weights; conversion rounds to bfloat16") {

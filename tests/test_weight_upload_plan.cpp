@@ -2,10 +2,12 @@
 // plan's chunks, converted with convert_chunk into host buffers of the layout's sizes
 // (model/device_weight_layout.h), give every placed tensor exactly
 // the bytes of the float32 weights (load_model_weights) converted whole, on Phi-3 files
-// (fused QKV and gate/up tensors, F32 and Q8_0) and the default model when installed; and
+// (fused QKV and gate/up tensors, F32 and Q8_0), Qwen3 and Gemma 2/3 files (q/k norms, post
+// norms, the window layers' RoPE table) and the default model when installed; and
 // a missing or misshapen tensor is an Error naming it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -33,6 +35,7 @@ std::map<std::string, const float*> float_sources(const ModelConfig& c, const Mo
   s["output.weight"] = w.output;
   s["output_norm.weight"] = w.output_norm;
   s[std::string(DeviceWeightLayout::kRopeInvFreq)] = w.rope_inv_freq.data();
+  s[std::string(DeviceWeightLayout::kWindowRopeInvFreq)] = w.rope_inv_freq_window.data();
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     const LayerWeights& l = w.layers[static_cast<std::size_t>(i)];
@@ -43,7 +46,11 @@ std::map<std::string, const float*> float_sources(const ModelConfig& c, const Mo
     s[p + "attn_q.bias"] = l.bq;
     s[p + "attn_k.bias"] = l.bk;
     s[p + "attn_v.bias"] = l.bv;
+    s[p + "attn_q_norm.weight"] = l.q_norm;
+    s[p + "attn_k_norm.weight"] = l.k_norm;
     s[p + "attn_output.weight"] = l.wo;
+    s[p + "post_attention_norm.weight"] = l.attn_post_norm;
+    s[p + "post_ffw_norm.weight"] = l.ffn_post_norm;
     s[p + "ffn_norm.weight"] = l.ffn_norm;
     s[p + "ffn_gate.weight"] = l.w_gate;
     s[p + "ffn_up.weight"] = l.w_up;
@@ -74,7 +81,9 @@ void check_plan_on_cpu(const ModelFiles& files, std::size_t max_chunk_bytes) {
       num_chunks += upload.chunks.size();
     }
     CHECK(num_chunks > plan.uploads().size());  // the chunk size cut tensors
-    REQUIRE(plan.rope_inv_freq() == weights.rope_inv_freq);
+    REQUIRE(plan.computed().size() == (c.window_rope_differs() ? 2u : 1u));
+    REQUIRE(plan.computed()[0].values == weights.rope_inv_freq);
+    if (c.window_rope_differs()) REQUIRE(plan.computed()[1].values == weights.rope_inv_freq_window);
     const test::HostWeightBuffers buffers = test::run_plan_on_host(plan, layout);
     const std::vector<std::byte>& typed = buffers.typed;
     const std::vector<std::byte>& float32 = buffers.float32;
@@ -119,6 +128,20 @@ TEST_CASE("plan on the CPU: Phi-3's fused tensors, F32 file, chunks that cut row
 TEST_CASE("plan on the CPU: Phi-3 Q8_0 file, one block per chunk") {
   const ModelFiles files(test::data_dir() / "arch-reference" / "phi3" / "q8_0" / "model.gguf");
   check_plan_on_cpu(files, 1);
+}
+
+TEST_CASE("plan on the CPU: Qwen3's q/k norms, Gemma 2's post norms, Gemma 3's window RoPE table") {
+  for (const char* arch : {"qwen3", "gemma2", "gemma3"}) {
+    CAPTURE(arch);
+    const ModelFiles files(test::data_dir() / "arch-reference" / arch / "model.gguf");
+    const ModelConfig& c = files.config();
+    CHECK((c.qk_norm || c.post_norms));
+    const DeviceWeightLayout layout(c, WeightDtype::kBFloat16);
+    CHECK(std::ranges::any_of(layout.placements(), [&](const WeightPlacement& p) {
+      return p.name == (c.qk_norm ? "blk.1.attn_q_norm.weight" : "blk.1.post_ffw_norm.weight");
+    }));
+    check_plan_on_cpu(files, 1000);
+  }
 }
 
 TEST_CASE("plan on the CPU: the default model") {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "model/model_weights.h"
 #include "util/error.h"
 
 namespace pagedgen {
@@ -24,9 +25,13 @@ DeviceWeightLayout::DeviceWeightLayout(const ModelConfig& c, WeightDtype dtype) 
   const auto kv_dim = static_cast<uint64_t>(c.num_kv_heads * c.head_dim);
   const auto ffn = static_cast<uint64_t>(c.intermediate_size);
   const auto vocab = static_cast<uint64_t>(c.vocab_size);
+  const auto head_dim = static_cast<uint64_t>(c.head_dim);
   place({{"token_embd.weight", {vocab, hidden}}}, true);
   if (!c.tied_embeddings) place({{"output.weight", {vocab, hidden}}}, true);
-  place({{"output_norm.weight", {hidden}}, {std::string(kRopeInvFreq), {static_cast<uint64_t>(c.rope_dim / 2)}}}, false);
+  const auto num_pairs = static_cast<uint64_t>(c.rope_dim / 2);
+  Parts globals = {{"output_norm.weight", {hidden}}, {std::string(kRopeInvFreq), {num_pairs}}};
+  if (c.window_rope_differs()) globals.push_back({std::string(kWindowRopeInvFreq), {num_pairs}});
+  place(globals, false);
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = fmt::format("blk.{}.", i);
     place({{p + "attn_q.weight", {q_dim, hidden}}, {p + "attn_k.weight", {kv_dim, hidden}},
@@ -38,6 +43,9 @@ DeviceWeightLayout::DeviceWeightLayout(const ModelConfig& c, WeightDtype dtype) 
     place({{p + "attn_norm.weight", {hidden}}, {p + "ffn_norm.weight", {hidden}}}, false);
     if (c.qkv_bias)
       place({{p + "attn_q.bias", {q_dim}}, {p + "attn_k.bias", {kv_dim}}, {p + "attn_v.bias", {kv_dim}}}, false);
+    if (c.qk_norm) place({{p + "attn_q_norm.weight", {head_dim}}, {p + "attn_k_norm.weight", {head_dim}}}, false);
+    if (c.post_norms)
+      place({{p + "post_attention_norm.weight", {hidden}}, {p + "post_ffw_norm.weight", {hidden}}}, false);
   }
 }
 
@@ -50,6 +58,12 @@ void DeviceWeightLayout::place(const Parts& parts, bool typed) {
     end += n;
   }
   end = aligned(end, typed ? weight_dtype_bytes(dtype_) : sizeof(float));
+}
+
+std::vector<ComputedWeights> DeviceWeightLayout::computed(const ModelConfig& config, const float* freq_divisors) const {
+  std::vector<ComputedWeights> out{{&at(kRopeInvFreq), rope_inverse_frequencies(config, freq_divisors)}};
+  if (config.window_rope_differs()) out.push_back({&at(kWindowRopeInvFreq), window_rope_inverse_frequencies(config)});
+  return out;
 }
 
 const WeightPlacement& DeviceWeightLayout::at(std::string_view name) const {

@@ -5,8 +5,11 @@
 // and V; gate and up); each group starts 256-byte aligned.
 //
 //   typed:   [token_embd][output]  per layer: [q|k|v] [wo] [gate|up] [down]
-//   float32: [output_norm, rope_inv_freq]  per layer: [attn_norm, ffn_norm] [bq|bk|bv]
-//            (output only without tied embeddings; biases only with QKV bias)
+//   float32: [output_norm, rope_inv_freq, window_rope_inv_freq]
+//            per layer: [attn_norm, ffn_norm] [bq|bk|bv] [q_norm, k_norm] [attn_post_norm, ffn_post_norm]
+//   (output only without tied embeddings; the window layers' RoPE table only when it
+//   differs, ModelConfig::window_rope_differs; biases, q/k norms and post norms only for
+//   the architectures that have them)
 #pragma once
 
 #include <cstddef>
@@ -21,17 +24,24 @@
 namespace pagedgen {
 
 struct WeightPlacement {
-  std::string name;             // canonical tensor name, or kRopeInvFreq
+  std::string name;             // canonical tensor name, kRopeInvFreq or kWindowRopeInvFreq
   std::vector<uint64_t> shape;  // row-major, as the model file holds it
   bool typed;                   // in the typed buffer, else in the float32 one
   std::size_t offset;           // elements from the start of its buffer
   std::size_t num_elements;
 };
 
+// The values of a computed placement (kRopeInvFreq, kWindowRopeInvFreq).
+struct ComputedWeights {
+  const WeightPlacement* placement;
+  std::vector<float> values;  // placement->num_elements
+};
+
 class DeviceWeightLayout {
  public:
   // Computed on the host at load, not read from the file.
   static constexpr std::string_view kRopeInvFreq = "rope_inv_freq";
+  static constexpr std::string_view kWindowRopeInvFreq = "window_rope_inv_freq";
 
   DeviceWeightLayout(const ModelConfig& config, WeightDtype dtype);
 
@@ -39,6 +49,9 @@ class DeviceWeightLayout {
   // In buffer order (typed and float32 interleaved as the list above).
   const std::vector<WeightPlacement>& placements() const { return placements_; }
   const WeightPlacement& at(std::string_view name) const;
+  // The placements computed on the host rather than read from the file, with their values:
+  // the RoPE tables (rope_freqs.weight's per-pair divisors applied when not null).
+  std::vector<ComputedWeights> computed(const ModelConfig& config, const float* freq_divisors) const;
 
   std::size_t typed_bytes() const { return typed_elements_ * weight_dtype_bytes(dtype_); }
   std::size_t float32_bytes() const { return float_elements_ * sizeof(float); }

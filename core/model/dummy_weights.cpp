@@ -29,6 +29,10 @@ std::vector<DummyTensor> dummy_tensors(const ModelConfig& c) {
   };
   auto ones = [](std::string name, uint64_t n) { return DummyTensor{std::move(name), {n}, true, 0.0f}; };
   auto bias = [](std::string name, uint64_t n) { return DummyTensor{std::move(name), {n}, false, 0.02f}; };
+  // The norms beyond the Llama block get values other than ones, so that a weight read at the
+  // wrong index shows.
+  auto extra_norm = [](std::string name, uint64_t n) { return DummyTensor{std::move(name), {n}, false, 1.0f}; };
+  const auto head_dim = static_cast<uint64_t>(c.head_dim);
 
   std::vector<DummyTensor> t;
   // Embedding rows of unit scale: the first norm sees activations of a real model's size.
@@ -46,11 +50,17 @@ std::vector<DummyTensor> dummy_tensors(const ModelConfig& c) {
       t.push_back(bias(p + "attn_k.bias", kv_dim));
       t.push_back(bias(p + "attn_v.bias", kv_dim));
     }
+    if (c.qk_norm) {
+      t.push_back(extra_norm(p + "attn_q_norm.weight", head_dim));
+      t.push_back(extra_norm(p + "attn_k_norm.weight", head_dim));
+    }
     t.push_back(matrix(p + "attn_output.weight", hidden, q_dim));
+    if (c.post_norms) t.push_back(extra_norm(p + "post_attention_norm.weight", hidden));
     t.push_back(ones(p + "ffn_norm.weight", hidden));
     t.push_back(matrix(p + "ffn_gate.weight", ffn, hidden));
     t.push_back(matrix(p + "ffn_up.weight", ffn, hidden));
     t.push_back(matrix(p + "ffn_down.weight", hidden, ffn));
+    if (c.post_norms) t.push_back(extra_norm(p + "post_ffw_norm.weight", hidden));
   }
   return t;
 }
@@ -101,13 +111,18 @@ ModelWeights make_dummy_weights(const ModelConfig& config, uint64_t seed) {
     l.bq = find(p + "attn_q.bias");
     l.bk = find(p + "attn_k.bias");
     l.bv = find(p + "attn_v.bias");
+    l.q_norm = find(p + "attn_q_norm.weight");
+    l.k_norm = find(p + "attn_k_norm.weight");
     l.wo = get(p + "attn_output.weight");
+    l.attn_post_norm = find(p + "post_attention_norm.weight");
     l.ffn_norm = get(p + "ffn_norm.weight");
     l.w_gate = get(p + "ffn_gate.weight");
     l.w_up = get(p + "ffn_up.weight");
     l.w_down = get(p + "ffn_down.weight");
+    l.ffn_post_norm = find(p + "post_ffw_norm.weight");
   }
   w.rope_inv_freq = rope_inverse_frequencies(config, nullptr);
+  if (config.window_rope_differs()) w.rope_inv_freq_window = window_rope_inverse_frequencies(config);
   return w;
 }
 

@@ -13,7 +13,8 @@
 
 namespace pagedgen {
 
-// How one dummy tensor is filled: all ones (norm weights) or uniform in [-scale, scale).
+// How one dummy tensor is filled: all ones (the Llama block's norm weights) or uniform in
+// [-scale, scale) (matrices, biases, and the q/k and post norms of other architectures).
 struct DummyTensor {
   std::string name;              // canonical GGUF-style name, e.g. "blk.3.attn_q.weight"
   std::vector<uint64_t> shape;   // row-major, as load_model_weights expects it

@@ -4,7 +4,6 @@
 
 #include "model/dequant.h"
 #include "model/fused_tensors.h"
-#include "model/model_weights.h"
 
 namespace pagedgen {
 
@@ -13,7 +12,8 @@ WeightUploadPlan::WeightUploadPlan(const ModelConfig& config, const DeviceWeight
                                    std::size_t max_chunk_bytes)
     : tensors_(split_fused_tensors(file_tensors, config, source)) {
   for (const WeightPlacement& placement : layout.placements()) {
-    if (placement.name == DeviceWeightLayout::kRopeInvFreq) continue;
+    if (placement.name == DeviceWeightLayout::kRopeInvFreq || placement.name == DeviceWeightLayout::kWindowRopeInvFreq)
+      continue;
     const RawTensor* raw = find_raw_tensor(tensors_, placement.name);
     if (raw == nullptr) fail_missing_tensor(source, placement.name, config.architecture);
     check_raw_tensor(*raw, placement.shape, source);
@@ -30,7 +30,7 @@ WeightUploadPlan::WeightUploadPlan(const ModelConfig& config, const DeviceWeight
     divisors.resize(divisors_shape[0]);
     dequantize(static_cast<GgmlType>(raw->raw_type), raw->data, divisors);
   }
-  rope_inv_freq_ = rope_inverse_frequencies(config, divisors.empty() ? nullptr : divisors.data());
+  computed_ = layout.computed(config, divisors.empty() ? nullptr : divisors.data());
 }
 
 }  // namespace pagedgen

@@ -4,7 +4,7 @@
 // of the same bytes), cut into chunks of whole blocks that fit a staging buffer
 // (model/tensor_chunks.h). The backend copies a chunk's stored bytes from the file mapping
 // to the device and converts them there; here on the host is only the plan, and the RoPE
-// frequencies, which are computed. Plain C++: tests run the plan on the CPU with
+// tables, which are computed. Plain C++: tests run the plan on the CPU with
 // convert_chunk and compare the buffers with the float32 weights converted whole.
 #pragma once
 
@@ -38,15 +38,15 @@ class WeightUploadPlan {
 
   // Every placed file tensor, in layout order.
   const std::vector<TensorUpload>& uploads() const { return uploads_; }
-  // The values of the layout's rope_inv_freq placement (float32).
-  const std::vector<float>& rope_inv_freq() const { return rope_inv_freq_; }
+  // The values of the layout's computed placements (float32): the RoPE tables.
+  const std::vector<ComputedWeights>& computed() const { return computed_; }
   // The largest chunk, in stored bytes: what a staging buffer must hold.
   std::size_t max_chunk_bytes() const { return max_chunk_bytes_; }
 
  private:
   std::vector<RawTensor> tensors_;  // the file's, fused ones split
   std::vector<TensorUpload> uploads_;
-  std::vector<float> rope_inv_freq_;
+  std::vector<ComputedWeights> computed_;
   std::size_t max_chunk_bytes_ = 0;
 };
 
