@@ -141,7 +141,7 @@ class AttentionRig {
   std::function<void()> cuda_core() {
     int64_t partials = 1;
     for (int32_t p : batch_.positions) partials += gpu::attention_partitions(p);
-    const gpu::AttentionPlan plan = gpu::plan_attention(batch_, kGroup, partials);
+    const gpu::AttentionPlan plan = gpu::plan_attention(batch_, kGroup, partials, /*window=*/0);
     items_ = upload(plan.items);
     partial_index_ = upload(plan.partial_index);
     reserve_partials(partials);
