@@ -316,7 +316,7 @@ std::vector<float> cpu_margins(CpuBackend& cpu, const std::vector<int32_t>& prom
 
 TEST_CASE("float32: each architecture's logits near the CPU backend's, window kinds on their own block ids") {
   REQUIRE_GPU();
-  for (const char* arch : kArchitectures) {
+  for (const std::string arch : kArchitectures) {
     CAPTURE(arch);
     const ArchModel m(arch);
     CpuBackend cpu(m.config, m.weights);
@@ -336,7 +336,7 @@ TEST_CASE("float32: each architecture's logits near the CPU backend's, window ki
 
 TEST_CASE("bfloat16: each architecture runs and its logits follow the CPU backend's") {
   REQUIRE_GPU();
-  for (const char* arch : kArchitectures) {
+  for (const std::string arch : kArchitectures) {
     CAPTURE(arch);
     const ArchModel m(arch);
     CpuBackend cpu(m.config, m.weights);
@@ -354,7 +354,7 @@ TEST_CASE("bfloat16: each architecture runs and its logits follow the CPU backen
 
 TEST_CASE("engine, float32: the same greedy tokens as on the CPU up to a near-tie, window blocks given back") {
   REQUIRE_GPU();
-  for (const char* arch : {"gemma3", "gemma2", "mistral-window"}) {
+  for (const std::string arch : {"gemma3", "gemma2", "mistral-window"}) {
     CAPTURE(arch);
     const ArchModel m(arch);
     CpuBackend cpu(m.config, m.weights);
