@@ -1,13 +1,32 @@
 #include "cuda_gemm.h"
 
+#include <fmt/format.h>
+
 #include "cuda_check.h"
+#include "util/error.h"
 
 namespace pagedgen::gpu {
 
 namespace {
 
-// cuBLAS's workspace, owned here so that the memory report counts it.
+// cublasLt's workspace (split-K partials, reduction counters), owned here so that the memory
+// report counts it; 32 MiB is what cuBLAS recommends for Hopper.
 constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
+
+// Decode steps bring one shape per (bucket, GEMM), prefill steps one per token count: past
+// this many, the cache starts again. Nothing is lost but heuristic queries: a shape planned
+// again gets the same algorithm (the heuristic's answer depends on the shape alone).
+constexpr std::size_t kMaxCachedShapes = 4096;
+
+// The heuristic's default: it only returns algorithms for A, B, C, D aligned at least so.
+constexpr uintptr_t kAlignmentBytes = 256;
+
+// float32 inputs must never be rounded on the way in (TF32, or the bf16/fp16 splits of the
+// emulated paths): the pedantic compute type asks for standard float arithmetic, and this
+// mask drops any algorithm whose numerical flags say it converts its inputs all the same.
+constexpr uint64_t kFloat32ImplMask =
+    ~(CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_TF32 | CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_16F |
+      CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_16BF);
 
 cudaDataType_t cuda_data_type(DeviceDtype dtype) {
   switch (dtype) {
@@ -21,30 +40,90 @@ cudaDataType_t cuda_data_type(DeviceDtype dtype) {
   return CUDA_R_32F;
 }
 
+cublasComputeType_t compute_type(DeviceDtype dtype) {
+  return dtype == DeviceDtype::F32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
+}
+
+bool is_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kAlignmentBytes == 0; }
+
 }  // namespace
 
-CudaGemm::CudaGemm(cudaStream_t stream, DeviceDtype dtype) : dtype_(dtype), workspace_(kWorkspaceBytes) {
-  CUBLAS_CHECK(cublasCreate(&handle_));
-  CUBLAS_CHECK(cublasSetStream(handle_, stream));
-  CUBLAS_CHECK(cublasSetWorkspace(handle_, workspace_.data(), workspace_.bytes()));
+// Row-major y = x w^T is column-major y^T (n, m) = w^T (n, k) . x^T (k, m): cublasLt sees w
+// as a (k, n) column-major matrix to transpose (A) and x as (k, m) as it is (B); y is C and
+// D, (n, m) column-major.
+struct CudaGemm::Plan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t w_layout = nullptr;
+  cublasLtMatrixLayout_t x_layout = nullptr;
+  cublasLtMatrixLayout_t y_layout = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+
+  Plan() = default;
+  ~Plan() {
+    if (y_layout != nullptr) cublasLtMatrixLayoutDestroy(y_layout);
+    if (x_layout != nullptr) cublasLtMatrixLayoutDestroy(x_layout);
+    if (w_layout != nullptr) cublasLtMatrixLayoutDestroy(w_layout);
+    if (desc != nullptr) cublasLtMatmulDescDestroy(desc);
+  }
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+};
+
+CudaGemm::CudaGemm(cudaStream_t stream, DeviceDtype dtype)
+    : stream_(stream), dtype_(dtype), workspace_(kWorkspaceBytes) {
+  CUBLAS_CHECK(cublasLtCreate(&handle_));
+  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference_));
+  const uint64_t workspace_size = workspace_.bytes();
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &workspace_size, sizeof(workspace_size)));
+  if (dtype == DeviceDtype::F32)
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference_, CUBLASLT_MATMUL_PREF_IMPL_MASK, &kFloat32ImplMask,
+                                                      sizeof(kFloat32ImplMask)));
 }
 
 CudaGemm::~CudaGemm() {
-  if (handle_ != nullptr) cublasDestroy(handle_);
+  plans_.clear();  // the descriptors before the handle they were made for
+  if (preference_ != nullptr) cublasLtMatmulPreferenceDestroy(preference_);
+  if (handle_ != nullptr) cublasLtDestroy(handle_);
 }
 
-void CudaGemm::run(const void* x, const void* w, float* y, int64_t m, int64_t k, int64_t n) const {
+// Host-side only (descriptor objects and the heuristic query): safe inside a stream capture.
+const CudaGemm::Plan& CudaGemm::plan(const Shape& shape) {
+  if (const auto it = plans_.find(shape); it != plans_.end()) return *it->second;
+  const auto [m, k, n] = shape;
+  auto p = std::make_unique<Plan>();
+  const cudaDataType_t type = cuda_data_type(dtype_);
+  CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->desc, compute_type(dtype_), CUDA_R_32F));
+  const cublasOperation_t transpose = CUBLAS_OP_T;
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->w_layout, type, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->x_layout, type, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k));
+  CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(&p->y_layout, CUDA_R_32F, static_cast<uint64_t>(n), static_cast<uint64_t>(m), n));
+  cublasLtMatmulHeuristicResult_t result{};
+  int num_results = 0;
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle_, p->desc, p->w_layout, p->x_layout, p->y_layout,
+                                                               p->y_layout, preference_, 1, &result, &num_results);
+  if (status != CUBLAS_STATUS_SUCCESS || num_results == 0 || result.state != CUBLAS_STATUS_SUCCESS)
+    throw Error(fmt::format("cublasLt has no GEMM algorithm for y ({}, {}) = x ({}, {}) @ w ({}, {})^T in {} within a "
+                            "{} MiB workspace ({})",
+                            m, n, m, k, n, k, device_dtype_name(dtype_), workspace_.bytes() >> 20,
+                            status == CUBLAS_STATUS_SUCCESS ? "no result" : cublasLtGetStatusName(status)));
+  p->algo = result.algo;
+  if (plans_.size() >= kMaxCachedShapes) plans_.clear();
+  return *plans_.emplace(shape, std::move(p)).first->second;
+}
+
+void CudaGemm::run(const void* x, const void* w, float* y, int64_t m, int64_t k, int64_t n) {
   if (m == 0) return;
-  // Row-major y = x w^T is column-major y^T (n, m) = w (n, k) . x^T (k, m): cuBLAS sees w
-  // as a (k, n) column-major matrix to transpose and x as (k, m) as it is.
+  if (!is_aligned(x) || !is_aligned(w) || !is_aligned(y))
+    throw Error(fmt::format("CudaGemm::run: x {}, w {} and y {} must be {}-byte aligned (shape m {}, k {}, n {})", x, w,
+                            static_cast<const void*>(y), kAlignmentBytes, m, k, n));
+  const Plan& p = plan(Shape{m, k, n});
   const float alpha = 1.0f;
   const float beta = 0.0f;
-  const cudaDataType_t type = cuda_data_type(dtype_);
-  const cublasComputeType_t compute =
-      dtype_ == DeviceDtype::F32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
-  CUBLAS_CHECK(cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-                            static_cast<int>(k), &alpha, w, type, static_cast<int>(k), x, type, static_cast<int>(k),
-                            &beta, y, CUDA_R_32F, static_cast<int>(n), compute, CUBLAS_GEMM_DEFAULT));
+  CUBLAS_CHECK(cublasLtMatmul(handle_, p.desc, &alpha, w, p.w_layout, x, p.x_layout, &beta, y, p.y_layout, y,
+                              p.y_layout, &p.algo, workspace_.data(), workspace_.bytes(), stream_));
 }
 
 }  // namespace pagedgen::gpu

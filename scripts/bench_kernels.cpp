@@ -295,7 +295,7 @@ int main(int argc, char** argv) {
   try {
     Report r{copy_bandwidth(), gemm_rate(), ""};
     r.row("ceiling", "copy", "GB_per_s", r.copy_bw * 1e-9, "cudaMemcpy device to device, read + written");
-    r.row("ceiling", "gemm_bf16_8192", "TFLOP_per_s", r.gemm_flops * 1e-12, "cuBLAS through CudaGemm");
+    r.row("ceiling", "gemm_bf16_8192", "TFLOP_per_s", r.gemm_flops * 1e-12, "cublasLt through CudaGemm");
     for (int32_t context : quick ? std::vector<int32_t>{1024} : std::vector<int32_t>{1024, 8192, 32768})
       for (int32_t batch : quick ? std::vector<int32_t>{64} : std::vector<int32_t>{1, 64, 256})
         decode_attention(r, batch, context);

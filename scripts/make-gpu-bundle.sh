@@ -3,8 +3,8 @@
 # (scripts/install-deps.sh) but no GPU: pagedgen, bench_gpu and the gpu-labelled tests,
 # for sm_90 (H100, H200) plus compute_90 PTX and x86-64-v3 CPUs, with their data and the
 # shared libraries a GPU node without build packages lacks, as one .tar.gz of at most
-# 40 MB. The node needs glibc, an NVIDIA driver for CUDA 13, and cuBLAS/cudart 13 (pip's
-# nvidia/cu13/lib will do); scripts/gpu-bundle/README.md, shipped inside, says how to run it.
+# 40 MB. The node needs glibc, an NVIDIA driver for CUDA 13, and cuBLAS/cuBLASLt/cudart 13
+# (pip's nvidia/cu13/lib will do); scripts/gpu-bundle/README.md, shipped inside, says how to run it.
 #   scripts/make-gpu-bundle.sh [OUT.tar.gz]      default: build-bundle/pagedgen-gpu.tar.gz
 # Environment: PAGEDGEN_BUNDLE_BUILD (build directory, default build-bundle),
 # PAGEDGEN_BUNDLE_ARCHS (CMAKE_CUDA_ARCHITECTURES, default 90), JOBS (default: all cores).
@@ -59,7 +59,8 @@ install -m 644 scripts/gpu-bundle/README.md scripts/gpu-bundle/env.sh "$root/"
 install -m 755 scripts/gpu-bundle/run-tests.sh scripts/gpu-bundle/run-bench.sh "$root/"
 
 # Every library the binaries load (ldd follows dependencies), except the C runtime, the
-# driver and CUDA's own libraries, which the node brings (README.md).
+# driver and CUDA's own libraries (libcublas* covers libcublasLt), which the node brings
+# (README.md).
 left_to_node() {
   case "$1" in
     linux-vdso.so.* | ld-linux*.so.* | libc.so.* | libm.so.* | libmvec.so.* | libpthread.so.* | libdl.so.* | \

@@ -1,0 +1,185 @@
+// CudaGemm (gpu/cuda_gemm.h) against a double-precision CPU product, per dtype, over decode
+// bucket and prefill shapes: each shape planned once (its cached algorithm gives the same bits
+// on every later call), every row within its float32-accumulation tolerance whatever m it is
+// computed in, nothing written past y, and a shape first planned inside a stream capture.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "cuda_gemm.h"
+#include "gpu_test_device.h"
+#include "util/error.h"
+#include "util/half.h"
+
+using namespace pagedgen;
+
+namespace {
+
+constexpr uint32_t kSentinelBits = 0x7fc0dead;
+constexpr double kUnitRoundoff = 0x1p-24;  // float32
+constexpr int64_t kMaxRows = 256;
+
+struct Problem {
+  int64_t k, n;
+  std::vector<float> x, w;    // (kMaxRows, k), (n, k): the values the device multiplies
+  gpu::DeviceBuffer x_d, w_d;  // the same, in the dtype
+  std::vector<double> ref;     // (kMaxRows, n) the exact products, in double
+  std::vector<double> abs;     // (kMaxRows, n) sum over i of |x_i w_i|, for the error bounds
+};
+
+// Uniform in [-1, 1): float32 values use all 24 bits, so a GEMM that rounds its inputs to
+// TF32 would show it; for bf16/fp16 they are rounded first, and the reference uses them.
+Problem make_problem(gpu::DeviceDtype dtype, int64_t k, int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Problem p{k, n, std::vector<float>(static_cast<std::size_t>(kMaxRows * k)),
+            std::vector<float>(static_cast<std::size_t>(n * k)), {}, {}, {}, {}};
+  auto upload = [&](std::vector<float>& values) {
+    for (float& v : values) v = dist(rng);
+    if (dtype == gpu::DeviceDtype::F32) return test::to_device(values);
+    std::vector<uint16_t> bits(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (dtype == gpu::DeviceDtype::BF16) {
+        bits[i] = float_to_bfloat16(values[i]);
+        values[i] = bfloat16_to_float(bits[i]);
+      } else {
+        bits[i] = float_to_half(values[i]);
+        values[i] = half_to_float(bits[i]);
+      }
+    }
+    return test::to_device(bits);
+  };
+  p.x_d = upload(p.x);
+  p.w_d = upload(p.w);
+  p.ref.resize(static_cast<std::size_t>(kMaxRows * n));
+  p.abs.resize(p.ref.size());
+  for (int64_t r = 0; r < kMaxRows; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      double sum = 0.0, abs_sum = 0.0;
+      for (int64_t i = 0; i < k; ++i) {
+        const double product = static_cast<double>(p.x[static_cast<std::size_t>(r * k + i)]) *
+                               static_cast<double>(p.w[static_cast<std::size_t>(c * k + i)]);
+        sum += product;
+        abs_sum += std::abs(product);
+      }
+      p.ref[static_cast<std::size_t>(r * n + c)] = sum;
+      p.abs[static_cast<std::size_t>(r * n + c)] = abs_sum;
+    }
+  return p;
+}
+
+// The error bound of element (r, c) relative to sum |x_i w_i|. The products are exact in
+// float32 for every dtype here (bf16 x bf16 and fp16 x fp16 need at most 22 bits), so only
+// the float32 accumulation errs:
+// - float32 (IEEE round to nearest, any summation order): Higham and Mary's probabilistic
+//   bound lambda sqrt(k) u with lambda = 8 (fails with probability under 1e-13 per element).
+//   Simulated on the CPU for these shapes (64 rows): sequential float32 sums stay under
+//   0.02 of it, TF32-rounded inputs reach 5.9x (k 576) and 2.2x (k 1536), so TF32 fails;
+// - bf16/fp16 on tensor cores, whose accumulation may truncate (2u per addition): the
+//   deterministic bound 2 k u, valid for any order and rounding direction.
+double relative_bound(gpu::DeviceDtype dtype, int64_t k) {
+  if (dtype == gpu::DeviceDtype::F32) return 8.0 * std::sqrt(static_cast<double>(k)) * kUnitRoundoff;
+  return 2.0 * static_cast<double>(k) * kUnitRoundoff;
+}
+
+// y (m, n) from the first m rows of the problem's x, into a buffer one sentinel row longer.
+std::vector<float> run_gemm(gpu::CudaGemm& gemm, const Problem& p, int64_t m) {
+  const gpu::DeviceBuffer y = test::to_device(std::vector<uint32_t>(static_cast<std::size_t>((m + 1) * p.n), kSentinelBits));
+  gemm.run(p.x_d.data(), p.w_d.data(), y.as<float>(), m, p.k, p.n);
+  std::vector<float> got = test::to_host<float>(y);
+  for (std::size_t i = static_cast<std::size_t>(m * p.n); i < got.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &got[i], sizeof(bits));
+    REQUIRE(bits == kSentinelBits);
+  }
+  got.resize(static_cast<std::size_t>(m * p.n));
+  return got;
+}
+
+// The worst |y - ref| / (bound * sum |x_i w_i|) over y's elements: at most 1 passes.
+double worst_error_ratio(const std::vector<float>& y, const Problem& p, double bound) {
+  double worst = 0.0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const double ratio = std::abs(static_cast<double>(y[i]) - p.ref[i]) / (bound * p.abs[i]);
+    worst = std::isnan(ratio) ? INFINITY : std::max(worst, ratio);
+  }
+  return worst;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("CudaGemm: each shape's cached algorithm, every row within tolerance at every m") {
+  REQUIRE_GPU();
+  const std::vector<int64_t> ms = {1, 2, 8, 37, 256};  // decode buckets 1, 2, 8; prefill 37, 256
+  const std::vector<std::pair<int64_t, int64_t>> kns = {{576, 1536}, {1536, 576}};
+  for (const gpu::DeviceDtype dtype : {gpu::DeviceDtype::F32, gpu::DeviceDtype::BF16, gpu::DeviceDtype::F16}) {
+    CAPTURE(gpu::device_dtype_name(dtype));
+    gpu::CudaGemm gemm(nullptr, dtype);
+    std::size_t num_shapes = 0;
+    for (const auto& [k, n] : kns) {
+      CAPTURE(k);
+      CAPTURE(n);
+      const Problem p = make_problem(dtype, k, n, static_cast<uint32_t>(k * 7 + n));
+      const double bound = relative_bound(dtype, k);
+      for (const int64_t m : ms) {
+        CAPTURE(m);
+        const std::vector<float> first = run_gemm(gemm, p, m);
+        CHECK(gemm.num_cached_shapes() == ++num_shapes);
+        const std::vector<float> again = run_gemm(gemm, p, m);
+        CHECK(gemm.num_cached_shapes() == num_shapes);
+        CHECK(same_bits(first, again));
+        // The reference rows are the same for every m: row r is right in each batch.
+        const double worst = worst_error_ratio(first, p, bound);
+        MESSAGE("worst error / bound " << worst);
+        CHECK(worst <= 1.0);
+      }
+    }
+  }
+}
+
+TEST_CASE("CudaGemm: a shape first planned inside a stream capture replays the eager bits") {
+  REQUIRE_GPU();
+  cudaStream_t stream = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  {
+    const Problem p = make_problem(gpu::DeviceDtype::BF16, 576, 1536, 11);
+    constexpr int64_t m = 24;
+    const gpu::DeviceBuffer y_graph(static_cast<std::size_t>(m * p.n) * sizeof(float));
+    gpu::CudaGemm gemm(stream, gpu::DeviceDtype::BF16);
+    // Thread-local capture, as DecodeGraphs does: an allocation or a synchronisation inside
+    // run() would fail the capture.
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    gemm.run(p.x_d.data(), p.w_d.data(), y_graph.as<float>(), m, p.k, p.n);
+    cudaGraph_t graph = nullptr;
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    CHECK(gemm.num_cached_shapes() == 1);
+    cudaGraphExec_t exec = nullptr;
+    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaGraphExecDestroy(exec));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    const std::vector<float> from_graph = test::to_host<float>(y_graph);
+    const std::vector<float> eager = run_gemm(gemm, p, m);
+    CHECK(gemm.num_cached_shapes() == 1);
+    CHECK(same_bits(from_graph, eager));
+    CHECK(worst_error_ratio(eager, p, relative_bound(gpu::DeviceDtype::BF16, p.k)) <= 1.0);
+  }
+  CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+TEST_CASE("CudaGemm: a misaligned operand is refused before anything runs") {
+  REQUIRE_GPU();
+  const Problem p = make_problem(gpu::DeviceDtype::BF16, 576, 1536, 5);
+  const gpu::DeviceBuffer y(static_cast<std::size_t>(p.n) * sizeof(float));
+  gpu::CudaGemm gemm(nullptr, gpu::DeviceDtype::BF16);
+  const auto* x_shifted = p.x_d.as<const uint16_t>() + 1;  // 2 bytes in
+  CHECK_THROWS_AS(gemm.run(x_shifted, p.w_d.data(), y.as<float>(), 1, p.k, p.n), Error);
+  CHECK(gemm.num_cached_shapes() == 0);
+}
