@@ -86,7 +86,8 @@ double relative_bound(gpu::DeviceDtype dtype, int64_t k) {
 
 // y (m, n) from the first m rows of the problem's x, into a buffer one sentinel row longer.
 std::vector<float> run_gemm(gpu::CudaGemm& gemm, const Problem& p, int64_t m) {
-  const gpu::DeviceBuffer y = test::to_device(std::vector<uint32_t>(static_cast<std::size_t>((m + 1) * p.n), kSentinelBits));
+  const auto num_values = static_cast<std::size_t>((m + 1) * p.n);
+  const gpu::DeviceBuffer y = test::to_device(std::vector<uint32_t>(num_values, kSentinelBits));
   gemm.run(p.x_d.data(), p.w_d.data(), y.as<float>(), m, p.k, p.n);
   std::vector<float> got = test::to_host<float>(y);
   for (std::size_t i = static_cast<std::size_t>(m * p.n); i < got.size(); ++i) {
@@ -127,10 +128,12 @@ TEST_CASE("CudaGemm: each shape's cached algorithm, every row within tolerance a
       CAPTURE(n);
       const Problem p = make_problem(dtype, k, n, static_cast<uint32_t>(k * 7 + n));
       const double bound = relative_bound(dtype, k);
+      std::vector<std::vector<float>> results;
       for (const int64_t m : ms) {
         CAPTURE(m);
         const std::vector<float> first = run_gemm(gemm, p, m);
-        CHECK(gemm.num_cached_shapes() == ++num_shapes);
+        ++num_shapes;
+        CHECK(gemm.num_cached_shapes() == num_shapes);
         const std::vector<float> again = run_gemm(gemm, p, m);
         CHECK(gemm.num_cached_shapes() == num_shapes);
         CHECK(same_bits(first, again));
@@ -138,6 +141,15 @@ TEST_CASE("CudaGemm: each shape's cached algorithm, every row within tolerance a
         const double worst = worst_error_ratio(first, p, bound);
         MESSAGE("worst error / bound " << worst);
         CHECK(worst <= 1.0);
+        results.push_back(first);
+      }
+      // Not asserted (another m may take another algorithm): how batch-variant these are.
+      const std::vector<float>& widest = results.back();
+      for (std::size_t i = 0; i + 1 < ms.size(); ++i) {
+        const auto count = static_cast<std::size_t>(ms[i] * n);
+        const bool equal = std::memcmp(results[i].data(), widest.data(), count * sizeof(float)) == 0;
+        MESSAGE("m " << ms[i] << " rows " << (equal ? "equal" : "differ from") << " the same rows at m " << ms.back()
+                     << ", bit for bit");
       }
     }
   }
