@@ -185,16 +185,19 @@ TEST_CASE("generate --device cuda: output files byte-identical at block sizes 1,
   }
 }
 
-TEST_CASE("the CUDA backend refuses the architectures its kernels do not implement, naming them (no GPU needed)") {
+TEST_CASE("the CUDA backend takes every architecture pagedgen reads; a head dim its kernels lack is refused, named (no GPU needed)") {
   for (const std::string arch : {"qwen3", "phi3", "gemma2", "gemma3"}) {
     CAPTURE(arch);
     const ModelFiles files(test::data_dir() / "arch-reference" / arch / "model.gguf");
-    // A head dim the kernels take, so that the architecture is the only reason left.
     ModelConfig config = files.config();
+    // The tiny reference files' heads (8 to 24 wide) are narrower than any kernel takes.
+    CHECK_THROWS_WITH_AS(gpu::CudaBackend::check_supported(config),
+                         doctest::Contains(fmt::format("this model's is {}", config.head_dim).c_str()), SettingError);
     config.head_dim = 64;
     config.rope_dim = 64;
-    const std::string expected = fmt::format("this model's is '{}' (it runs on the CPU: --device cpu)", arch);
-    CHECK_THROWS_WITH_AS(gpu::CudaBackend::check_supported(config), doctest::Contains(expected.c_str()),
-                         SettingError);
+    CHECK_NOTHROW(gpu::CudaBackend::check_supported(config));
+    config.head_dim = 96;
+    config.rope_dim = 96;
+    CHECK_NOTHROW(gpu::CudaBackend::check_supported(config));
   }
 }
