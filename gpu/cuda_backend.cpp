@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "attention_plan.h"
+#include "backend/kv_kind_sizes.h"
 #include "backend/step_batch_check.h"
 #include "cuda_check.h"
 #include "cuda_gemm.h"
@@ -114,12 +115,17 @@ struct CudaBackend::Impl {
   std::array<std::vector<int64_t>, kMaxKvKinds> padded_slots;
   int32_t num_in_flight = 0;  // steps submitted, not collected
 
-  // Whether some layer attends to every position (all but a model whose every layer has a window).
+  // Whether some layer attends to every position (all but a model whose every layer has a
+  // window), and whether some layer has a window: which attention plans a step needs.
   bool has_full_layers = false;
+  bool has_window_layers = false;
 
   Impl(const ModelConfig& c, const CudaBackendOptions& o) : config(c), options(o) {
     CudaBackend::check_supported(c);
-    for (int64_t l = 0; l < c.num_layers; ++l) has_full_layers = has_full_layers || !c.layer_has_window(l);
+    for (int64_t l = 0; l < c.num_layers; ++l) {
+      has_full_layers = has_full_layers || !c.layer_has_window(l);
+      has_window_layers = has_window_layers || c.layer_has_window(l);
+    }
     CUDA_CHECK(cudaSetDevice(o.device));
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     gemm.emplace(stream, o.dtype);
@@ -301,7 +307,7 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const Deferred
       tensor = plan_tensor_attention(batch, group, kCascadePolicy, kCascadeChunkTokens, max_partials);
   std::array<AttentionPlan, 2> plans;
   if (has_full_layers && !tensor) plans[kFullLayers] = plan_attention(batch, group, max_partials, 0);
-  if (config.sliding_window)
+  if (has_window_layers)
     plans[kWindowLayers] = plan_attention(batch, group, max_partials, static_cast<int32_t>(*config.sliding_window));
   ArrayPack pack;
   std::size_t at_token_ids = 0, at_positions = 0, at_logits_rows = 0;
@@ -511,17 +517,10 @@ std::size_t CudaBackend::kv_bytes_per_block(std::size_t block_size) const {
   return impl_->config.kv_bytes_per_token(impl_->dtype_bytes()) * block_size;
 }
 
-std::vector<int32_t> CudaBackend::kv_kind_windows() const {
-  std::vector<int32_t> windows;
-  for (const KvKind& kind : impl_->config.kv_kinds()) windows.push_back(kind.window);
-  return windows;
-}
+std::vector<int32_t> CudaBackend::kv_kind_windows() const { return pagedgen::kv_kind_windows(impl_->config); }
 
 std::size_t CudaBackend::kv_kind_bytes_per_block(KvKindId kind, std::size_t block_size) const {
-  const std::vector<KvKind> kinds = impl_->config.kv_kinds();
-  PG_CHECK(kind >= 0 && kind < std::ssize(kinds), "layer kind {} of {}", kind, kinds.size());
-  return kv_bytes_per_block(block_size) / static_cast<std::size_t>(impl_->config.num_layers) *
-         static_cast<std::size_t>(kinds[static_cast<std::size_t>(kind)].num_layers);
+  return kv_kind_bytes(impl_->config, kind, kv_bytes_per_block(block_size));
 }
 
 void CudaBackend::allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) {

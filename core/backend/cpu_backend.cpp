@@ -1,3 +1,4 @@
+#include "backend/kv_kind_sizes.h"
 #include "backend/cpu_backend.h"
 
 #include <algorithm>
@@ -56,17 +57,10 @@ std::size_t CpuBackend::kv_bytes_per_block(std::size_t block_size) const {
   return config_.kv_bytes_per_token(kv_dtype_bytes(kv_dtype_)) * block_size;
 }
 
-std::vector<int32_t> CpuBackend::kv_kind_windows() const {
-  std::vector<int32_t> windows;
-  for (const KvKind& kind : config_.kv_kinds()) windows.push_back(kind.window);
-  return windows;
-}
+std::vector<int32_t> CpuBackend::kv_kind_windows() const { return pagedgen::kv_kind_windows(config_); }
 
 std::size_t CpuBackend::kv_kind_bytes_per_block(KvKindId kind, std::size_t block_size) const {
-  const std::vector<KvKind> kinds = config_.kv_kinds();
-  PG_CHECK(kind >= 0 && kind < std::ssize(kinds), "layer kind {} of {}", kind, kinds.size());
-  return kv_bytes_per_block(block_size) / static_cast<std::size_t>(config_.num_layers) *
-         static_cast<std::size_t>(kinds[static_cast<std::size_t>(kind)].num_layers);
+  return kv_kind_bytes(config_, kind, kv_bytes_per_block(block_size));
 }
 
 int32_t CpuBackend::kv_pool_blocks(const KvPoolBudget& budget, std::size_t block_size) const {
