@@ -22,6 +22,8 @@
 #include "device_sampler.h"
 #include "device_weights.h"
 #include "dtype_dispatch.h"
+#include "fused_mlp_kernel.h"
+#include "fused_mlp_plan.h"
 #include "kv_cache_kernels.h"
 #include "llama_kernels.h"
 #include "paged_attention_kernel.h"
@@ -453,7 +455,9 @@ void CudaBackend::Impl::attention(std::size_t l, const StepBatch& batch, const s
 }
 
 // x += attention output (wo, post-normed when the model has post norms); xn = norm(x); the
-// MLP's output into delta.
+// MLP's output into delta. Its gate/up projection and activation: one fused kernel for steps
+// of few rows in bfloat16/float16 (fused_mlp_plan.h), else the GEMM into gate_up and the
+// activation kernel.
 template <typename T>
 void CudaBackend::Impl::post_attention(std::size_t l, const RowArrays& r) {
   const DeviceLayerWeights& lw = weights->layers[l];
@@ -464,9 +468,17 @@ void CudaBackend::Impl::post_attention(std::size_t l, const RowArrays& r) {
   launch_add_rms_norm<T>(RmsNormArgs<T>{x.as<float>(), delta.as<float>(), lw.ffn_norm, xn.as<T>(), nullptr, r.num_rows,
                                         hidden, config.rms_norm_eps, lw.attn_post_norm},
                          stream);
-  gemm->run(xn.data(), lw.w_gate_up, gate_up.as<float>(), r.num_rows, hidden, 2 * ffn);
-  launch_gated_activation<T>(GatedActivationArgs<T>{gate_up.as<float>(), act.as<T>(), r.num_rows, ffn, config.activation},
-                             stream);
+  const bool fused = use_fused_mlp(options.dtype, r.num_rows, hidden);
+  if constexpr (!std::is_same_v<T, float>)
+    if (fused)
+      launch_fused_mlp<T>(FusedMlpArgs<T>{xn.as<T>(), static_cast<const T*>(lw.w_gate_up), act.as<T>(), r.num_rows,
+                                          hidden, ffn, config.activation},
+                          stream);
+  if (!fused) {
+    gemm->run(xn.data(), lw.w_gate_up, gate_up.as<float>(), r.num_rows, hidden, 2 * ffn);
+    launch_gated_activation<T>(
+        GatedActivationArgs<T>{gate_up.as<float>(), act.as<T>(), r.num_rows, ffn, config.activation}, stream);
+  }
   gemm->run(act.data(), lw.w_down, delta.as<float>(), r.num_rows, ffn, hidden);
 }
 

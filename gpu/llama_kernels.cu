@@ -2,6 +2,7 @@
 
 #include "cuda_check.h"
 #include "dtype_traits.cuh"
+#include "gated_activation.cuh"
 #include "kv_write.cuh"
 
 namespace pagedgen::gpu {
@@ -167,14 +168,6 @@ __global__ void qkv_rope_kernel(QkvRopeArgs args, KvWriteArgsOf<Kv> kv_write) {
     __syncthreads();  // the block's k and v rows, written above, are read back by other threads
     write_kv_row(kv_write, t);
   }
-}
-
-// cpu::silu_mul and cpu::gelu_tanh_mul's expressions.
-__device__ float gated(MlpActivation activation, float gate, float up) {
-  if (activation == MlpActivation::kSilu) return gate / (1.0f + expf(-gate)) * up;
-  constexpr float kSqrt2OverPi = 0.7978845608028654f;
-  constexpr float kCubic = 0.044715f;
-  return 0.5f * gate * (1.0f + tanhf(kSqrt2OverPi * gate * (1.0f + kCubic * gate * gate))) * up;
 }
 
 template <typename T>

@@ -1,22 +1,27 @@
 // Benchmark (not a test) of the attention kernels alone, on synthetic paged KV pools of the
 // Llama-3-8B attention shape (32 query heads, 8 KV heads, head_dim 128, bfloat16, block
-// size 16), against ceilings measured in the same run: device copy bandwidth
-// (cudaMemcpy device to device, bytes read + written) and the bfloat16 GEMM rate of the
-// backend's cuBLAS GEMM (8192^3). Per kernel and shape it prints the time, the achieved
-// bandwidth (decode: K/V bytes read) or FLOP/s (prefill: 4 * heads * head_dim per
-// (query, visible position)) and the ratio to its ceiling:
+// size 16), and of the MLP's gate/up projection, against ceilings measured in the same run:
+// device copy bandwidth (cudaMemcpy device to device, bytes read + written) and the
+// bfloat16 GEMM rate of the backend's cuBLAS GEMM (8192^3). Per kernel and shape it prints
+// the time, the achieved bandwidth (decode: K/V bytes read) or FLOP/s (prefill: 4 * heads *
+// head_dim per (query, visible position)) and the ratio to its ceiling:
 //   - decode attention (CUDA-core kernel) at contexts 1k/8k/32k, batch 1/64/256;
 //   - prefill attention, CUDA-core and tensor-core kernels, 512-8192 new tokens over
 //     0/4k/32k cached tokens (one sequence);
 //   - shared-prefix decode, 8 groups x 32 sequences over 8k-token prefixes: the CUDA-core
-//     kernel (every sequence reads its prefix), tensor tiles per sequence, and cascade.
+//     kernel (every sequence reads its prefix), tensor tiles per sequence, and cascade;
+//   - the MLP's gate/up projection + activation at 1, 4 and 8 rows, Llama-3-8B's and
+//     SmolLM2-135M's shapes: cuBLAS GEMM + activation kernel against the fused kernel
+//     (w_gate_up bytes read, the ratio to copy bandwidth, the speedup).
 // Kernel time only (CUDA events); host planning is timed apart.
-//   bench_kernels [--quick]      (--quick: the smallest shape of each kind)
+//   bench_kernels [--quick]      (--quick: the smallest shape of each kind; for the MLP,
+//                                 Llama-3-8B's at 1 and 8 rows)
 // Prints "ROW|kernel|shape|metric|value|note" lines and a JSON line at the end.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -27,6 +32,8 @@
 #include "cuda_check.h"
 #include "cuda_gemm.h"
 #include "device_buffer.h"
+#include "fused_mlp_kernel.h"
+#include "llama_kernels.h"
 #include "paged_attention_kernel.h"
 #include "shared_prefix_groups.h"
 #include "tensor_attention_kernel.h"
@@ -288,6 +295,45 @@ void shared_prefix_decode(Report& r, int32_t num_groups, int32_t group_seqs, int
         "distinct K/V bytes / time");
 }
 
+// The gate/up projection + activation of `rows` rows (hidden -> ffn, bfloat16): the cuBLAS
+// GEMM into float32 gate_up and the activation kernel (the backend's path past
+// kFusedMlpMaxRows rows) against the fused kernel. Launches cycle over copies of w_gate_up
+// that together exceed the L2 cache, so every launch reads its weights from device memory.
+void mlp_gate_up(Report& r, const std::string& model, int32_t hidden, int32_t ffn, int32_t rows) {
+  const std::string shape = fmt::format("{}_rows{}", model, rows);
+  const auto weight_bytes = 2 * static_cast<std::size_t>(ffn) * static_cast<std::size_t>(hidden) * sizeof(T);
+  constexpr std::size_t kRotationBytes = std::size_t{256} << 20;  // H200's L2 is 50 MB
+  const std::size_t num_copies = std::max<std::size_t>(2, (kRotationBytes + weight_bytes - 1) / weight_bytes);
+  std::vector<gpu::DeviceBuffer> weights;
+  for (std::size_t i = 0; i < num_copies; ++i) {
+    weights.emplace_back(weight_bytes);
+    CUDA_CHECK(cudaMemset(weights.back().data(), 0x3c, weight_bytes));  // bfloat16 0x3c3c, about 0.0115
+  }
+  gpu::DeviceBuffer xn(static_cast<std::size_t>(rows) * hidden * sizeof(T));
+  gpu::DeviceBuffer gate_up(static_cast<std::size_t>(rows) * 2 * ffn * sizeof(float));
+  gpu::DeviceBuffer act(static_cast<std::size_t>(rows) * ffn * sizeof(T));
+  CUDA_CHECK(cudaMemset(xn.data(), 0x3c, xn.bytes()));
+  gpu::CudaGemm gemm(nullptr, gpu::DeviceDtype::BF16);
+  std::size_t next = 0;  // one count over both paths: neither finds the other's copies in L2
+  const auto w = [&] { return weights[next++ % num_copies].as<T>(); };
+  constexpr int kReps = 20;
+  const double separate = time_kernel(
+      [&] {
+        gemm.run(xn.data(), w(), gate_up.as<float>(), rows, hidden, 2 * ffn);
+        gpu::launch_gated_activation(gpu::GatedActivationArgs<T>{gate_up.as<float>(), act.as<T>(), rows, ffn}, nullptr);
+      },
+      kReps);
+  const double fused = time_kernel(
+      [&] { gpu::launch_fused_mlp(gpu::FusedMlpArgs<T>{xn.as<T>(), w(), act.as<T>(), rows, hidden, ffn}, nullptr); },
+      kReps);
+  const double bw = static_cast<double>(weight_bytes) / fused;
+  r.row("mlp_gate_up", shape, "us_cublas_act", separate * 1e6, "cuBLAS GEMM into float32 gate_up + activation");
+  r.row("mlp_gate_up", shape, "us_fused", fused * 1e6, fmt::format("hidden {}, ffn {}", hidden, ffn));
+  r.row("mlp_gate_up", shape, "GB_per_s", bw * 1e-9, "fused: w_gate_up bytes read / time");
+  r.row("mlp_gate_up", shape, "of_copy_bw", bw / r.copy_bw, "fused, reads only vs copy's read + write");
+  r.row("mlp_gate_up", shape, "speedup", separate / fused, "cuBLAS + activation time / fused time");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -303,6 +349,10 @@ int main(int argc, char** argv) {
       for (int32_t cached : quick ? std::vector<int32_t>{0} : std::vector<int32_t>{0, 4096, 32768})
         prefill_attention(r, num_new, cached);
     shared_prefix_decode(r, 8, 32, quick ? 1024 : 8192, 64);
+    for (int32_t rows : quick ? std::vector<int32_t>{1, 8} : std::vector<int32_t>{1, 4, 8}) {
+      mlp_gate_up(r, "llama3_8b", 4096, 14336, rows);
+      if (!quick) mlp_gate_up(r, "smollm2_135m", 576, 1536, rows);
+    }
     fmt::print("{{\"bench\": \"kernels\", {}}}\n", r.json);
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_kernels: error: {}\n", e.what());

@@ -1,21 +1,30 @@
 // The CUDA token-wise kernels (gpu/llama_kernels.h) and the weight fills against their CPU
 // references (core/backend/cpu_ops.h, model/dummy_weights.h), in float32, with sentinel
 // rows past every output to catch stray writes: the Llama block's and what Qwen3 and Gemma
-// add (q/k norms, post norms, the embedding scale, GeGLU, the logits' soft-cap).
+// add (q/k norms, post norms, the embedding scale, GeGLU, the logits' soft-cap); and the
+// fused gate/up + activation kernel (gpu/fused_mlp_kernel.h) in bfloat16 and float16.
 #include <doctest/doctest.h>
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "backend/cpu_ops.h"
+#include "cuda_gemm.h"
+#include "fused_mlp_kernel.h"
+#include "fused_mlp_plan.h"
 #include "gpu_test_device.h"
 #include "kv_cache_kernels.h"
 #include "llama_kernels.h"
 #include "model/dummy_weights.h"
 #include "model/model_weights.h"
+#include "util/error.h"
+#include "util/half.h"
 #include "weight_kernels.h"
 
 using namespace pagedgen;
@@ -295,4 +304,190 @@ TEST_CASE("dummy weights: the device fill equals make_dummy_weights; conversion 
     for (std::size_t i = 0; i < n; ++i)
       REQUIRE(__bfloat162float(rounded[i]) == __bfloat162float(__float2bfloat16(host.layers[0].w_up[i])));
   }
+}
+
+namespace {
+
+constexpr uint16_t kSentinel16 = 0x7fc1;  // a NaN in both 16-bit types
+
+// A bfloat16/float16 MLP input of kFusedMlpMaxRows rows: x (rows, hidden) in [-1, 1) and
+// w_gate_up (2 ffn, hidden) in [-2/sqrt(hidden), 2/sqrt(hidden)) (gate and up sums near
+// +-0.7), rounded to the dtype; `x` and `w` hold the rounded values the device multiplies.
+struct MlpProblem {
+  int32_t hidden, ffn;
+  std::vector<float> x, w;
+  gpu::DeviceBuffer x_d, w_d;
+};
+
+float from_bits(bool bf16, uint16_t bits) { return bf16 ? bfloat16_to_float(bits) : half_to_float(bits); }
+
+MlpProblem make_mlp_problem(bool bf16, int32_t hidden, int32_t ffn, uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto upload = [&](std::vector<float>& values, float scale) {
+    std::uniform_real_distribution<float> dist(-scale, scale);
+    std::vector<uint16_t> bits(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      bits[i] = bf16 ? float_to_bfloat16(dist(rng)) : float_to_half(dist(rng));
+      values[i] = from_bits(bf16, bits[i]);
+    }
+    return test::to_device(bits);
+  };
+  MlpProblem p{hidden, ffn, std::vector<float>(static_cast<std::size_t>(gpu::kFusedMlpMaxRows) * hidden),
+               std::vector<float>(2 * static_cast<std::size_t>(ffn) * hidden), {}, {}};
+  p.x_d = upload(p.x, 1.0f);
+  p.w_d = upload(p.w, 2.0f / std::sqrt(static_cast<float>(hidden)));
+  return p;
+}
+
+// The CPU reference of every row: gate and up as float64 sums of the same inputs, then
+// cpu::gated_activation (float32), with each element's tolerance for a device result whose
+// float32 sums err by at most `sum_bound` times sum |x_i w_i|:
+//   - the sums' errors d_g, d_u move act by at most 1.2 (|up| + d_u) d_g + (|gate| + d_g) d_u
+//     (|silu'| and |GELU-tanh'| < 1.2; |silu(g)| and |GELU(g)| <= |g|);
+//   - expf/tanhf against std::exp/std::tanh and the cancellation in 1 + tanh: within
+//     1e-6 (|gate| + 1) (|up| + 1);
+//   - the one rounding to T: half an ulp, at most `rel_t` of the value (plus 2^-24 for
+//     float16's subnormals).
+struct MlpReference {
+  std::vector<float> act;         // (rows, ffn)
+  std::vector<double> tolerance;  // (rows, ffn)
+};
+
+MlpReference mlp_reference(const MlpProblem& p, MlpActivation activation, double sum_bound, double rel_t) {
+  const auto hidden = static_cast<std::size_t>(p.hidden), ffn = static_cast<std::size_t>(p.ffn);
+  const std::size_t rows = gpu::kFusedMlpMaxRows;
+  MlpReference ref{std::vector<float>(rows * ffn), std::vector<double>(rows * ffn)};
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t j = 0; j < ffn; ++j) {
+      double sums[2] = {0.0, 0.0}, abs_sums[2] = {0.0, 0.0};
+      for (std::size_t half = 0; half < 2; ++half)
+        for (std::size_t i = 0; i < hidden; ++i) {
+          const double product = static_cast<double>(p.x[r * hidden + i]) * p.w[(half * ffn + j) * hidden + i];
+          sums[half] += product;
+          abs_sums[half] += std::abs(product);
+        }
+      const auto gate = static_cast<float>(sums[0]), up = static_cast<float>(sums[1]);
+      float act = 0.0f;
+      cpu::gated_activation(activation, &gate, &up, &act, 1);
+      const double d_g = sum_bound * abs_sums[0], d_u = sum_bound * abs_sums[1];
+      const double g = std::abs(sums[0]), u = std::abs(sums[1]);
+      const double moved = 1.2 * (u + d_u) * d_g + (g + d_g) * d_u + 1e-6 * (g + 1.0) * (u + 1.0);
+      ref.act[r * ffn + j] = act;
+      ref.tolerance[r * ffn + j] = rel_t * std::abs(act) + (1.0 + rel_t) * moved + 0x1p-24;
+    }
+  return ref;
+}
+
+// out (num_rows, ffn) from `launch` into a buffer of sentinels one row longer, checked.
+std::vector<uint16_t> run_mlp(const MlpProblem& p, int32_t num_rows, const std::function<void(void*)>& launch) {
+  const auto n = static_cast<std::size_t>(num_rows) * static_cast<std::size_t>(p.ffn);
+  const gpu::DeviceBuffer out = test::to_device(std::vector<uint16_t>(n + static_cast<std::size_t>(p.ffn), kSentinel16));
+  launch(out.data());
+  std::vector<uint16_t> got = test::to_host<uint16_t>(out);
+  for (std::size_t i = n; i < got.size(); ++i) REQUIRE(got[i] == kSentinel16);
+  got.resize(n);
+  return got;
+}
+
+template <typename T>
+gpu::FusedMlpArgs<T> fused_args(const MlpProblem& p, const T* x, void* out, int32_t num_rows, MlpActivation activation) {
+  return gpu::FusedMlpArgs<T>{x, p.w_d.as<T>(), static_cast<T*>(out), num_rows, p.hidden, p.ffn, activation};
+}
+
+// The worst |got - ref| / tolerance over the first got.size() elements: at most 1 passes.
+double worst_tolerance_ratio(bool bf16, const std::vector<uint16_t>& got, const std::vector<float>& ref,
+                             const std::vector<double>& tolerance) {
+  double worst = 0.0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double ratio = std::abs(static_cast<double>(from_bits(bf16, got[i])) - ref[i]) / tolerance[i];
+    worst = std::isnan(ratio) ? INFINITY : std::max(worst, ratio);
+  }
+  return worst;
+}
+
+template <typename T>
+void check_fused_mlp(gpu::DeviceDtype dtype) {
+  const bool bf16 = dtype == gpu::DeviceDtype::BF16;
+  const double rel_t = bf16 ? 0x1p-8 : 0x1p-11;
+  gpu::CudaGemm gemm(nullptr, dtype);
+  struct Shape {
+    int32_t hidden, ffn;
+  };
+  // SmolLM2-135M's; Llama-3-8B's hidden size (a narrower ffn, for the CPU reference's sake);
+  // fewer vectors per row than lanes with an odd ffn (a warp's second column past the end);
+  // a row that ends inside an unrolled round; one vector per row.
+  for (const Shape shape : {Shape{576, 1536}, Shape{4096, 1024}, Shape{200, 97}, Shape{2056, 33}, Shape{8, 3}}) {
+    CAPTURE(shape.hidden);
+    CAPTURE(shape.ffn);
+    REQUIRE(gpu::fused_mlp_supports(gpu::kFusedMlpMaxRows, shape.hidden));
+    const MlpProblem p = make_mlp_problem(bf16, shape.hidden, shape.ffn, static_cast<uint32_t>(shape.hidden + shape.ffn));
+    // The fused sums: a lane's <= 8 ceil(hidden / 256) products in sequence, then 5 adds.
+    const double fused_bound = (8.0 * ((shape.hidden + 255) / 256) + 6.0) * 0x1p-24;
+    // cuBLAS's, in any order with truncating accumulation (test_gpu_gemm.cpp): 2 hidden u.
+    const double gemm_bound = 2.0 * shape.hidden * 0x1p-24;
+    gpu::DeviceBuffer gate_up(static_cast<std::size_t>(gpu::kFusedMlpMaxRows) * 2 * shape.ffn * sizeof(float));
+    for (const MlpActivation activation : {MlpActivation::kSilu, MlpActivation::kGeluTanh}) {
+      CAPTURE(static_cast<int>(activation));
+      const MlpReference fused_ref = mlp_reference(p, activation, fused_bound, rel_t);
+      const MlpReference gemm_ref = mlp_reference(p, activation, gemm_bound, rel_t);
+      std::vector<double> both(fused_ref.tolerance.size());
+      for (std::size_t i = 0; i < both.size(); ++i) both[i] = fused_ref.tolerance[i] + gemm_ref.tolerance[i];
+      auto fused = [&](int32_t rows) {
+        return run_mlp(p, rows, [&](void* out) {
+          gpu::launch_fused_mlp(fused_args<T>(p, p.x_d.as<T>(), out, rows, activation), nullptr);
+        });
+      };
+      const std::vector<uint16_t> widest = fused(gpu::kFusedMlpMaxRows);
+      int64_t num_same_as_gemm = 0, num_values = 0;
+      for (int32_t rows = 1; rows <= gpu::kFusedMlpMaxRows; ++rows) {
+        CAPTURE(rows);
+        const std::vector<uint16_t> got = fused(rows);
+        CHECK(worst_tolerance_ratio(bf16, got, fused_ref.act, fused_ref.tolerance) <= 1.0);
+        // A row's bits do not depend on how many rows run beside it.
+        CHECK(std::equal(got.begin(), got.end(), widest.begin()));
+        const std::vector<uint16_t> separate = run_mlp(p, rows, [&](void* out) {
+          gemm.run(p.x_d.data(), p.w_d.data(), gate_up.as<float>(), rows, shape.hidden, 2 * shape.ffn);
+          gpu::launch_gated_activation(
+              gpu::GatedActivationArgs<T>{gate_up.as<float>(), static_cast<T*>(out), rows, shape.ffn, activation},
+              nullptr);
+        });
+        std::vector<float> separate_values(separate.size());
+        for (std::size_t i = 0; i < separate.size(); ++i) separate_values[i] = from_bits(bf16, separate[i]);
+        CHECK(worst_tolerance_ratio(bf16, got, separate_values, both) <= 1.0);
+        for (std::size_t i = 0; i < got.size(); ++i) num_same_as_gemm += got[i] == separate[i];
+        num_values += static_cast<int64_t>(got.size());
+      }
+      MESSAGE("fused vs cuBLAS + activation: " << num_same_as_gemm << " of " << num_values << " values the same bits");
+      // Nor on which rows they are: x from its second row on gives the widest run's rows 1...
+      const std::vector<uint16_t> shifted = run_mlp(p, gpu::kFusedMlpMaxRows - 1, [&](void* out) {
+        gpu::launch_fused_mlp(fused_args<T>(p, p.x_d.as<T>() + shape.hidden, out, gpu::kFusedMlpMaxRows - 1, activation),
+                              nullptr);
+      });
+      CHECK(std::equal(shifted.begin(), shifted.end(), widest.begin() + shape.ffn));
+    }
+  }
+
+  // Outside fused_mlp_supports the launch refuses (the backend runs the GEMM path there).
+  const MlpProblem odd = make_mlp_problem(bf16, 100, 16, 5);
+  CHECK_FALSE(gpu::fused_mlp_supports(1, 100));
+  gpu::DeviceBuffer out(static_cast<std::size_t>(gpu::kFusedMlpMaxRows + 1) * 2 * 16 * sizeof(T));
+  CHECK_THROWS_AS(gpu::launch_fused_mlp(fused_args<T>(odd, odd.x_d.as<T>(), out.data(), 1, MlpActivation::kSilu), nullptr),
+                  Error);
+  const MlpProblem even = make_mlp_problem(bf16, 96, 16, 6);
+  for (const int32_t rows : {0, gpu::kFusedMlpMaxRows + 1})
+    CHECK_THROWS_AS(
+        gpu::launch_fused_mlp(fused_args<T>(even, even.x_d.as<T>(), out.data(), rows, MlpActivation::kSilu), nullptr),
+        Error);
+  CHECK_THROWS_AS(  // x one element off its 16-byte alignment
+      gpu::launch_fused_mlp(fused_args<T>(even, even.x_d.as<T>() + 1, out.data(), 1, MlpActivation::kSilu), nullptr),
+      Error);
+}
+
+}  // namespace
+
+TEST_CASE("fused gate/up + activation: the CPU reference and cuBLAS + launch_gated_activation within bfloat16/float16 "
+          "rounding, rows 1 to kFusedMlpMaxRows; a row's bits independent of the batch; unsupported shapes refused") {
+  REQUIRE_GPU();
+  SUBCASE("bfloat16") { check_fused_mlp<__nv_bfloat16>(gpu::DeviceDtype::BF16); }
+  SUBCASE("float16") { check_fused_mlp<__half>(gpu::DeviceDtype::F16); }
 }
