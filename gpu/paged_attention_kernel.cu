@@ -38,6 +38,13 @@ struct RowSplit {
   static_assert(kHeadDim % kVectorElems == 0, "rows are read in 16-byte vectors");
   static_assert(32 % kLanes == 0 && kElems % kVectorElems == 0, "a lane reads whole 16-byte vectors of one warp's row");
   static_assert(kPassRows >= 1, "one row of lane-group sums must fit the shared-memory budget");
+  // Rows a lane group loads before it uses the first: each thread keeps that many rows'
+  // 16-byte vectors in flight (raw, converted on use) to cover memory latency when few
+  // blocks run (decode at small batch: one block per partition and KV head). Up to 8
+  // vectors while scoring, 4 in the V sums, where the kRows x kElems sums are live too.
+  static constexpr int kRowVectors = kElems / kVectorElems;
+  static constexpr int kKeyRowsInFlight = kRowVectors >= 8 ? 1 : 8 / kRowVectors;
+  static constexpr int kValueRowsInFlight = kRowVectors >= 4 ? 1 : 4 / kRowVectors;
 };
 
 // The first index >= begin that lane `lane` of `stride` lanes takes (lane, lane + stride, ...).
@@ -45,16 +52,24 @@ __device__ __forceinline__ int first_index_of_lane(int begin, int lane, int stri
   return begin + (lane - begin % stride + stride) % stride;
 }
 
-template <typename Kv, int kElems>
-__device__ __forceinline__ void load_row_slice(const Kv* src, float (&dst)[kElems]) {
-  constexpr int kPerVector = 16 / static_cast<int>(sizeof(Kv));
+// A lane's slice of a K or V row, as loaded: kVectors 16-byte vectors of Kv.
+template <int kVectors>
+struct RowSlice {
+  uint4 raw[kVectors];
+};
+
+template <int kVectors>
+__device__ __forceinline__ RowSlice<kVectors> load_row_slice(const void* src) {
+  RowSlice<kVectors> slice;
 #pragma unroll
-  for (int v = 0; v < kElems / kPerVector; ++v) {
-    const uint4 raw = reinterpret_cast<const uint4*>(src)[v];
-    const Kv* elems = reinterpret_cast<const Kv*>(&raw);
-#pragma unroll
-    for (int i = 0; i < kPerVector; ++i) dst[v * kPerVector + i] = to_float(elems[i]);
-  }
+  for (int v = 0; v < kVectors; ++v) slice.raw[v] = reinterpret_cast<const uint4*>(src)[v];
+  return slice;
+}
+
+// Element e of the slice, as float.
+template <typename Kv, int kVectors>
+__device__ __forceinline__ float slice_element(const RowSlice<kVectors>& slice, int e) {
+  return to_float(reinterpret_cast<const Kv*>(slice.raw)[e]);
 }
 
 template <typename Kv, typename Out, int kHeadDim>
@@ -122,26 +137,38 @@ __global__ void __launch_bounds__(kThreads)
   // the lane slices' products chained by fma, then summed across the kLanes lanes by a fixed
   // butterfly, then scaled and capped. Every lane runs every shuffle (the loop bound is the
   // block's).
+  // A lane group loads its next Split::kKeyRowsInFlight rows (u = 0, 1, ...: positions
+  // base + lane_group + u * kGroups) before scoring them; scores are independent, so this
+  // changes no bits.
   const float softcap = args.softcap;
-  for (int base = idx_begin; base < num_pos; base += kGroups) {
-    const int idx = base + lane_group;
-    const bool valid = idx < num_pos;
-    float k[kElems] = {};
-    if (valid) load_row_slice<Kv, kElems>(row_address(args.k_pool, p0 + idx), k);
+  constexpr int kKeyRows = Split::kKeyRowsInFlight;
+  constexpr int kRowVectors = Split::kRowVectors;
+  for (int base = idx_begin; base < num_pos; base += kGroups * kKeyRows) {
+    RowSlice<kRowVectors> k[kKeyRows] = {};
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      if (r >= num_rows) break;
-      const float* q = q_s + r * kHeadDim + lane * kElems;
-      float dot = __fmul_rn(q[0], k[0]);
+    for (int u = 0; u < kKeyRows; ++u) {
+      const int idx = base + lane_group + u * kGroups;
+      if (idx < num_pos) k[u] = load_row_slice<kRowVectors>(row_address(args.k_pool, p0 + idx));
+    }
 #pragma unroll
-      for (int e = 1; e < kElems; ++e) dot = fmaf(q[e], k[e], dot);
+    for (int u = 0; u < kKeyRows; ++u) {
+      const int idx = base + lane_group + u * kGroups;
+      const bool valid = idx < num_pos;
 #pragma unroll
-      for (int offset = kLanes / 2; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
-      if (valid && lane == 0) {
-        float score = dot * args.scale;
-        if (softcap > 0.0f) score = softcap * tanhf(score / softcap);
-        const bool visible = p0 + idx >= row_start_s[r] && p0 + idx <= row_pos_s[r];
-        w_s[r * kPartition + idx] = visible ? score : -INFINITY;
+      for (int r = 0; r < kRows; ++r) {
+        if (r >= num_rows) break;
+        const float* q = q_s + r * kHeadDim + lane * kElems;
+        float dot = __fmul_rn(q[0], slice_element<Kv>(k[u], 0));
+#pragma unroll
+        for (int e = 1; e < kElems; ++e) dot = fmaf(q[e], slice_element<Kv>(k[u], e), dot);
+#pragma unroll
+        for (int offset = kLanes / 2; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
+        if (valid && lane == 0) {
+          float score = dot * args.scale;
+          if (softcap > 0.0f) score = softcap * tanhf(score / softcap);
+          const bool visible = p0 + idx >= row_start_s[r] && p0 + idx <= row_pos_s[r];
+          w_s[r * kPartition + idx] = visible ? score : -INFINITY;
+        }
       }
     }
   }
@@ -175,16 +202,29 @@ __global__ void __launch_bounds__(kThreads)
 
   // Weighted V sums: lane group g adds its positions (idx = g mod kGroups) in increasing
   // order; those below idx_begin would add 0 * v, so they are neither loaded nor added.
+  // Split::kValueRowsInFlight rows are loaded before the first is added, then added in
+  // order: the same sums as one row at a time.
+  constexpr int kValueRows = Split::kValueRowsInFlight;
   float acc[kRows][kElems] = {};
-  for (int idx = first_index_of_lane(idx_begin, lane_group, kGroups); idx < num_pos; idx += kGroups) {
-    float v[kElems];
-    load_row_slice<Kv, kElems>(row_address(args.v_pool, p0 + idx), v);
+  for (int base = first_index_of_lane(idx_begin, lane_group, kGroups); base < num_pos;
+       base += kGroups * kValueRows) {
+    RowSlice<kRowVectors> v[kValueRows];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      if (r >= num_rows) break;
-      const float w = w_s[r * kPartition + idx];
+    for (int u = 0; u < kValueRows; ++u) {
+      const int idx = base + u * kGroups;
+      if (idx < num_pos) v[u] = load_row_slice<kRowVectors>(row_address(args.v_pool, p0 + idx));
+    }
 #pragma unroll
-      for (int e = 0; e < kElems; ++e) acc[r][e] = fmaf(w, v[e], acc[r][e]);
+    for (int u = 0; u < kValueRows; ++u) {
+      const int idx = base + u * kGroups;
+      if (idx >= num_pos) break;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        if (r >= num_rows) break;
+        const float w = w_s[r * kPartition + idx];
+#pragma unroll
+        for (int e = 0; e < kElems; ++e) acc[r][e] = fmaf(w, slice_element<Kv>(v[u], e), acc[r][e]);
+      }
     }
   }
 
