@@ -51,10 +51,11 @@ mkdir -p "$root/bin" "$root/tests" "$root/lib" "$root/share/pagedgen/tests/data"
 install -m 755 "$build/app/pagedgen" "$build/gpu/bench_gpu" "$build/gpu/bench_kernels" "$root/bin/"
 for test in "${gpu_tests[@]}"; do install -m 755 "$build/tests/$test" "$root/tests/"; done
 strip --strip-all "$root"/bin/* "$root"/tests/*
-# The tests' data: samples/ (inputs, the dummy models' configs), the reference prompts and
-# the chat templates (tests/test_paths.cpp finds them in share/pagedgen).
+# The tests' data: samples/ (inputs, the dummy models' configs), the reference prompts, the
+# chat templates and the tiny per-architecture model files of tests/data/arch-reference
+# (1.7 MB; tests/test_paths.cpp finds them in share/pagedgen).
 cp -r samples "$root/share/pagedgen/"
-cp -r tests/data/reference tests/data/chat_templates "$root/share/pagedgen/tests/data/"
+cp -r tests/data/reference tests/data/chat_templates tests/data/arch-reference "$root/share/pagedgen/tests/data/"
 install -m 644 scripts/gpu-bundle/README.md scripts/gpu-bundle/env.sh "$root/"
 install -m 755 scripts/gpu-bundle/run-tests.sh scripts/gpu-bundle/run-bench.sh "$root/"
 
