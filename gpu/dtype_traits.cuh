@@ -22,6 +22,14 @@ __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 x) {
   return __bfloat162float(x);
 }
 
+// The 16 / sizeof(T) elements of a 16-byte vector of T (one uint4 load), as floats: exact.
+template <typename T>
+__device__ __forceinline__ void unpack_vector(const uint4& v, float (&out)[16 / sizeof(T)]) {
+  const T* elems = reinterpret_cast<const T*>(&v);
+#pragma unroll
+  for (int i = 0; i < static_cast<int>(16 / sizeof(T)); ++i) out[i] = to_float(elems[i]);
+}
+
 template <typename T>
 __device__ __forceinline__ T from_float(float x);
 template <>

@@ -37,28 +37,6 @@ constexpr int kUnroll = 4;
 constexpr int kVector = kFusedMlpVectorElements;
 static_assert(kVector * 2 == sizeof(uint4), "a vector is 16 bytes of a 16-bit type");
 
-template <typename T>
-__device__ __forceinline__ T from_bits(unsigned short bits);
-template <>
-__device__ __forceinline__ __half from_bits<__half>(unsigned short bits) {
-  return __ushort_as_half(bits);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_bits<__nv_bfloat16>(unsigned short bits) {
-  return __ushort_as_bfloat16(bits);
-}
-
-// The 8 elements of a vector of T as floats (exact); element 2i is word i's low half.
-template <typename T>
-__device__ __forceinline__ void unpack(const uint4& v, float (&out)[kVector]) {
-  const uint32_t words[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    out[2 * i] = to_float(from_bits<T>(static_cast<unsigned short>(words[i] & 0xffffu)));
-    out[2 * i + 1] = to_float(from_bits<T>(static_cast<unsigned short>(words[i] >> 16)));
-  }
-}
-
 // kRows >= num_rows: the instantiation's row capacity (1, 2, 4 or 8); rows past num_rows
 // are skipped, never read.
 template <typename T, int kRows>
@@ -92,12 +70,12 @@ __global__ void __launch_bounds__(kThreads) fused_mlp_kernel(FusedMlpArgs<T> arg
       if (v >= num_vectors) break;
       float wf[kWeightRows][kVector];
 #pragma unroll
-      for (int k = 0; k < kWeightRows; ++k) unpack<T>(loaded[u][k], wf[k]);
+      for (int k = 0; k < kWeightRows; ++k) unpack_vector<T>(loaded[u][k], wf[k]);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         if (r >= num_rows) break;
         float xf[kVector];
-        unpack<T>(__ldg(x + static_cast<int64_t>(r) * num_vectors + v), xf);
+        unpack_vector<T>(__ldg(x + static_cast<int64_t>(r) * num_vectors + v), xf);
 #pragma unroll
         for (int k = 0; k < kWeightRows; ++k)
 #pragma unroll

@@ -66,10 +66,14 @@ __device__ __forceinline__ RowSlice<kVectors> load_row_slice(const void* src) {
   return slice;
 }
 
-// Element e of the slice, as float.
+// The slice as kVectors * 16 / sizeof(Kv) floats.
 template <typename Kv, int kVectors>
-__device__ __forceinline__ float slice_element(const RowSlice<kVectors>& slice, int e) {
-  return to_float(reinterpret_cast<const Kv*>(slice.raw)[e]);
+__device__ __forceinline__ void unpack_slice(const RowSlice<kVectors>& slice,
+                                             float (&out)[kVectors * 16 / sizeof(Kv)]) {
+  constexpr int kPerVector = 16 / static_cast<int>(sizeof(Kv));
+#pragma unroll
+  for (int v = 0; v < kVectors; ++v)
+    unpack_vector<Kv>(slice.raw[v], reinterpret_cast<float(&)[kPerVector]>(out[v * kPerVector]));
 }
 
 template <typename Kv, typename Out, int kHeadDim>
@@ -154,13 +158,15 @@ __global__ void __launch_bounds__(kThreads)
     for (int u = 0; u < kKeyRows; ++u) {
       const int idx = base + lane_group + u * kGroups;
       const bool valid = idx < num_pos;
+      float kf[kElems];
+      unpack_slice<Kv>(k[u], kf);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         if (r >= num_rows) break;
         const float* q = q_s + r * kHeadDim + lane * kElems;
-        float dot = __fmul_rn(q[0], slice_element<Kv>(k[u], 0));
+        float dot = __fmul_rn(q[0], kf[0]);
 #pragma unroll
-        for (int e = 1; e < kElems; ++e) dot = fmaf(q[e], slice_element<Kv>(k[u], e), dot);
+        for (int e = 1; e < kElems; ++e) dot = fmaf(q[e], kf[e], dot);
 #pragma unroll
         for (int offset = kLanes / 2; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
         if (valid && lane == 0) {
@@ -218,12 +224,14 @@ __global__ void __launch_bounds__(kThreads)
     for (int u = 0; u < kValueRows; ++u) {
       const int idx = base + u * kGroups;
       if (idx >= num_pos) break;
+      float vf[kElems];
+      unpack_slice<Kv>(v[u], vf);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         if (r >= num_rows) break;
         const float w = w_s[r * kPartition + idx];
 #pragma unroll
-        for (int e = 0; e < kElems; ++e) acc[r][e] = fmaf(w, slice_element<Kv>(v[u], e), acc[r][e]);
+        for (int e = 0; e < kElems; ++e) acc[r][e] = fmaf(w, vf[e], acc[r][e]);
       }
     }
   }
