@@ -19,28 +19,37 @@ T load(const uint8_t* record, uint32_t offset, std::size_t index) {
   return value;
 }
 
-// The definition every SIMD path reproduces (quant_gemm.h), one output at a time.
+constexpr std::size_t kGenericMaxRows = 8;
+
+// The definition every SIMD path reproduces (quant_gemm.h). A row of w's block is unpacked
+// once for all the tile's activation rows; each output keeps its own chain of fmas over the
+// blocks in order, so the loop order changes no bit.
 void generic_tile(const PackedMatrix& w, const QuantTile& tile) {
   const QuantFormat& format = w.format();
   const PackedLayout& layout = w.layout();
   const std::size_t nb = w.num_blocks();
   const int32_t offset = w.weight_offset();
-  for (std::size_t r = 0; r < tile.num_rows; ++r) {
-    for (std::size_t c = 0; c < tile.num_cols; ++c) {
-      float acc = 0.0f;
-      for (std::size_t b = 0; b < nb; ++b) {
-        const uint8_t* rec = w.record(tile.group, b);
+  for (std::size_t c = 0; c < tile.num_cols; ++c) {
+    float acc[kGenericMaxRows] = {};
+    for (std::size_t b = 0; b < nb; ++b) {
+      const uint8_t* rec = w.record(tile.group, b);
+      const int32_t sub0 = format.has_sub_scales ? load<int32_t>(rec, layout.sub, c) : 1;
+      const int32_t sub1 = format.has_sub_scales ? load<int32_t>(rec, layout.sub, PackedMatrix::kGroupRows + c) : 1;
+      const float scale = w.scale(rec, c);
+      const float min = format.has_min ? w.min(rec, c) : 0.0f;
+      int32_t q[32];
+      w.stored_weights(rec, c, q);
+      for (std::size_t r = 0; r < tile.num_rows; ++r) {
         const Q8Block& x = tile.x[r * nb + b];
-        const int32_t sub0 = format.has_sub_scales ? load<int32_t>(rec, layout.sub, c) : 1;
-        const int32_t sub1 = format.has_sub_scales ? load<int32_t>(rec, layout.sub, PackedMatrix::kGroupRows + c) : 1;
         int32_t half[2] = {0, 0};
-        for (int i = 0; i < 32; ++i) half[i / 16] += w.stored_weight(rec, c, i) * x.q[i];
+        for (int i = 0; i < 16; ++i) half[0] += q[i] * x.q[i];
+        for (int i = 16; i < 32; ++i) half[1] += q[i] * x.q[i];
         const int32_t isum = sub0 * (half[0] - offset * x.qsum[0]) + sub1 * (half[1] - offset * x.qsum[1]);
-        acc = std::fma(w.scale(rec, c) * x.d, static_cast<float>(isum), acc);
-        if (format.has_min) acc = std::fma(w.min(rec, c), x.s, acc);
+        acc[r] = std::fma(scale * x.d, static_cast<float>(isum), acc[r]);
+        if (format.has_min) acc[r] = std::fma(min, x.s, acc[r]);
       }
-      tile.y[r * tile.y_stride + c] = acc;
     }
+    for (std::size_t r = 0; r < tile.num_rows; ++r) tile.y[r * tile.y_stride + c] = acc[r];
   }
 }
 
@@ -55,7 +64,7 @@ std::size_t groups_per_task(const PackedMatrix& w, std::size_t num_threads) {
 
 }  // namespace
 
-QuantKernel quant_kernel_generic() { return {&generic_tile, 4}; }
+QuantKernel quant_kernel_generic() { return {&generic_tile, kGenericMaxRows}; }
 
 QuantKernel quant_kernel(CpuIsa isa) {
   switch (isa) {

@@ -130,14 +130,21 @@ PackedMatrix::PackedMatrix(GgmlType type, const uint8_t* data, std::size_t rows,
   });
 }
 
-int PackedMatrix::stored_weight(const uint8_t* rec, std::size_t c, int i) const {
-  if (format_.bits == 8)
-    return rec[layout_.q8 + (static_cast<std::size_t>(i / 4) * kRows + c) * 4 + static_cast<std::size_t>(i % 4)];
-  const uint8_t byte = rec[layout_.qs + nibble_byte(c, i)];
-  uint32_t q = high_nibble(i) ? byte >> 4 : byte & 15u;
-  if (format_.bits >= 5) q |= ((load<uint32_t>(rec, layout_.qh, c) >> high_bit(i)) & 1u) << 4;
-  if (format_.bits == 6) q |= ((load<uint32_t>(rec, layout_.qh2, c) >> high_bit(i)) & 1u) << 5;
-  return static_cast<int>(q);
+void PackedMatrix::stored_weights(const uint8_t* rec, std::size_t c, int32_t (&q)[32]) const {
+  if (format_.bits == 8) {
+    for (int i = 0; i < 32; ++i)
+      q[i] = rec[layout_.q8 + (static_cast<std::size_t>(i / 4) * kRows + c) * 4 + static_cast<std::size_t>(i % 4)];
+    return;
+  }
+  const uint32_t qh = format_.bits >= 5 ? load<uint32_t>(rec, layout_.qh, c) : 0;
+  const uint32_t qh2 = format_.bits == 6 ? load<uint32_t>(rec, layout_.qh2, c) : 0;
+  for (int i = 0; i < 32; ++i) {
+    const uint8_t byte = rec[layout_.qs + nibble_byte(c, i)];
+    uint32_t v = high_nibble(i) ? byte >> 4 : byte & 15u;
+    v |= ((qh >> high_bit(i)) & 1u) << 4;
+    v |= ((qh2 >> high_bit(i)) & 1u) << 5;
+    q[i] = static_cast<int32_t>(v);
+  }
 }
 
 float PackedMatrix::scale(const uint8_t* rec, std::size_t c) const { return get_scale(layout_, rec, 0, c); }
@@ -158,7 +165,9 @@ void PackedMatrix::dequantize_row(std::size_t row, float* out) const {
     block.m = min(rec, c);
     block.sub_scale[0] = static_cast<int16_t>(format_.has_sub_scales ? load<int32_t>(rec, layout_.sub, c) : 1);
     block.sub_scale[1] = static_cast<int16_t>(format_.has_sub_scales ? load<int32_t>(rec, layout_.sub, kRows + c) : 1);
-    for (int i = 0; i < 32; ++i) block.q[i] = static_cast<int8_t>(stored_weight(rec, c, i) - shift);
+    int32_t q[32];
+    stored_weights(rec, c, q);
+    for (int i = 0; i < 32; ++i) block.q[i] = static_cast<int8_t>(q[i] - shift);
     for (int i = 0; i < 32; ++i) out[i] = quant_weight(format_, block, i);
   }
 }

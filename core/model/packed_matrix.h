@@ -71,8 +71,9 @@ class PackedMatrix {
     return data_.get() + (group * num_blocks() + block) * layout_.bytes;
   }
 
-  // Stored integer i (0..31) of row c (0..15) of a record, before weight_offset().
-  int stored_weight(const uint8_t* record, std::size_t c, int i) const;
+  // The 32 stored integers of row c (0..15) of a record, before weight_offset(), in
+  // order: one call per record row, so the portable path pays no call per weight.
+  void stored_weights(const uint8_t* record, std::size_t c, int32_t (&q)[32]) const;
   // Row c's d and m (0 without a min) in a record, as floats.
   float scale(const uint8_t* record, std::size_t c) const;
   float min(const uint8_t* record, std::size_t c) const;
