@@ -6,6 +6,9 @@
 # Builds the bench_cpu_gemm target in BUILD_DIR (default build, configured by scripts/build.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench-contention.sh
+. scripts/bench-contention.sh
+run_begin=$(contention_sample)
 build_dir="${1:-build}"
 threads="${2:-2}"
 seconds="${3:-0.5}"
@@ -15,3 +18,4 @@ if [[ ! -f "$build_dir/build.ninja" ]]; then
 fi
 ninja -C "$build_dir" bench_cpu_gemm >/dev/null
 "$build_dir/app/bench_cpu_gemm" "$threads" "$seconds"
+contention_report "the benchmark" "$run_begin"

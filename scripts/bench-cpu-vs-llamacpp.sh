@@ -5,7 +5,8 @@
 #             ~490-token document), 64 new tokens each: pagedgen with prefix sharing vs
 #             llama-batched-bench -npp 501 -ntg 64 -npl 8 -pps, times 8 groups
 #   unshared  the same file with --no-prefix-sharing vs llama-batched-bench -npp 501
-#             -ntg 64 -npl 8 -fa on (no -pps), times 8 groups
+#             -ntg 64 -npl 8 with flash attention (no -pps), times 8 groups; `-fa on` or
+#             the older switch `-fa`, whichever its --help shows
 #   prefill   one 2,048-token prompt, max_tokens 1 (prompt tok/s) vs llama-bench -p 2048 -n 0
 #   decode    one 12-token prompt, 128 new tokens (generated tok/s) vs llama-bench -p 0 -n 128
 # pagedgen runs once per --cpu-math mode (fast, exact) when `generate --help` lists
@@ -15,7 +16,9 @@
 # pool pages never touched take no memory; RSS-KV is what the rest of the process held). llama.cpp runs only when LLAMA_CPP_DIR (or
 # --llama-cpp-dir) names a directory holding llama-bench and llama-batched-bench. Prints
 # a detail table, the comparison table and a JSON line; exits 0 even when a run fails
-# (its cells read "failed" and its stderr tail is printed).
+# (its cells read "failed" and its stderr tail is printed). Each run's row says how many
+# cores other processes used meanwhile (scripts/bench-contention.sh); above a tenth of a core
+# the script warns loudly that the figures are not to be trusted.
 #
 # Usage: scripts/bench-cpu-vs-llamacpp.sh [-t THREADS] [-m MODEL.gguf] [--pagedgen BIN]
 #            [--llama-cpp-dir DIR] [--reps N] [--keep DIR]
@@ -53,6 +56,9 @@ for var in model bin llama_dir keep; do
   if [[ -n "${!var}" ]]; then printf -v "$var" '%s' "$(realpath -m -- "${!var}")"; fi
 done
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench-contention.sh
+. scripts/bench-contention.sh
+run_begin=$(contention_sample)
 bin="${bin:-build/app/pagedgen}"
 if [[ ! -x "$bin" ]]; then
   echo "bench-cpu-vs-llamacpp: $bin not found; build first (scripts/build.sh) or pass --pagedgen" >&2
@@ -87,11 +93,12 @@ for workload in shared prefill decode; do
   scripts/make-cpu-workload.py --workload "$workload" -o "$tmp/$workload.jsonl"
 done
 
-# measure NAME CMD...: CMD's stdout and stderr to $tmp/NAME.{out,err}; "rc wall_s rss_kib"
-# to $tmp/NAME.res.
+# measure NAME CMD...: CMD's stdout and stderr to $tmp/NAME.{out,err}; "rc wall_s rss_kib
+# other_cores" to $tmp/NAME.res (other_cores: other processes' CPU meanwhile).
 measure() {
   local name=$1; shift
-  local start end rc=0 rss=0
+  local start end rc=0 rss=0 begin
+  begin=$(contention_sample)
   start=$(date +%s.%N)
   if [[ -x /usr/bin/time ]]; then
     /usr/bin/time -v -o "$tmp/$name.timev" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
@@ -107,7 +114,9 @@ measure() {
     wait "$pid" || rc=$?
   fi
   end=$(date +%s.%N)
-  echo "$rc $(awk "BEGIN {print $end - $start}") ${rss:-0}" >"$tmp/$name.res"
+  echo "$rc $(awk "BEGIN {print $end - $start}") ${rss:-0} $(contention_cores "$begin" "$(contention_sample)")" \
+    >"$tmp/$name.res"
+  contention_report "$name" "$begin" >/dev/null
   if [[ $rc -ne 0 ]]; then
     echo "bench-cpu-vs-llamacpp: $name failed (exit $rc):" >&2
     tail -n 5 "$tmp/$name.err" >&2
@@ -131,6 +140,12 @@ for mode in "${modes[@]}"; do
 done
 
 if [[ -n "$llama_dir" ]]; then
+  # Flash attention is a switch (`-fa`) in older llama.cpp builds and takes a value
+  # (`-fa on|off|auto`) in newer ones, which refuse the bare switch: ask the binary.
+  fa=(-fa)
+  if "$llama_dir/llama-batched-bench" --help 2>&1 | grep -E -e '--flash-attn' | grep -q 'on|off'; then
+    fa=(-fa on)
+  fi
   # One group of 8 requests; the 64-request file is 8 such groups. -c fits 8 unshared
   # sequences of 501 + 64 tokens.
   batched=("$llama_dir/llama-batched-bench" -m "$model" -c 4608 -b 2048 -ub 512
@@ -138,7 +153,7 @@ if [[ -n "$llama_dir" ]]; then
   for ((r = 0; r < reps; r++)); do
     echo "running llama-batched-bench (shared, unshared) $r" >&2
     measure "llama-shared-$r" "${batched[@]}" -pps
-    measure "llama-unshared-$r" "${batched[@]}" -fa on
+    measure "llama-unshared-$r" "${batched[@]}" "${fa[@]}"
   done
   echo "running llama-bench (prefill, decode)" >&2
   measure llama-prefill "$llama_dir/llama-bench" -m "$model" -p 2048 -n 0 -t "$threads" -r "$reps" -o json
@@ -152,8 +167,11 @@ reps, modes = int(reps), modes.split()
 RUNS = ("shared", "unshared", "prefill", "decode")
 
 def res(name):
-    rc, wall, rss = open(f"{tmp}/{name}.res").read().split()
+    rc, wall, rss, _ = open(f"{tmp}/{name}.res").read().split()
     return int(rc), float(wall), int(rss)
+
+def other_cores(name):
+    return float(open(f"{tmp}/{name}.res").read().split()[3])
 
 def pagedgen_cell(mode, run):
     """Best of the reps: rate, generate s, wall s, peak RSS MiB, token counts."""
@@ -169,7 +187,8 @@ def pagedgen_cell(mode, run):
         cell = {"rate": tokens / gen_s, "generate_s": gen_s, "wall_s": wall, "rss_mib": rss / 1024,
                 "peak_kv_mib": s["blocks"]["peak_kv_bytes"] / 2**20,
                 "prompt_tokens": s["tokens"]["prompt"], "prompt_computed": s["tokens"]["prompt_computed"],
-                "generated": s["tokens"]["generated"], "output": f"{name}.jsonl"}
+                "generated": s["tokens"]["generated"], "output": f"{name}.jsonl",
+                "other_cores": other_cores(name)}
         if best is None or cell["rate"] > best["rate"]:
             best = cell
     return best
@@ -187,7 +206,7 @@ def llama_batched_cell(run):
         total_s = 8 * row["t"]
         cell = {"rate": 8 * row["pl"] * row["tg"] / total_s, "generate_s": total_s, "wall_s": wall,
                 "rss_mib": rss / 1024, "group_t_s": row["t"], "group_t_pp_s": row["t_pp"],
-                "group_t_tg_s": row["t_tg"], "flash_attn": row["flash_attn"]}
+                "group_t_tg_s": row["t_tg"], "flash_attn": row["flash_attn"], "other_cores": other_cores(name)}
         if best is None or cell["rate"] > best["rate"]:
             best = cell
     return best
@@ -199,7 +218,8 @@ def llama_bench_cell(run):
     row = json.loads(open(f"{tmp}/llama-{run}.out").read())[0]
     tokens = row["n_prompt"] if run == "prefill" else row["n_gen"]
     return {"rate": row["avg_ts"], "generate_s": tokens / row["avg_ts"], "wall_s": wall,
-            "rss_mib": rss / 1024, "stddev_ts": row["stddev_ts"], "flash_attn": row.get("flash_attn")}
+            "rss_mib": rss / 1024, "stddev_ts": row["stddev_ts"], "flash_attn": row.get("flash_attn"),
+            "other_cores": other_cores(f"llama-{run}")}
 
 pagedgen = {m: {run: pagedgen_cell(m, run) for run in RUNS} for m in modes}
 llama = {}
@@ -216,8 +236,8 @@ extra = os.environ.get("PAGEDGEN_FLAGS", "").strip()
 print(f"model: {model}\npagedgen: {binary} {extra + ' ' if extra else ''}(cpu-math: {', '.join(modes) if len(modes) > 1 else 'option absent, one path'})")
 print(f"llama.cpp: {llama_dir or 'not run (set LLAMA_CPP_DIR)'}\nthreads: {threads}, reps: {reps} (best kept)\n")
 
-print(f"{'run':<28} {'rate tok/s':>10} {'generate s':>10} {'wall s':>8} {'peak RSS MiB':>12} {'peak KV MiB':>11} "
-      f"{'RSS-KV MiB':>10} {'prompt':>7} {'computed':>8} {'generated':>9}")
+print(f"{'run':<28} {'rate tok/s':>10} {'generate s':>10} {'wall s':>8} {'other cores':>11} {'peak RSS MiB':>12} "
+      f"{'peak KV MiB':>11} {'RSS-KV MiB':>10} {'prompt':>7} {'computed':>8} {'generated':>9}")
 for m in modes:
     for run in RUNS:
         c = pagedgen[m][run]
@@ -225,8 +245,8 @@ for m in modes:
         if c is None:
             print(f"{label:<28} {'failed':>10}")
             continue
-        print(f"{label:<28} {c['rate']:>10.1f} {c['generate_s']:>10.2f} {c['wall_s']:>8.2f} {c['rss_mib']:>12.0f} "
-              f"{c['peak_kv_mib']:>11.0f} {c['rss_mib'] - c['peak_kv_mib']:>10.0f} "
+        print(f"{label:<28} {c['rate']:>10.1f} {c['generate_s']:>10.2f} {c['wall_s']:>8.2f} {c['other_cores']:>11.2f} "
+              f"{c['rss_mib']:>12.0f} {c['peak_kv_mib']:>11.0f} {c['rss_mib'] - c['peak_kv_mib']:>10.0f} "
               f"{c['prompt_tokens']:>7} {c['prompt_computed']:>8} {c['generated']:>9}")
 for run, c in llama.items():
     label = f"llama.cpp {run}"
@@ -234,7 +254,8 @@ for run, c in llama.items():
         print(f"{label:<28} {'failed':>10}")
         continue
     note = f"  (8 x group T {c['group_t_s']:.2f} s)" if "group_t_s" in c else ""
-    print(f"{label:<28} {c['rate']:>10.1f} {c['generate_s']:>10.2f} {c['wall_s']:>8.2f} {c['rss_mib']:>12.0f}{note}")
+    print(f"{label:<28} {c['rate']:>10.1f} {c['generate_s']:>10.2f} {c['wall_s']:>8.2f} {c['other_cores']:>11.2f} "
+          f"{c['rss_mib']:>12.0f}{note}")
 
 expected = {"shared": 64 * 64, "unshared": 64 * 64, "prefill": 1, "decode": 128}
 for m in modes:
@@ -272,3 +293,4 @@ for run in RUNS:
 print(json.dumps({"bench": "cpu_vs_llamacpp", "model": model, "threads": int(threads), "reps": reps,
                   "cpu_math_modes": modes, "llama_cpp_dir": llama_dir or None, "rows": rows}))
 PY
+contention_report "the whole benchmark" "$run_begin"

@@ -16,6 +16,9 @@
 #   --build       the CPU build directory (default build), --build-cuda the CUDA one (default build-cuda)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench-contention.sh
+. scripts/bench-contention.sh
+run_begin=$(contention_sample)
 shape=8b parent=/tmp exact=0 cold=0 build=build build_cuda=build-cuda
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -144,6 +147,7 @@ else
   echo "{\"bench\": \"load\", \"device\": \"cuda\", \"mode\": \"dtype bfloat16\", \"skipped\": \"unmeasured: no GPU or no CUDA build ($build_cuda) here\"}" >> "$results"
 fi
 
+contention_report "the timed runs" "$run_begin"
 python3 - "$shape" "$file_bytes" "$results" "$cache" <<'PY'
 import json, sys
 shape, file_bytes, path, cache = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]

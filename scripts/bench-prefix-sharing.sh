@@ -4,6 +4,9 @@
 # baseline. Usage: scripts/bench-prefix-sharing.sh [INPUT.jsonl] [extra generate flags...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench-contention.sh
+. scripts/bench-contention.sh
+run_begin=$(contention_sample)
 input="${1:-samples/shared_prefix.jsonl}"
 shift || true
 bin=build/app/pagedgen
@@ -20,6 +23,7 @@ for mode in shared unshared; do
   echo "$start $end" > "$tmp/$mode.time"
 done
 
+contention_report "the timed runs" "$run_begin"
 python3 - "$tmp" "$input" <<'PY'
 import json, sys
 tmp, input_path = sys.argv[1:]

@@ -68,6 +68,9 @@ for var in model bin keep; do
   if [[ -n "${!var}" ]]; then printf -v "$var" '%s' "$(realpath -m -- "${!var}")"; fi
 done
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench-contention.sh
+. scripts/bench-contention.sh
+run_begin=$(contention_sample)
 bin="${bin:-build/app/pagedgen}"
 if [[ ! -x "$bin" ]]; then
   echo "bench-structured-outputs: $bin not found; build first (scripts/build.sh) or pass --pagedgen" >&2
@@ -114,6 +117,7 @@ for ((r = 0; r < reps; r++)); do
   run "matched-$r" "$tmp/orders-matched.jsonl"
 done
 
+contention_report "the timed runs" "$run_begin"
 python3 - "$tmp" "$threads" "$reps" "$model" "$bin" "$requests" "$max_tokens" <<'PY'
 import json, os, statistics, sys
 tmp, threads, reps, model, binary, requests, max_tokens = sys.argv[1:]
