@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz with clang, AddressSanitizer and
-# UndefinedBehaviorSanitizer (in build-fuzz), and runs each, one after the other, on its seed
-# corpus tests/fuzz/corpus/<target> for a number of executions or a time:
+# UndefinedBehaviorSanitizer (in the sanitizer tree, build-fuzz: scripts/sanitizer-tree.sh),
+# and runs each, one after the other, on its seed corpus tests/fuzz/corpus/<target> for a
+# number of executions or a time:
 #
 #   scripts/fuzz.sh --runs 3000                      # every target, 3000 inputs each (CI)
 #   scripts/fuzz.sh --time 600 fuzz_gguf             # one target for 10 minutes
 #   scripts/fuzz.sh --runs 10000000 fuzz_request_parser -- -max_len=65536   # extra libFuzzer flags
 #
 # Inputs that find new coverage go to build-fuzz/corpus/<target> (kept between runs, never
-# into the tree); a crash, leak or timeout leaves its input in build-fuzz/findings/ and
-# stops the script with a nonzero exit. Reproduce one with
+# into the tree); a crash, leak or timeout leaves its input in build-fuzz/findings/, and the
+# other targets still run. Closes with `fuzz: N passed, N failed` (a target passes when its
+# run ends without a finding) and exits 1 when one failed. Reproduce a finding with
 #   build-fuzz/tests/fuzz/<target> build-fuzz/findings/<file>
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +27,7 @@ while [ $# -gt 0 ]; do
     --runs) runs="${2:?--runs needs a count}"; shift 2 ;;
     --time) seconds="${2:?--time needs seconds}"; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     fuzz_*) targets+=("$1"); shift ;;
     *) echo "fuzz.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -38,20 +40,18 @@ if [ ${#targets[@]} -eq 0 ]; then targets=("${all_targets[@]}"); fi
 for t in "${targets[@]}"; do
   if [ ! -d "tests/fuzz/corpus/$t" ]; then echo "fuzz.sh: no target '$t' (no tests/fuzz/corpus/$t)" >&2; exit 2; fi
 done
-if ! command -v clang++ >/dev/null; then
-  echo "fuzz.sh: clang++ is missing; run scripts/install-deps.sh" >&2
-  exit 2
-fi
-
-build=build-fuzz
-cmake -S . -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPAGEDGEN_FUZZ=ON -DPAGEDGEN_SANITIZE=ON -DPAGEDGEN_CUDA=OFF >/dev/null
+# shellcheck source=scripts/sanitizer-tree.sh
+. scripts/sanitizer-tree.sh
+configure_sanitizer_tree
+build=$sanitizer_tree
 ninja -C "$build" -j"${PAGEDGEN_BUILD_JOBS:-2}" "${targets[@]}"
 
 mkdir -p "$build/findings"
 limit=()
 if [ -n "$runs" ]; then limit+=("-runs=$runs"); fi
 if [ -n "$seconds" ]; then limit+=("-max_total_time=$seconds"); fi
+passed=0
+failed=()
 for t in "${targets[@]}"; do
   mkdir -p "$build/corpus/$t"
   dict=()
@@ -60,14 +60,18 @@ for t in "${targets[@]}"; do
   start=$(date +%s)
   # One process at a time, in this one (no -jobs: the machine is shared); new inputs go to
   # the first directory.
-  "$build/tests/fuzz/$t" "${limit[@]}" -timeout=30 -rss_limit_mb=2560 -print_final_stats=1 \
+  if "$build/tests/fuzz/$t" "${limit[@]}" -timeout=30 -rss_limit_mb=2560 -print_final_stats=1 \
     -artifact_prefix="$build/findings/$t-" "${dict[@]}" "${extra[@]}" \
-    "$build/corpus/$t" "tests/fuzz/corpus/$t" 2>"$build/$t.log" || {
+    "$build/corpus/$t" "tests/fuzz/corpus/$t" 2>"$build/$t.log"; then
+    grep -E '^stat::number_of_executed_units|^stat::average_exec_per_sec|^stat::peak_rss_mb' "$build/$t.log" |
+      tr '\n' ' '
+    echo "($(( $(date +%s) - start )) s)"
+    passed=$((passed + 1))
+  else
     tail -n 40 "$build/$t.log" >&2
     echo "fuzz.sh: $t found a problem; its input is in $build/findings/ (full log: $build/$t.log)" >&2
-    exit 1
-  }
-  grep -E '^stat::number_of_executed_units|^stat::average_exec_per_sec|^stat::peak_rss_mb' "$build/$t.log" |
-    tr '\n' ' '
-  echo "($(( $(date +%s) - start )) s)"
+    failed+=("$t")
+  fi
 done
+echo "fuzz: $passed passed, ${#failed[@]} failed${failed[*]:+ (${failed[*]})}"
+[ ${#failed[@]} -eq 0 ]
