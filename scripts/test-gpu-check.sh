@@ -5,7 +5,9 @@
 # nvidia-smi finds no GPU. Checks that the check runs every test in its order, goes on past
 # the failure and the hang (and leaves no process behind), keeps to its budget, skipping
 # what no longer fits and saying so, writes one log and the summary in the directory it is
-# given, and exits with the status each case calls for. About 30 s.
+# given, and exits with the status each case calls for. Then, with doubles of nvidia-smi,
+# ncu, compute-sanitizer, pagedgen and the benchmarks, that the steps after the tests run in
+# order and that their comparisons catch a file and a stats figure that differ. About 30 s.
 #   scripts/test-gpu-check.sh        exit status 0 when all hold, 1 when one does not
 set -uo pipefail
 check="$(cd "$(dirname "$0")" && pwd)/gpu-bundle/check.sh"
@@ -49,7 +51,7 @@ chmod +x "$dir/path/nvidia-smi"
 
 run_check() {  # run_check NAME ARGS...: sets status and seconds; the output is in $dir/NAME
   local began=$SECONDS
-  PATH="$dir/path:$PATH" "$check" --out "$dir/$1" "${@:2}" >"$dir/$1.stdout" 2>&1
+  PATH="${doubles_path:-$dir/path}:$PATH" "$check" --out "$dir/$1" "${@:2}" >"$dir/$1.stdout" 2>&1
   status=$?
   seconds=$((SECONDS - began))
 }
@@ -99,8 +101,92 @@ run_check passing --budget 60 --test-limit 3 --root "$passing_only"
 expect "exit status 0, was $status" test "$status" -eq 0
 run_check no_time --budget 2 --test-limit 3 --root "$passing_only"
 expect "exit status 3 when tests are only skipped for the budget, was $status" test "$status" -eq 3
-run_check no_out --root "$passing_only"
+"$check" --root "$passing_only" >"$dir/no_out.stdout" 2>&1
+status=$?
 expect "exit status 2 without --out, was $status" test "$status" -eq 2
+
+echo "== with a GPU: doubles of nvidia-smi, ncu, compute-sanitizer, pagedgen and the benchmarks"
+gpu="$dir/gpu"
+for name in "${ordered[@]}"; do double "$gpu" "$name" "$passing"; done
+mkdir -p "$gpu/bin" "$gpu/share/pagedgen/samples" "$gpu/share/pagedgen/gpu-check/cpu" \
+  "$gpu/share/pagedgen/scripts" "$dir/gpu-path"
+executable() {  # executable PATH TEXT
+  printf '%s\n' "$2" >"$1"
+  chmod +x "$1"
+}
+for file in samples/a.jsonl samples/b.jsonl samples/llama-3-8b.config.json samples/smollm2-135m.config.json \
+  gpu-check/smollm2-135m.vocab.gguf gpu-check/workload-8b.jsonl; do
+  echo '{}' >"$gpu/share/pagedgen/$file"
+done
+echo '{"text": "the CPU'"'"'s"}' >"$gpu/share/pagedgen/gpu-check/cpu/a.jsonl"
+echo '{"text": "the CPU'"'"'s"}' >"$gpu/share/pagedgen/gpu-check/cpu/b.jsonl"
+# generate: a.jsonl as the CPU wrote it, b.jsonl not; the 8B workload's counted stats
+# change with --no-overlap only without sharing.
+# shellcheck disable=SC2016 # the text is the double's own shell code
+executable "$gpu/bin/pagedgen" '#!/bin/sh
+sharing=yes plain=no
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -o) out="$2"; shift ;;
+    --stats) stats="$2"; shift ;;
+    -i) input="$2"; shift ;;
+    --no-prefix-sharing) sharing=no ;;
+    --no-overlap) plain=yes ;;
+  esac
+  shift
+done
+case "$input" in
+  */a.jsonl) cp "$(dirname "$0")/../share/pagedgen/gpu-check/cpu/a.jsonl" "$out" ;;
+  */b.jsonl) echo "{\"text\": \"the GPU s\"}" >"$out" ;;
+  *) echo "{\"text\": \"workload\"}" >"$out"
+     preemptions=0
+     [ "$sharing$plain" = noyes ] && preemptions=1
+     printf "{\n  \"preemption\": {\"preemptions\": %s},\n  \"time_seconds\": {\"generate\": %s},\n" \
+       "$preemptions" "$$" >"$stats"
+     printf "  \"throughput\": {\"generated_tokens_per_second\": 1234.5}\n}\n" >>"$stats" ;;
+esac'
+# shellcheck disable=SC2016 # the text is the double's own shell code
+executable "$gpu/bin/bench_gpu" '#!/bin/sh
+echo "ROW|$4|decode tokens/s at batch 1|100|1.2x the floor"'
+executable "$gpu/bin/bench_kernels" '#!/bin/sh
+echo "ROW|decode|1k x 64|GB/s|1000|0.5 of copy ($*)"'
+executable "$gpu/bin/bench_load" '#!/bin/sh
+echo "{\"bench\": \"load\", \"file_bytes\": 2147483648, \"load_s\": 1.500, \"rss_anon_before_bytes\": 104857600, \"peak_rss_anon_bytes\": 314572800, \"peak_rss_file_bytes\": 209715200}"'
+executable "$gpu/share/pagedgen/scripts/make-load-model.py" 'import sys
+print("writing a", sys.argv[1], "model to", sys.argv[2])'
+executable "$dir/gpu-path/nvidia-smi" '#!/bin/sh
+echo "GPU 0: a test double"'
+executable "$dir/gpu-path/ncu" '#!/bin/sh
+echo "    gpu__time_duration.sum    usecond    1.00"'
+# shellcheck disable=SC2016 # the text is the double's own shell code
+executable "$dir/gpu-path/compute-sanitizer" '#!/bin/sh
+for last in "$@"; do :; done
+"$last" && echo "========= ERROR SUMMARY: 0 errors"'
+doubles_path="$dir/gpu-path" run_check with_gpu --budget 120 --test-limit 3 --root "$gpu"
+expect "exit status 1 (b.jsonl and the no-sharing pair differ), was $status" test "$status" -eq 1
+# row_is OUT STEP RESULT NOTE: OUT's summary has STEP's row with RESULT and a note holding NOTE.
+row_is() {
+  grep -F -- "$(printf '%-42s %-16s' "$2" "$3")" "$dir/$1/summary.txt" | grep -q -F -- "$4"
+}
+expect_row() { expect "$1: $2, $3" row_is with_gpu "$@"; }
+expect_row "float32 vs cpu: a.jsonl" passed "identical to the CPU's file (1 lines)"
+expect_row "float32 vs cpu: b.jsonl" FAILED "differs from the CPU's file at byte 15, line 1"
+expect_row "ncu --clock-control none" passed "usable ($dir/gpu-path/ncu)"
+expect_row "8b workload, sharing" passed "1234.5 generated tok/s"
+expect_row "8b workload, sharing, no overlap/graphs" passed "output and counted stats identical to sharing's"
+expect_row "8b workload, no sharing" passed "1234.5 generated tok/s"
+expect_row "8b workload, no sharing, no overlap/graphs" FAILED "counted stats differ from no-sharing's"
+expect_row "bench_gpu: llama-3-8b shape" passed "1 rows"
+expect_row "bench_gpu: smollm2-135m shape" passed "1 rows"
+expect_row "bench_kernels --quick" passed "1 rows"
+expect_row "memcheck: test_gpu_backend" passed "ERROR SUMMARY: 0 errors"
+expect_row "load: write a bf16 1b model" passed "GB were free"
+expect_row "load: bench_load 1b cuda" passed \
+  "1.500 s, peak RssAnon 200 MiB above the 100 MiB before, peak RssFile 200 MiB, file 2048 MiB"
+expect "the figures table holds the benchmarks' rows" grep -q -E '^decode[ |]+1k x 64[ |]+GB/s[ |]+1000[ |]+0\.5 of copy \(--quick\)$' \
+  "$dir/with_gpu/summary.txt"
+expect "the final line counts 22 passed, 2 failed" grep -q '^check: 22 passed, 2 failed, 0 timed out, 0 skipped for the budget, 0 skipped' \
+  "$dir/with_gpu/summary.txt"
 
 echo "test-gpu-check: $failures failed"
 [[ $failures -eq 0 ]]

@@ -44,9 +44,9 @@
 set -uo pipefail
 shopt -s nullglob
 
-usage() {  # the comment block above, without its '#'
+usage() {  # usage STATUS: the comment block above, without its '#'; exits with STATUS
   awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "${BASH_SOURCE[0]}" >&2
-  exit 2
+  exit "$1"
 }
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -54,7 +54,7 @@ out="" work="" budget=540 test_limit=120 model="${PAGEDGEN_MODEL:-}"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --out | --budget | --test-limit | --model | --root | --work)
-      [[ $# -ge 2 ]] || usage
+      [[ $# -ge 2 ]] || usage 2
       case "$1" in
         --out) out="$2" ;;
         --budget) budget="$2" ;;
@@ -64,13 +64,13 @@ while [[ $# -gt 0 ]]; do
         --work) work="$2" ;;
       esac
       shift 2 ;;
-    -h | --help) usage ;;
-    *) echo "check: unknown argument '$1'" >&2; usage ;;
+    -h | --help) usage 0 ;;
+    *) echo "check: unknown argument '$1'" >&2; usage 2 ;;
   esac
 done
-[[ -n "$out" ]] || { echo "check: --out DIR is required" >&2; usage; }
+[[ -n "$out" ]] || { echo "check: --out DIR is required" >&2; usage 2; }
 [[ "$budget" =~ ^[0-9]+$ && "$test_limit" =~ ^[1-9][0-9]*$ ]] ||
-  { echo "check: --budget and --test-limit take whole seconds" >&2; usage; }
+  { echo "check: --budget and --test-limit take whole seconds" >&2; usage 2; }
 [[ -d "$root/tests" ]] || { echo "check: $root has no tests/: not a bundle's layout (see --root)" >&2; exit 2; }
 if [[ -n "$model" ]]; then
   [[ -f "$model" ]] || { echo "check: model file '$model' not found" >&2; exit 2; }
@@ -107,7 +107,7 @@ num_passed=0 num_failed=0 num_timed_out=0 num_budget_skips=0 num_other_skips=0
 say() { echo "$*" | tee -a "$log"; }
 
 row() {
-  printf '%-40s %-16s %5s  %s\n' "$@"
+  printf '%-42s %-16s %5s  %s\n' "$@"
 }
 
 # record NAME RESULT SECONDS NOTE: one summary row (printed now too). RESULT is passed,
@@ -126,7 +126,8 @@ record() {
 
 skip() { record "$1" skipped 0 "$2"; }
 
-# finish NAME STATUS NOTE: records a step run_limited ran (or skipped) from its status.
+# finish NAME STATUS NOTE: records a step run_limited ran (or skipped) from its status, or
+# FAILED when STATUS is "differs" (it ran, but its output is not what it is compared with).
 finish() {
   if ! $ran; then
     record "$1" "skipped (budget)" 0 "needs ${minimum_needed} s, ${left} s left"
@@ -134,6 +135,7 @@ finish() {
   fi
   case "$2" in
     0) record "$1" passed "$took" "$3" ;;
+    differs) record "$1" FAILED "$took" "$3" ;;
     124) record "$1" "TIMED OUT" "$took" "at its ${limit_used} s limit${3:+; $3}" ;;
     137) if ((took >= limit_used)); then
            record "$1" "TIMED OUT" "$took" "killed at its ${limit_used} s limit${3:+; $3}"
@@ -225,7 +227,8 @@ find_tool() {
     echo "$candidate"
     return 0
   fi
-  for candidate in /usr/local/cuda/bin/"$1" /usr/local/cuda/compute-sanitizer/"$1" /opt/nvidia/nsight-compute/*/"$1"; do
+  for candidate in /usr/local/cuda/bin/"$1" /usr/local/cuda/compute-sanitizer/"$1" /opt/nvidia/nsight-compute/*/"$1" \
+    /opt/nvidia/nsight-compute/*/host/target-linux-x64/"$1"; do
     [[ -x "$candidate" ]] && { echo "$candidate"; return 0; }
   done
   return 1
@@ -237,6 +240,7 @@ find_tool() {
   cat "$root/BUILD-INFO.txt" 2>/dev/null
   echo "GPU: ${gpu_name:-none (nvidia-smi -L lists none): the steps after the tests are skipped}"
   echo "python3: $(command -v python3 || echo "not found")"
+  for tool in ncu nsys compute-sanitizer; do echo "$tool: $(find_tool "$tool" || echo "not found")"; done
   echo "PAGEDGEN_MODEL: ${PAGEDGEN_MODEL:-unset}; LD_LIBRARY_PATH: ${LD_LIBRARY_PATH:-unset}"
 } | tee -a "$log"
 
@@ -257,12 +261,13 @@ ordered_tests=(test_gpu_gemm test_gpu_weight_kernels test_gpu_llama_kernels test
                test_gpu_paged_attention test_gpu_sampler test_gpu_backend test_gpu_architectures
                test_gpu_structured_outputs test_gpu_commands)
 
-# The doctest totals and the cases that skipped (they say "skipped: why").
+# The doctest totals, and how many cases skipped (each says "skipped: why" in the log).
 test_note() {
-  local output totals
+  local output totals num_skipped
   output="$(step_output)"
   totals="$(grep '^\[doctest\] test cases:' <<<"$output" | tail -n 1 | sed 's/^\[doctest\] test cases: *//' | tr -s ' ')"
-  echo "${totals:-no doctest totals}; $(grep -c 'MESSAGE: skipped' <<<"$output") cases skipped"
+  num_skipped="$(grep -c 'MESSAGE: skipped' <<<"$output")"
+  echo "${totals:-no doctest totals}$( ((num_skipped == 0)) || echo "; $num_skipped cases skipped")"
 }
 
 run_test() {
@@ -295,7 +300,7 @@ needs() {
   fi
   for file in "$@"; do
     if [[ ! -e "$file" ]]; then
-      skip "$name" "${file#"$root/"} is missing (scripts/make-gpu-check-data.sh makes the data)"
+      skip "$name" "${file#"$root/"} is missing$([[ "$file" == "$data"/* ]] && echo " (scripts/make-gpu-check-data.sh makes it)")"
       return 1
     fi
   done
@@ -320,8 +325,8 @@ float32_vs_cpu() {
       if cmp -s "$reference" "$output"; then
         note="identical to the CPU's file ($(wc -l <"$output") lines)"
       else
-        status=1
-        note="differs from the CPU's file: $(cmp "$reference" "$output" 2>&1 | head -n 1)"
+        status=differs
+        note="differs from the CPU's file at $(first_difference "$reference" "$output")"
         { echo "== diff ${reference#"$root/"} (CPU) vs the GPU's output"; diff "$reference" "$output" | head -n 40; } >>"$log"
       fi
     fi
@@ -346,6 +351,10 @@ ncu_probe() {
     note="$(step_output | grep -m 1 -E '==ERROR==|ERR_|[Ff]ailed' | cut -c 1-120)"
     record "ncu --clock-control none" skipped "$took" "present ($ncu) but not usable: ${note:-exit status $status}"
   fi
+}
+
+first_difference() {  # first_difference FILE1 FILE2: "byte B, line L", or why cmp could not say
+  cmp "$1" "$2" 2>&1 | head -n 1 | sed 's/.* differ: //'
 }
 
 # A stats JSON holds one field per line; the counted figures are all but these two.
@@ -373,10 +382,10 @@ workload() {
       if [[ ! -f "$work/$COMPARE_WITH.stats.json" ]]; then
         note+="; not compared: the $COMPARE_WITH run did not finish"
       elif ! cmp -s "$work/$COMPARE_WITH.jsonl" "$work/$tag.jsonl"; then
-        status=1
-        note+="; output differs from $COMPARE_WITH's: $(cmp "$work/$COMPARE_WITH.jsonl" "$work/$tag.jsonl" 2>&1 | head -n 1)"
+        status=differs
+        note+="; output differs from $COMPARE_WITH's at $(first_difference "$work/$COMPARE_WITH.jsonl" "$work/$tag.jsonl")"
       elif ! diff <(counted_stats "$work/$COMPARE_WITH.stats.json") <(counted_stats "$work/$tag.stats.json") >>"$log"; then
-        status=1
+        status=differs
         note+="; counted stats differ from $COMPARE_WITH's (the diff is in the log)"
       else
         note+="; output and counted stats identical to $COMPARE_WITH's"
@@ -396,7 +405,7 @@ bench() {  # bench NAME LIMIT MINIMUM COMMAND...: a benchmark; the note counts i
 }
 
 sanitizer() {
-  local name="compute-sanitizer memcheck: test_gpu_backend" tool status errors
+  local name="memcheck: test_gpu_backend" tool status errors
   needs "$name" "$tests/test_gpu_backend" || return
   if ! tool="$(find_tool compute-sanitizer)"; then
     skip "$name" "compute-sanitizer is not on PATH nor in /usr/local/cuda"
