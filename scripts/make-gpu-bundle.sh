@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Builds the relocatable GPU bundle on a machine with nvcc and the build dependencies
-# (scripts/install-deps.sh) but no GPU: pagedgen, bench_gpu and the gpu-labelled tests,
-# for sm_90 (H100, H200) plus compute_90 PTX and x86-64-v3 CPUs, with their data and the
-# shared libraries a GPU node without build packages lacks, as one .tar.gz of at most
+# Builds the relocatable GPU bundle on a machine with nvcc, the build dependencies
+# (scripts/install-deps.sh) and the default model (scripts/fetch-model.sh) but no GPU:
+# pagedgen, bench_gpu, bench_kernels, bench_load and the gpu-labelled tests, for sm_90
+# (H100, H200) plus compute_90 PTX and x86-64-v3 CPUs, with their data, the check's data
+# made here (scripts/make-gpu-check-data.sh: the default model's vocabulary, the CPU's
+# float32 reference outputs, the 8B workload), the check (scripts/gpu-bundle/check.sh) and
+# the shared libraries a GPU node without build packages lacks, as one .tar.gz of at most
 # 40 MB. The node needs glibc, an NVIDIA driver for CUDA 13, and cuBLAS/cuBLASLt/cudart 13
 # (pip's nvidia/cu13/lib will do); scripts/gpu-bundle/README.md, shipped inside, says how to run it.
 #   scripts/make-gpu-bundle.sh [OUT.tar.gz]      default: build-bundle/pagedgen-gpu.tar.gz
@@ -40,15 +43,15 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER
 grep -q "building the CUDA backend" "$build/configure.log" ||
   { echo "make-gpu-bundle: CMake did not configure the CUDA backend" >&2; cat "$build/configure.log"; exit 1; }
 
-echo "== build pagedgen bench_gpu bench_kernels ${gpu_tests[*]}"
-ninja -C "$build" -j"$jobs" pagedgen bench_gpu bench_kernels "${gpu_tests[@]}"
+echo "== build pagedgen bench_gpu bench_kernels bench_load ${gpu_tests[*]}"
+ninja -C "$build" -j"$jobs" pagedgen bench_gpu bench_kernels bench_load "${gpu_tests[@]}"
 
 echo "== stage"
 stage="$build/stage"
 root="$stage/pagedgen-gpu"
 rm -rf "$stage"
-mkdir -p "$root/bin" "$root/tests" "$root/lib" "$root/share/pagedgen/tests/data"
-install -m 755 "$build/app/pagedgen" "$build/gpu/bench_gpu" "$build/gpu/bench_kernels" "$root/bin/"
+mkdir -p "$root/bin" "$root/tests" "$root/lib" "$root/share/pagedgen/tests/data" "$root/share/pagedgen/scripts"
+install -m 755 "$build/app/pagedgen" "$build/app/bench_load" "$build/gpu/bench_gpu" "$build/gpu/bench_kernels" "$root/bin/"
 for test in "${gpu_tests[@]}"; do install -m 755 "$build/tests/$test" "$root/tests/"; done
 strip --strip-all "$root"/bin/* "$root"/tests/*
 # The tests' data: samples/ (inputs, the dummy models' configs), the reference prompts, the
@@ -57,7 +60,10 @@ strip --strip-all "$root"/bin/* "$root"/tests/*
 cp -r samples "$root/share/pagedgen/"
 cp -r tests/data/reference tests/data/chat_templates tests/data/arch-reference "$root/share/pagedgen/tests/data/"
 install -m 644 scripts/gpu-bundle/README.md scripts/gpu-bundle/env.sh "$root/"
-install -m 755 scripts/gpu-bundle/run-tests.sh scripts/gpu-bundle/run-bench.sh "$root/"
+install -m 755 scripts/gpu-bundle/check.sh "$root/"
+install -m 755 scripts/make-load-model.py "$root/share/pagedgen/scripts/"
+echo "== the check's data (the CPU's float32 reference outputs: a few minutes)"
+scripts/make-gpu-check-data.sh "$build/app/pagedgen" "$root/share/pagedgen/gpu-check"
 
 # Every library the binaries load (ldd follows dependencies), except the C runtime, the
 # driver and CUDA's own libraries (libcublas* covers libcublasLt), which the node brings
@@ -119,3 +125,4 @@ if ((bytes > max_bytes)); then
   echo "make-gpu-bundle: the archive is over 40 MB" >&2
   exit 1
 fi
+echo "   made in $SECONDS s"
