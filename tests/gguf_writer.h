@@ -40,7 +40,7 @@ class GgufWriter {
  public:
   explicit GgufWriter(uint32_t version = 3) : version_(version) {}
 
-  void add(std::string key, GgufValue value) { metadata_.emplace_back(std::move(key), std::move(value)); }
+  void add(const std::string& key, GgufValue value) { metadata_.emplace_back(key, std::move(value)); }
   void add_tensor(GgufTestTensor tensor) { tensors_.push_back(std::move(tensor)); }
   // The alignment the data is laid out with. The reader learns it only from a
   // general.alignment key, so tests that change it add that key too.

@@ -259,8 +259,11 @@ TEST_CASE("default model: very long whitespace runs and words encode and decode 
   const GgufFile gguf(*model);
   const auto tokenizer = load_tokenizer(gguf);
   // Long runs stress the regex engine (backtracking over "\s+(?!\S)") and the merge heap.
-  for (const std::string& text : {"a" + std::string(200000, ' ') + "b", std::string(300000, 'x'),
-                                  std::string(50000, '\n') + "end"}) {
+  std::string spaces = "a";
+  spaces.append(200000, ' ').append("b");
+  std::string newlines(50000, '\n');
+  newlines.append("end");
+  for (const std::string& text : {spaces, std::string(300000, 'x'), newlines}) {
     const std::vector<TokenId> ids = tokenizer->encode(text, false);
     CHECK(!ids.empty());
     CHECK(ids.size() < text.size());
