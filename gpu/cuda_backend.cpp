@@ -41,10 +41,8 @@ namespace {
 // 256 over 4k-token contexts with an 8B model; longer steps take several launches.
 constexpr std::size_t kPartialWorkspaceBytes = std::size_t{64} << 20;
 
-// Cascade decode (bfloat16 and float16, tensor_attention_plan.h): a shared prefix is read
-// once per tile when at least 4 sequences share at least 256 positions, in parts of 512
-// positions (more when the partials would not fit). Chosen, not measured yet.
-constexpr SharedPrefixPolicy kCascadePolicy{4, 256};
+// Cascade decode (bfloat16 and float16, kCascadePolicy in tensor_attention_plan.h): in
+// parts of 512 positions (more when the partials would not fit). Chosen, not measured yet.
 constexpr int32_t kCascadeChunkTokens = 512;
 
 // Layer kinds of the KV cache (step/kv_kinds.h): the full-attention layers and at most one
