@@ -28,6 +28,7 @@
 #include "llama_kernels.h"
 #include "paged_attention_kernel.h"
 #include "staged_upload.h"
+#include "step_profiler.h"
 #include "tensor_attention_kernel.h"
 #include "tensor_attention_plan.h"
 #include "util/byte_units.h"
@@ -41,10 +42,8 @@ namespace {
 // 256 over 4k-token contexts with an 8B model; longer steps take several launches.
 constexpr std::size_t kPartialWorkspaceBytes = std::size_t{64} << 20;
 
-// Cascade decode (bfloat16 and float16, tensor_attention_plan.h): a shared prefix is read
-// once per tile when at least 4 sequences share at least 256 positions, in parts of 512
-// positions (more when the partials would not fit). Chosen, not measured yet.
-constexpr SharedPrefixPolicy kCascadePolicy{4, 256};
+// Cascade decode (bfloat16 and float16, kCascadePolicy in tensor_attention_plan.h): in
+// parts of 512 positions (more when the partials would not fit). Chosen, not measured yet.
 constexpr int32_t kCascadeChunkTokens = 512;
 
 // Layer kinds of the KV cache (step/kv_kinds.h): the full-attention layers and at most one
@@ -116,6 +115,7 @@ struct CudaBackend::Impl {
   std::vector<int32_t> padded_ids, padded_positions, padded_logits_rows;  // scratch
   std::array<std::vector<int64_t>, kMaxKvKinds> padded_slots;
   int32_t num_in_flight = 0;  // steps submitted, not collected
+  std::optional<StepProfiler> profiler;  // with PAGEDGEN_GPU_PROFILE=1 only
 
   // Whether some layer attends to every position (all but a model whose every layer has a
   // window), and whether some layer has a window: which attention plans a step needs.
@@ -131,10 +131,18 @@ struct CudaBackend::Impl {
     CUDA_CHECK(cudaSetDevice(o.device));
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     gemm.emplace(stream, o.dtype);
+    if (StepProfiler::requested()) profiler.emplace(stream);
   }
 
   ~Impl() {
     if (stream != nullptr) cudaStreamSynchronize(stream);
+    if (profiler) {
+      try {
+        fmt::print(stderr, "{}", profiler->summary());
+      } catch (...) {  // stderr gone: nothing to report to
+      }
+      profiler.reset();
+    }
     gemm.reset();
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
@@ -225,6 +233,14 @@ struct CudaBackend::Impl {
   bool is_decode_step(const StepBatch& batch) const {
     return batch.num_tokens == batch.num_seqs && std::ssize(batch.logits_rows) == batch.num_tokens &&
            batch.num_tokens <= decode_bucket(std::max(1, options.max_logits_rows));
+  }
+
+  // Runs `queue` (launches on the stream) as one piece of the step being profiled.
+  template <typename F>
+  void profiled(ProfiledPiece kind, F&& queue) {
+    if (profiler) profiler->begin_piece(kind);
+    queue();
+    if (profiler) profiler->end_piece();
   }
 
   // Where the kernels outside attention read a step's token rows on the device.
@@ -337,6 +353,8 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const Deferred
     attention_arrays.tile_partial_index = pack.add(std::span<const int32_t>(tensor->partial_index));
   }
   const std::size_t at_deferred = pack.add(deferred);
+  // The first profiled piece: the uploads, the deferred ids and segment 0.
+  if (profiler) profiler->begin_piece(ProfiledPiece::kForward);
   std::byte* device_arrays = step_arrays.upload(pack, stream);
   attention_arrays.base = device_arrays;
   RowArrays r{};
@@ -368,12 +386,15 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const Deferred
                                stream);
     pre_attention<T>(0, r);
   });
+  if (profiler) profiler->end_piece();
   for (std::size_t l = 0; l < w.layers.size(); ++l) {
-    attention<T>(l, batch, plans, tensor, r, attention_arrays);
-    segment(static_cast<int32_t>(l) + 1, [&] {
-      post_attention<T>(l, r);
-      if (l + 1 < w.layers.size()) pre_attention<T>(l + 1, r);
-      else if (r.num_logits > 0) head<T>(r);
+    profiled(ProfiledPiece::kAttention, [&] { attention<T>(l, batch, plans, tensor, r, attention_arrays); });
+    profiled(ProfiledPiece::kForward, [&] {
+      segment(static_cast<int32_t>(l) + 1, [&] {
+        post_attention<T>(l, r);
+        if (l + 1 < w.layers.size()) pre_attention<T>(l + 1, r);
+        else if (r.num_logits > 0) head<T>(r);
+      });
     });
   }
 }
@@ -607,8 +628,11 @@ void CudaBackend::submit(const StepBatch& batch, const SamplingBatch& sampling, 
   PG_CHECK(m.num_in_flight < 2, "a third step submitted before the first was collected");
   const auto vocab = static_cast<int32_t>(m.config.vocab_size);
   const auto num_logits_rows = static_cast<int32_t>(batch.logits_rows.size());
+  if (m.profiler) m.profiler->begin_step(batch.num_tokens == batch.num_seqs, batch.num_tokens);
   m.queue_forward(batch, batch.logits_rows.size() * static_cast<std::size_t>(vocab), deferred);
-  m.sampler.enqueue(m.logits.as<float>(), num_logits_rows, vocab, sampling, m.stream);
+  m.profiled(ProfiledPiece::kSampling,
+             [&] { m.sampler.enqueue(m.logits.as<float>(), num_logits_rows, vocab, sampling, m.stream); });
+  if (m.profiler) m.profiler->end_step();
   ++m.num_in_flight;
 }
 
@@ -616,7 +640,9 @@ std::vector<SampledToken> CudaBackend::collect() {
   Impl& m = *impl_;
   PG_CHECK(m.num_in_flight > 0, "collect with no step submitted");
   --m.num_in_flight;
-  return m.sampler.collect();
+  std::vector<SampledToken> tokens = m.sampler.collect();
+  if (m.profiler) m.profiler->finish_step();
+  return tokens;
 }
 
 void CudaBackend::copy_blocks(std::span<const BlockCopy> copies) {

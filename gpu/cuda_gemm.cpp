@@ -46,6 +46,19 @@ cublasComputeType_t compute_type(DeviceDtype dtype) {
 
 bool is_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kAlignmentBytes == 0; }
 
+// The heuristic's search preference: the workspace, and for float32 the implementation mask.
+cublasLtMatmulPreference_t make_preference(std::size_t workspace_bytes, bool float32_mask) {
+  cublasLtMatmulPreference_t preference = nullptr;
+  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  const uint64_t workspace_size = workspace_bytes;
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &workspace_size, sizeof(workspace_size)));
+  if (float32_mask)
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_IMPL_MASK, &kFloat32ImplMask,
+                                                      sizeof(kFloat32ImplMask)));
+  return preference;
+}
+
 }  // namespace
 
 // Row-major y = x w^T is column-major y^T (n, m) = w^T (n, k) . x^T (k, m): cublasLt sees w
@@ -72,13 +85,7 @@ struct CudaGemm::Plan {
 CudaGemm::CudaGemm(cudaStream_t stream, DeviceDtype dtype)
     : stream_(stream), dtype_(dtype), workspace_(kWorkspaceBytes) {
   CUBLAS_CHECK(cublasLtCreate(&handle_));
-  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference_));
-  const uint64_t workspace_size = workspace_.bytes();
-  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                    &workspace_size, sizeof(workspace_size)));
-  if (dtype == DeviceDtype::F32)
-    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference_, CUBLASLT_MATMUL_PREF_IMPL_MASK, &kFloat32ImplMask,
-                                                      sizeof(kFloat32ImplMask)));
+  preference_ = make_preference(workspace_.bytes(), dtype == DeviceDtype::F32);
 }
 
 CudaGemm::~CudaGemm() {
@@ -100,18 +107,42 @@ const CudaGemm::Plan& CudaGemm::plan(const Shape& shape) {
   CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->x_layout, type, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k));
   CUBLAS_CHECK(
       cublasLtMatrixLayoutCreate(&p->y_layout, CUDA_R_32F, static_cast<uint64_t>(n), static_cast<uint64_t>(m), n));
-  cublasLtMatmulHeuristicResult_t result{};
-  int num_results = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle_, p->desc, p->w_layout, p->x_layout, p->y_layout,
-                                                               p->y_layout, preference_, 1, &result, &num_results);
-  if (status != CUBLAS_STATUS_SUCCESS || num_results == 0 || result.state != CUBLAS_STATUS_SUCCESS)
-    throw Error(fmt::format("cublasLt has no GEMM algorithm for y ({}, {}) = x ({}, {}) @ w ({}, {})^T in {} within a "
-                            "{} MiB workspace ({})",
-                            m, n, m, k, n, k, device_dtype_name(dtype_), workspace_.bytes() >> 20,
-                            status == CUBLAS_STATUS_SUCCESS ? "no result" : cublasLtGetStatusName(status)));
-  p->algo = result.algo;
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  const std::optional<cublasLtMatmulAlgo_t> algo = heuristic_algorithm(*p, preference_, status);
+  if (!algo) throw Error(no_algorithm_message(shape, *p, status));
+  p->algo = *algo;
   if (plans_.size() >= kMaxCachedShapes) plans_.clear();
   return *plans_.emplace(shape, std::move(p)).first->second;
+}
+
+std::optional<cublasLtMatmulAlgo_t> CudaGemm::heuristic_algorithm(const Plan& p, cublasLtMatmulPreference_t preference,
+                                                                  cublasStatus_t& status) const {
+  cublasLtMatmulHeuristicResult_t result{};
+  int num_results = 0;
+  status = cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.w_layout, p.x_layout, p.y_layout, p.y_layout, preference,
+                                          1, &result, &num_results);
+  if (status != CUBLAS_STATUS_SUCCESS || num_results == 0 || result.state != CUBLAS_STATUS_SUCCESS) return std::nullopt;
+  return result.algo;
+}
+
+// No float32 fallback is taken: an algorithm the implementation mask drops is, by its own
+// numerical flags, one that rounds float32 inputs to TF32 or 16 bits, which would break the
+// float32 path's promise (CPU-comparable results). The message says which case it is: no
+// algorithm at all for the shape, or only input-rounding ones (asked again without the mask).
+std::string CudaGemm::no_algorithm_message(const Shape& shape, const Plan& p, cublasStatus_t status) const {
+  const auto [m, k, n] = shape;
+  std::string why = status == CUBLAS_STATUS_SUCCESS ? "no result" : cublasLtGetStatusName(status);
+  if (dtype_ == DeviceDtype::F32) {
+    const cublasLtMatmulPreference_t unmasked = make_preference(workspace_.bytes(), false);
+    cublasStatus_t unmasked_status = CUBLAS_STATUS_SUCCESS;
+    const bool rounding_only = heuristic_algorithm(p, unmasked, unmasked_status).has_value();
+    cublasLtMatmulPreferenceDestroy(unmasked);
+    why += rounding_only ? "; it has one that rounds float32 inputs to TF32 or 16 bits, which float32 runs refuse"
+                         : "; nor one that rounds float32 inputs";
+  }
+  return fmt::format("cublasLt has no GEMM algorithm for y ({}, {}) = x ({}, {}) @ w ({}, {})^T in {} within a {} MiB "
+                     "workspace ({}); run this model in another --dtype, or on the CPU, and please report the shape",
+                     m, n, m, k, n, k, device_dtype_name(dtype_), workspace_.bytes() >> 20, why);
 }
 
 void CudaGemm::run(const void* x, const void* w, float* y, int64_t m, int64_t k, int64_t n) {

@@ -1,6 +1,7 @@
 // The GEMMs of the CUDA backend through cublasLt: y (m, n) float32 = x (m, k) @ w (n, k)^T,
 // x and w in the device dtype, accumulated in float32 (bf16/fp16 on tensor cores; float32
-// inputs with CUBLAS_COMPUTE_32F_PEDANTIC and no algorithm that rounds them to TF32/16 bits).
+// inputs with CUBLAS_COMPUTE_32F_PEDANTIC and no algorithm that rounds them to TF32/16 bits:
+// a shape with no such algorithm throws, naming it, rather than round).
 // Each shape's algorithm is cublasLt's heuristic pick for it, within the 32 MiB workspace
 // owned here: asked on the shape's first call, cached, and only cublasLtMatmul runs after.
 // run() never allocates device memory or synchronises, so it may be captured into a CUDA
@@ -21,6 +22,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "device_buffer.h"
 #include "device_dtype.h"
@@ -50,6 +53,11 @@ class CudaGemm {
   struct Plan;  // a shape's descriptors and algorithm
 
   const Plan& plan(const Shape& shape);
+  // The heuristic's first algorithm for a plan's descriptors under `preference`; `status`
+  // is the query's.
+  std::optional<cublasLtMatmulAlgo_t> heuristic_algorithm(const Plan& p, cublasLtMatmulPreference_t preference,
+                                                          cublasStatus_t& status) const;
+  std::string no_algorithm_message(const Shape& shape, const Plan& p, cublasStatus_t status) const;
 
   cublasLtHandle_t handle_ = nullptr;
   cublasLtMatmulPreference_t preference_ = nullptr;

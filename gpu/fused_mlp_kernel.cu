@@ -19,7 +19,7 @@ namespace {
 // up rows (kWeightRows rows of w_gate_up) once, in 16-byte vectors of 8 elements. Lane l
 // takes vectors l, l + 32, l + 64, ... of every weight row, kUnroll of them per row loaded
 // before any is used (kWeightRows * kUnroll loads in flight per lane), and multiplies each
-// with the same vector of every x row (at most 8 rows: they stay in L1):
+// with the same vector of every x row (at most 16 rows: they stay in L1):
 //
 //   w_gate_up row j0        | l0 | l1 | ... | l31 | l0 | l1 | ... | l31 | l0 ...
 //   w_gate_up row j0 + 1    | l0 | l1 | ... ...
@@ -37,8 +37,8 @@ constexpr int kUnroll = 4;
 constexpr int kVector = kFusedMlpVectorElements;
 static_assert(kVector * 2 == sizeof(uint4), "a vector is 16 bytes of a 16-bit type");
 
-// kRows >= num_rows: the instantiation's row capacity (1, 2, 4 or 8); rows past num_rows
-// are skipped, never read.
+// kRows >= num_rows: the instantiation's row capacity (1, 2, 4, 8, or 16 for the benchmark
+// past the backend's threshold: fused_mlp_plan.h); rows past num_rows are skipped, never read.
 template <typename T, int kRows>
 __global__ void __launch_bounds__(kThreads) fused_mlp_kernel(FusedMlpArgs<T> args) {
   const int lane = threadIdx.x % 32;
@@ -118,17 +118,18 @@ void launch_fused_mlp(const FusedMlpArgs<T>& args, cudaStream_t stream) {
     const std::string what = "launch_fused_mlp: " + std::to_string(args.num_rows) + " rows of hidden size " +
                              std::to_string(args.hidden) + (aligned_16(args.x) ? "" : ", x not 16-byte aligned") +
                              (aligned_16(args.w_gate_up) ? "" : ", w_gate_up not 16-byte aligned") + "; it takes 1 to " +
-                             std::to_string(kFusedMlpMaxRows) + " rows, a hidden size that is a multiple of " +
+                             std::to_string(kFusedMlpKernelMaxRows) + " rows, a hidden size that is a multiple of " +
                              std::to_string(kFusedMlpVectorElements) +
                              " and 16-byte aligned inputs (fused_mlp_supports; otherwise the GEMM path)";
     throw_cuda_error(cudaErrorInvalidValue, what.c_str(), __FILE__, __LINE__);
   }
   if (args.ffn <= 0) return;
-  static_assert(kFusedMlpMaxRows == 8, "the instantiations below cover 1 to 8 rows");
+  static_assert(kFusedMlpKernelMaxRows == 16, "the instantiations below cover 1 to 16 rows");
   if (args.num_rows <= 1) launch_rows<T, 1>(args, stream);
   else if (args.num_rows <= 2) launch_rows<T, 2>(args, stream);
   else if (args.num_rows <= 4) launch_rows<T, 4>(args, stream);
-  else launch_rows<T, 8>(args, stream);
+  else if (args.num_rows <= 8) launch_rows<T, 8>(args, stream);
+  else launch_rows<T, 16>(args, stream);
 }
 
 template void launch_fused_mlp<__half>(const FusedMlpArgs<__half>&, cudaStream_t);

@@ -25,7 +25,7 @@ struct FusedMlpArgs {
   const T* x;          // (num_rows, hidden) the normed MLP input, 16-byte aligned
   const T* w_gate_up;  // (2 * ffn, hidden) gate rows, then up rows, 16-byte aligned
   T* out;              // (num_rows, ffn) act(gate) * up, the w_down GEMM input
-  int32_t num_rows;    // 1 to kFusedMlpMaxRows
+  int32_t num_rows;    // 1 to kFusedMlpKernelMaxRows (the backend: at most kFusedMlpMaxRows)
   int32_t hidden;      // a multiple of kFusedMlpVectorElements
   int32_t ffn;
   MlpActivation activation = MlpActivation::kSilu;

@@ -62,6 +62,11 @@ TensorAttentionPlan plan_prefill_tiles(const StepBatch& batch, int32_t group);
 std::optional<TensorAttentionPlan> plan_cascade_tiles(const StepBatch& batch, const SharedPrefixPlan& groups,
                                                       int32_t group, int32_t chunk_tokens, int64_t max_partials);
 
+// When the CUDA backend's bfloat16 and float16 decode steps run as cascade attention: a
+// shared prefix is read once per tile when at least 4 sequences share at least 256
+// positions. Chosen, not measured yet.
+inline constexpr SharedPrefixPolicy kCascadePolicy{4, 256};
+
 // How a bfloat16 or float16 step runs on tensor cores: a step with prefill tokens (a
 // sequence with more than one new token) as prefill tiles; a decode step as cascade tiles
 // when some of its sequences share a prefix that pays under `policy` and the partials

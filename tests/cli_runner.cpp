@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <regex>
 #include <thread>
 
 #include "test_paths.h"
@@ -34,6 +35,11 @@ GenerateRun run_generate(const std::filesystem::path& dir, const std::filesystem
   INFO(name << ": " << r.stderr_text);
   REQUIRE(r.exit_code == 0);
   return {read_file(out), stats};
+}
+
+std::string stats_without_timings(const std::string& stats) {
+  static const std::regex time_object(R"re(\n\s*"(time_seconds|throughput)": \{[^}]*\},?)re");
+  return std::regex_replace(stats, time_object, "\n");
 }
 
 int run_shell(const std::string& command) {

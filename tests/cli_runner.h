@@ -34,6 +34,10 @@ struct GenerateRun {
 GenerateRun run_generate(const std::filesystem::path& dir, const std::filesystem::path& input, const std::string& name,
                          const std::string& flags);
 
+// A stats JSON's text without its timing figures (the time_seconds and throughput objects):
+// what two runs of the same schedule must have the same.
+std::string stats_without_timings(const std::string& stats);
+
 // Runs a shell command line; returns its exit code (fails the test if it did not exit).
 int run_shell(const std::string& command);
 

@@ -36,6 +36,20 @@ class PagedBatchBuilder {
     return sequences_.size() - 1;
   }
 
+  // A new sequence that starts with the first num_blocks blocks of `parent`, as a prefix
+  // cache hit gives them (whole blocks the parent has filled, never written again);
+  // returns its index.
+  std::size_t add_sequence_sharing(std::size_t parent, std::size_t num_blocks) {
+    const Sequence& p = sequence(parent);
+    const std::size_t num_shared_tokens = num_blocks * static_cast<std::size_t>(block_size_);
+    if (p.num_tokens < num_shared_tokens)
+      throw std::out_of_range(fmt::format("PagedBatchBuilder: sequence {} has {} tokens, not {} full blocks", parent,
+                                          p.num_tokens, num_blocks));
+    Sequence s{num_shared_tokens, {p.block_table.begin(), p.block_table.begin() + static_cast<std::ptrdiff_t>(num_blocks)}};
+    sequences_.push_back(std::move(s));
+    return sequences_.size() - 1;
+  }
+
   std::size_t num_tokens(std::size_t seq) const { return sequence(seq).num_tokens; }
   const std::vector<int32_t>& block_table(std::size_t seq) const { return sequence(seq).block_table; }
 

@@ -1,6 +1,7 @@
 // When the CUDA backend fuses the MLP's gate/up projection and activation
 // (gpu/fused_mlp_plan.h): bfloat16 and float16 steps of 1 to kFusedMlpMaxRows rows whose
-// hidden size is a multiple of the 16-byte vector; float32 never (its exactness path).
+// hidden size is a multiple of the 16-byte vector; float32 never (its exactness path). The
+// kernel itself takes up to kFusedMlpKernelMaxRows rows (for the benchmark).
 #include <doctest/doctest.h>
 
 #include "fused_mlp_plan.h"
@@ -18,8 +19,11 @@ TEST_CASE("fused MLP: the decode buckets up to 8 rows, bfloat16 and float16 only
       CHECK(gpu::use_fused_mlp(dtype, rows, 8));
     }
     CHECK_FALSE(gpu::use_fused_mlp(dtype, 0, 576));
-    CHECK_FALSE(gpu::use_fused_mlp(dtype, 9, 576));
-    CHECK_FALSE(gpu::use_fused_mlp(dtype, 16, 4096));
+    for (int32_t rows = 9; rows <= 17; ++rows) {  // the kernel takes 9 to 16; the backend does not ask
+      CAPTURE(rows);
+      CHECK_FALSE(gpu::use_fused_mlp(dtype, rows, 576));
+      CHECK_FALSE(gpu::use_fused_mlp(dtype, rows, 4096));
+    }
     CHECK_FALSE(gpu::use_fused_mlp(dtype, 1, 100));  // not a whole number of 16-byte vectors
     CHECK_FALSE(gpu::use_fused_mlp(dtype, 1, 4));
     CHECK_FALSE(gpu::use_fused_mlp(dtype, 1, 0));
@@ -27,4 +31,9 @@ TEST_CASE("fused MLP: the decode buckets up to 8 rows, bfloat16 and float16 only
   for (int32_t rows = 0; rows <= 9; ++rows) CHECK_FALSE(gpu::use_fused_mlp(DeviceDtype::F32, rows, 576));
   CHECK(gpu::fused_mlp_supports(8, 2056));
   CHECK_FALSE(gpu::fused_mlp_supports(8, 2052));
+  CHECK(gpu::kFusedMlpKernelMaxRows == 16);
+  CHECK(gpu::fused_mlp_supports(12, 4096));
+  CHECK(gpu::fused_mlp_supports(16, 576));
+  CHECK_FALSE(gpu::fused_mlp_supports(17, 576));
+  CHECK_FALSE(gpu::fused_mlp_supports(0, 576));
 }

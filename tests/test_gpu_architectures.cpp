@@ -1,28 +1,27 @@
 // The CUDA backend on the architectures beyond the Llama block, against the CPU backend on
 // the same random weights (model/dummy_weights.h) of small shapes the GPU kernels take
-// (head dims 64 and 96; the tiny reference files of tests/data/arch-reference, whose heads
-// are 8 to 24 wide, are the CPU's check against llama.cpp):
+// (head dims 64, 96 and 256; the tiny reference files of tests/data/arch-reference, whose
+// heads are 8 to 24 wide, are the CPU's check against llama.cpp):
 //   qwen3           q/k norms
 //   phi3            fused QKV and gate/up tensors in the file (split at upload), head dim 96, no GQA
 //   gemma2          embedding scale, GeGLU, post norms, a query scale of its own, attention and
 //                   final logit soft-caps, a sliding window on even layers (two layer kinds)
 //   gemma3          q/k and post norms, GeGLU, a window on 5 of 6 layers with its own RoPE base,
-//                   linear RoPE scaling on the global layers (two layer kinds)
+//                   linear RoPE scaling on the global layers (two layer kinds), head dim 256
 //   mistral-window  every layer with a window (one kind: nothing given back)
 // float32: last-token logits within the tolerance of test_gpu_backend at every step of a
 // chunked prefill and decodes over contexts past the window and past one attention
 // partition, with the window kinds' block tables on their own (scrambled) ids and the
-// blocks below every window given back (table entries 0); bfloat16: the same steps run and
-// the logits follow the CPU's. The engine on both backends (window kinds sized and released
-// by the engine, prefix sharing on): the same greedy tokens up to a near-tie. Skips without
-// a GPU.
+// blocks below every window given back (table entries 0); bfloat16 and float16: the same
+// steps run and the logits follow the CPU's. The engine on both backends (window kinds
+// sized and released by the engine, prefix sharing on): the same greedy tokens up to a
+// near-tie. Skips without a GPU.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <memory>
-#include <numeric>
 #include <variant>
 
 #include "backend/cpu_backend.h"
@@ -30,11 +29,14 @@
 #include "engine/engine.h"
 #include "gpu_test_device.h"
 #include "gpu_test_model.h"
+#include "logits_compare.h"
 #include "model/dummy_weights.h"
 #include "model/model_weights.h"
 #include "paged_batch_builder.h"
 
 using namespace pagedgen;
+using test::correlation;
+using test::max_abs_diff;
 
 namespace {
 
@@ -99,6 +101,10 @@ ModelConfig arch_config(const std::string& name) {
       add_window(c, [](int64_t l) { return l % 2 == 0; });
       c.window_rope_theta = c.rope_theta;
     } else {
+      // Gemma 3's head dimension: its window layers on the CUDA-core kernel at 256, its
+      // global ones on the tensor-core kernel in bfloat16/float16.
+      c.head_dim = 256;
+      c.rope_dim = 256;
       c.qk_norm = true;
       c.rope_theta = 1e6f;
       c.rope_linear_factor = 8.0f;
@@ -237,26 +243,6 @@ std::vector<std::vector<float>> run_steps(LogitsBackend& backend, const ModelCon
   return out;
 }
 
-float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  float worst = 0.0f;
-  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
-  return worst;
-}
-
-double correlation(const std::vector<float>& a, const std::vector<float>& b) {
-  const auto n = static_cast<double>(a.size());
-  const double mean_a = std::accumulate(a.begin(), a.end(), 0.0) / n;
-  const double mean_b = std::accumulate(b.begin(), b.end(), 0.0) / n;
-  double ab = 0, aa = 0, bb = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    ab += (a[i] - mean_a) * (b[i] - mean_b);
-    aa += (a[i] - mean_a) * (a[i] - mean_a);
-    bb += (b[i] - mean_b) * (b[i] - mean_b);
-  }
-  return ab / std::sqrt(aa * bb);
-}
-
 // Request i's prompt: a 360-token prefix all requests share, then 40 * i tokens of its own.
 std::vector<int32_t> request_prompt(int32_t i) {
   std::vector<int32_t> prompt;
@@ -334,20 +320,26 @@ TEST_CASE("float32: each architecture's logits near the CPU backend's, window ki
   }
 }
 
-TEST_CASE("bfloat16: each architecture runs and its logits follow the CPU backend's") {
+TEST_CASE("bfloat16 and float16: each architecture runs and its logits follow the CPU backend's") {
   REQUIRE_GPU();
   for (const std::string arch : kArchitectures) {
     CAPTURE(arch);
     const ArchModel m(arch);
     CpuBackend cpu(m.config, m.weights);
-    const std::unique_ptr<gpu::CudaBackend> gpu = cuda_backend(m, gpu::DeviceDtype::BF16);
     const std::vector<std::vector<float>> expected = run_steps(cpu, m.config, 16);
-    const std::vector<std::vector<float>> got = run_steps(*gpu, m.config, 16);
-    for (std::size_t step = 0; step < expected.size(); ++step) {
-      CAPTURE(step);
-      REQUIRE(std::ranges::all_of(got[step], [](float v) { return std::isfinite(v); }));
-      // bfloat16 weights, activations and KV round every value to 8 bits of mantissa.
-      CHECK(correlation(got[step], expected[step]) > 0.95);
+    for (const gpu::DeviceDtype dtype : {gpu::DeviceDtype::BF16, gpu::DeviceDtype::F16}) {
+      CAPTURE(gpu::device_dtype_name(dtype));
+      const std::unique_ptr<gpu::CudaBackend> gpu = cuda_backend(m, dtype);
+      const std::vector<std::vector<float>> got = run_steps(*gpu, m.config, 16);
+      for (std::size_t step = 0; step < expected.size(); ++step) {
+        CAPTURE(step);
+        REQUIRE(std::ranges::all_of(got[step], [](float v) { return std::isfinite(v); }));
+        // bfloat16 weights, activations and KV round every value to 8 bits of mantissa,
+        // float16 to 11.
+        const double r = correlation(got[step], expected[step]);
+        MESSAGE("correlation with the CPU's logits " << r);
+        CHECK(r > 0.95);
+      }
     }
   }
 }

@@ -2,8 +2,11 @@
 // when it is not installed (gpu_test_model.h): float32 logits within a stated tolerance
 // and the same bits at every block size; greedy tokens of the reference prompts equal for
 // 32 steps; bfloat16 (the default dtype) runs, and on the real model still continues "The
-// capital of France is" with " Paris"; and `generate --device cuda` writes byte-identical
-// output files at block sizes 1 to 64. Skips without a GPU.
+// capital of France is" with " Paris"; float16 logits closer to the CPU's than bfloat16's;
+// decode steps with CUDA graphs (each bucket's eager first step, its capture, its replays)
+// the same bits as without; cascade decode over a shared prefix near the CPU's logits and
+// the CUDA-core decode's; and `generate --device cuda` writes byte-identical output files
+// at block sizes 1 to 64. Skips without a GPU.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -21,7 +24,10 @@
 #include "model/model_weights.h"
 #include "paged_batch_builder.h"
 #include "gpu_test_model.h"
+#include "logits_compare.h"
 #include "reference_data.h"
+#include "shared_prefix_groups.h"
+#include "tensor_attention_plan.h"
 #include "test_paths.h"
 #include "util/error.h"
 
@@ -43,11 +49,13 @@ using test::GpuTestModel;
   MESSAGE("model: " << loaded.name);                     \
   const ModelConfig& config = loaded.config
 
-std::unique_ptr<gpu::CudaBackend> cuda_backend(const GpuTestModel& m, gpu::DeviceDtype dtype) {
+std::unique_ptr<gpu::CudaBackend> cuda_backend(const GpuTestModel& m, gpu::DeviceDtype dtype, bool cuda_graphs = true,
+                                               int32_t max_logits_rows = 4) {
   gpu::CudaBackendOptions options;
   options.dtype = dtype;
   options.max_batch_tokens = 256;
-  options.max_logits_rows = 4;
+  options.max_logits_rows = max_logits_rows;
+  options.cuda_graphs = cuda_graphs;
   return std::make_unique<gpu::CudaBackend>(m.config, m.tensors, m.name, options);
 }
 
@@ -81,6 +89,87 @@ std::vector<int32_t> greedy(LogitsBackend& backend, const std::vector<int32_t>& 
     if (i + 1 < steps) logits = run_step(backend, builder.step({{seq, {tokens.back()}}}), vocab);
   }
   return tokens;
+}
+
+// The logits of `prompt`'s prefill and then of each token of `continuation` decoded in
+// turn (the tokens given, not chosen): one vector per step.
+std::vector<std::vector<float>> forced_logits(LogitsBackend& backend, const std::vector<int32_t>& prompt,
+                                              const std::vector<int32_t>& continuation, std::size_t vocab) {
+  constexpr int32_t kBlockSize = 16, kNumBlocks = 64;
+  backend.allocate_kv_pool(kNumBlocks, kBlockSize);
+  test::PagedBatchBuilder builder(kBlockSize, kNumBlocks, 4u);
+  const std::size_t seq = builder.add_sequence();
+  std::vector<std::vector<float>> out = {run_step(backend, builder.step({{seq, prompt}}), vocab)};
+  for (int32_t token : continuation) out.push_back(run_step(backend, builder.step({{seq, {token}}}), vocab));
+  return out;
+}
+
+// Decode batch sizes whose buckets (1, 2, 4, 8, 16, 24) each come twice but for 1 and 2.
+const std::vector<int32_t> kDecodeBatchSizes = {1, 2, 3, 4, 5, 8, 9, 16, 17, 24};
+
+// Prefills of 24 sequences (5 to 74 tokens), then three rounds of decode steps over the
+// first n sequences for each n of kDecodeBatchSizes: each bucket's first step, second and
+// later ones (eager, captured and replayed with graphs on). The logits of every step.
+std::vector<std::vector<float>> decode_rounds(LogitsBackend& backend, std::size_t vocab) {
+  constexpr int32_t kBlockSize = 16, kNumBlocks = 24 * 8 + 8;
+  backend.allocate_kv_pool(kNumBlocks, kBlockSize);
+  test::PagedBatchBuilder builder(kBlockSize, kNumBlocks, 6u);
+  std::vector<std::pair<std::size_t, std::vector<int32_t>>> prompts;
+  for (int32_t s = 0; s < 24; ++s) {
+    std::vector<int32_t> prompt(static_cast<std::size_t>(5 + 3 * s));
+    for (std::size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((s * 31 + i * 7) % 1000 + 1);
+    prompts.push_back({builder.add_sequence(), prompt});
+  }
+  for (std::size_t first = 0; first < prompts.size(); first += 6) {
+    const auto begin = prompts.begin() + static_cast<std::ptrdiff_t>(first);
+    run_step(backend, builder.step(std::vector(begin, begin + 6)), vocab);
+  }
+  std::vector<std::vector<float>> out;
+  for (int32_t round = 0; round < 3; ++round)
+    for (int32_t n : kDecodeBatchSizes) {
+      std::vector<std::pair<std::size_t, std::vector<int32_t>>> step;
+      for (int32_t s = 0; s < n; ++s) step.push_back({prompts[static_cast<std::size_t>(s)].first, {100 + s + round}});
+      out.push_back(run_step(backend, builder.step(step), vocab));
+    }
+  return out;
+}
+
+// A 320-token prefix (20 blocks of 16) prefilled by one sequence; six sequences that share
+// its blocks (a prefix-cache hit) and prefill 8 to 33 tokens of their own; then three
+// decode rounds of the six: one step of all six (cascade attention in bfloat16/float16: at
+// least 4 sequences on at least 256 shared positions), or with `split` two steps of three
+// (no group pays: the CUDA-core decode kernel). Each round's logits rows, sequence order.
+std::vector<std::vector<float>> shared_prefix_decodes(LogitsBackend& backend, std::size_t vocab, bool split) {
+  constexpr int32_t kBlockSize = 16, kNumBlocks = 64, kPrefixBlocks = 20;
+  backend.allocate_kv_pool(kNumBlocks, kBlockSize);
+  test::PagedBatchBuilder builder(kBlockSize, kNumBlocks, 8u);
+  const std::size_t prefix_seq = builder.add_sequence();
+  std::vector<int32_t> prefix(kPrefixBlocks * kBlockSize);
+  for (std::size_t i = 0; i < prefix.size(); ++i) prefix[i] = static_cast<int32_t>((i * 13) % 1000 + 1);
+  run_step(backend, builder.step({{prefix_seq, prefix}}), vocab);
+  std::vector<std::pair<std::size_t, std::vector<int32_t>>> own;
+  for (int32_t s = 0; s < 6; ++s) {
+    std::vector<int32_t> tokens(static_cast<std::size_t>(8 + 5 * s));
+    for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>((s * 97 + i * 11) % 1000 + 1);
+    own.push_back({builder.add_sequence_sharing(prefix_seq, kPrefixBlocks), tokens});
+  }
+  run_step(backend, builder.step(own), vocab);
+  const std::vector<std::pair<int32_t, int32_t>> parts =
+      split ? std::vector<std::pair<int32_t, int32_t>>{{0, 3}, {3, 6}} : std::vector<std::pair<int32_t, int32_t>>{{0, 6}};
+  std::vector<std::vector<float>> out;
+  for (int32_t round = 0; round < 3; ++round) {
+    std::vector<float> logits;
+    for (const auto& [begin, end] : parts) {
+      std::vector<std::pair<std::size_t, std::vector<int32_t>>> step;
+      for (int32_t s = begin; s < end; ++s) step.push_back({own[static_cast<std::size_t>(s)].first, {200 + s + round}});
+      const StepBatch batch = builder.step(step);
+      CHECK(gpu::find_shared_prefix_groups(batch, gpu::kCascadePolicy).empty() == split);
+      const std::vector<float> rows = run_step(backend, batch, vocab);
+      logits.insert(logits.end(), rows.begin(), rows.end());
+    }
+    out.push_back(std::move(logits));
+  }
+  return out;
 }
 
 }  // namespace
@@ -153,6 +242,76 @@ TEST_CASE("bfloat16: 'The capital of France is' continues with ' Paris' (on the 
   CHECK(memory.weight_bytes > 0);
   CHECK(memory.kv_pool_bytes == static_cast<int64_t>(gpu->kv_bytes_per_block(16) * (512 / 16 + 8)));
   CHECK(memory.activation_bytes > 0);
+}
+
+TEST_CASE("float16: logits follow the CPU backend's, closer than bfloat16's, over a prefill and 8 decodes") {
+  REQUIRE_GPU_AND_MODEL();
+  const auto vocab = static_cast<std::size_t>(config.vocab_size);
+  const std::vector<int32_t>& prompt = test::load_reference_prompts().front().prompt_ids;
+  const std::vector<int32_t> continuation = {504, 3575, 282, 4649, 314, 7042, 30, 198};
+  CpuBackend cpu(config, loaded.weights, 2);
+  const std::vector<std::vector<float>> expected = forced_logits(cpu, prompt, continuation, vocab);
+  const auto f16 = forced_logits(*cuda_backend(loaded, gpu::DeviceDtype::F16), prompt, continuation, vocab);
+  const auto bf16 = forced_logits(*cuda_backend(loaded, gpu::DeviceDtype::BF16), prompt, continuation, vocab);
+  for (std::size_t step = 0; step < expected.size(); ++step) {
+    CAPTURE(step);
+    const float f16_error = test::max_abs_diff(f16[step], expected[step]);
+    const float bf16_error = test::max_abs_diff(bf16[step], expected[step]);
+    const double r = test::correlation(f16[step], expected[step]);
+    MESSAGE("max |gpu - cpu|: float16 " << f16_error << ", bfloat16 " << bf16_error << "; float16 correlation " << r);
+    // float16 rounds weights, GEMM inputs and the KV cache to 11 bits of mantissa, bfloat16 to
+    // 8: its error is the smaller, and its logits follow the CPU's at least as closely as
+    // bfloat16's are asked to (test_gpu_architectures: correlation > 0.95) with 64 times
+    // less variance in the error: > 0.99.
+    CHECK(f16_error < bf16_error);
+    CHECK(r > 0.99);
+  }
+}
+
+TEST_CASE("decode graphs: each bucket's first (eager), second (captured) and later (replayed) steps give the bits of "
+          "graphs off, float32 and bfloat16") {
+  REQUIRE_GPU_AND_MODEL();
+  const auto vocab = static_cast<std::size_t>(config.vocab_size);
+  for (const gpu::DeviceDtype dtype : {gpu::DeviceDtype::F32, gpu::DeviceDtype::BF16}) {
+    CAPTURE(gpu::device_dtype_name(dtype));
+    const std::vector<std::vector<float>> with_graphs = decode_rounds(*cuda_backend(loaded, dtype, true, 24), vocab);
+    const std::vector<std::vector<float>> without = decode_rounds(*cuda_backend(loaded, dtype, false, 24), vocab);
+    REQUIRE(with_graphs.size() == without.size());
+    for (std::size_t step = 0; step < without.size(); ++step) {
+      CAPTURE(step);
+      CAPTURE(kDecodeBatchSizes[step % kDecodeBatchSizes.size()]);
+      REQUIRE(with_graphs[step].size() == without[step].size());
+      CHECK(std::memcmp(with_graphs[step].data(), without[step].data(), without[step].size() * sizeof(float)) == 0);
+    }
+  }
+}
+
+TEST_CASE("cascade decode through the backend: six sequences on a 320-token shared prefix, bfloat16 and float16, "
+          "near the CPU's logits and the CUDA-core decode's") {
+  REQUIRE_GPU_AND_MODEL();
+  const auto vocab = static_cast<std::size_t>(config.vocab_size);
+  CpuBackend cpu(config, loaded.weights, 2);
+  const std::vector<std::vector<float>> expected = shared_prefix_decodes(cpu, vocab, false);
+  for (const gpu::DeviceDtype dtype : {gpu::DeviceDtype::BF16, gpu::DeviceDtype::F16}) {
+    CAPTURE(gpu::device_dtype_name(dtype));
+    const auto gpu = cuda_backend(loaded, dtype, true, 8);
+    const std::vector<std::vector<float>> cascade = shared_prefix_decodes(*gpu, vocab, false);
+    const std::vector<std::vector<float>> plain = shared_prefix_decodes(*gpu, vocab, true);
+    for (std::size_t round = 0; round < expected.size(); ++round) {
+      CAPTURE(round);
+      const float cascade_error = test::max_abs_diff(cascade[round], expected[round]);
+      const float plain_error = test::max_abs_diff(plain[round], expected[round]);
+      const double r = test::correlation(cascade[round], expected[round]);
+      MESSAGE("max |gpu - cpu|: cascade " << cascade_error << ", CUDA-core decode " << plain_error
+                                          << "; cascade correlation " << r);
+      // Both runs round every GEMM input and the KV cache to the same 16-bit type; cascade
+      // adds only its attention's own rounding (P in the KV type before P V; the parts merged
+      // in float32): at most twice the CUDA-core decode's error, and as close to the CPU as
+      // bfloat16 logits are asked to be (test_gpu_architectures: correlation > 0.95).
+      CHECK(cascade_error <= 2.0f * plain_error);
+      CHECK(r > 0.95);
+    }
+  }
 }
 
 TEST_CASE("generate --device cuda: output files byte-identical at block sizes 1, 8, 16, 32, 64") {

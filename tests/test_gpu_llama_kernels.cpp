@@ -1,8 +1,10 @@
 // The CUDA token-wise kernels (gpu/llama_kernels.h) and the weight fills against their CPU
 // references (core/backend/cpu_ops.h, model/dummy_weights.h), in float32, with sentinel
 // rows past every output to catch stray writes: the Llama block's and what Qwen3 and Gemma
-// add (q/k norms, post norms, the embedding scale, GeGLU, the logits' soft-cap); and the
-// fused gate/up + activation kernel (gpu/fused_mlp_kernel.h) in bfloat16 and float16.
+// add (q/k norms, post norms, the embedding scale, GeGLU, the logits' soft-cap); the same
+// kernels reading or writing float16 and bfloat16 (tables, normed rows, activations, the
+// KV write); and the fused gate/up + activation kernel (gpu/fused_mlp_kernel.h) in
+// bfloat16 and float16.
 #include <doctest/doctest.h>
 
 #include <cuda_bf16.h>
@@ -211,34 +213,40 @@ TEST_CASE("QKV bias + q/k norms + RoPE: cpu::add_bias, cpu::rms_norm per head, c
     check_output(k_d, k, kTolerance);
     check_output(v_d, v, 0.0f);
 
-    // With the KV write folded in: the same q, k, v, and bfloat16 pools holding the bits
+    // With the KV write folded in: the same q, k, v, and 16-bit pools holding the bits
     // launch_write_kv_cache gives (block size 4, 3 blocks; token 4 is padding, slot -1).
     const KvLayout layout{3, c.kv_heads, 4, c.head_dim};
     const std::vector<int64_t> slots = {9, 0, 5, 11, -1, 2};
     const gpu::DeviceBuffer slots_d = test::to_device(slots);
-    const std::vector<__nv_bfloat16> fill(static_cast<std::size_t>(layout.elements_per_layer()), __float2bfloat16(-3.0f));
-    const gpu::DeviceBuffer k_pool = test::to_device(fill), v_pool = test::to_device(fill);
-    const gpu::DeviceBuffer k_pool2 = test::to_device(fill), v_pool2 = test::to_device(fill);
-    gpu::launch_write_kv_cache(KvWriteArgsOf<__nv_bfloat16>{k_d.as<float>(), v_d.as<float>(), slots_d.as<int64_t>(),
-                                                            tokens, k_pool.as<__nv_bfloat16>(),
-                                                            v_pool.as<__nv_bfloat16>(), layout},
-                               nullptr);
-    const gpu::DeviceBuffer q2 = poisoned(q.size(), 64), k2 = poisoned(k.size(), 64), v2 = poisoned(v.size(), 64);
-    gpu::launch_qkv_rope(gpu::QkvRopeArgs{qkv_d.as<float>(), c.bias ? bias_d.as<float>() : nullptr,
-                                          positions_d.as<int32_t>(), inv_freq_d.as<float>(), q2.as<float>(),
-                                          k2.as<float>(), v2.as<float>(), tokens, c.heads, c.kv_heads, c.head_dim,
-                                          c.rope_dim, c.layout, q_norm_p, k_norm_p, kEps},
-                         KvWriteArgsOf<__nv_bfloat16>{k2.as<float>(), v2.as<float>(), slots_d.as<int64_t>(), tokens,
-                                                      k_pool2.as<__nv_bfloat16>(), v_pool2.as<__nv_bfloat16>(), layout},
-                         nullptr);
-    check_output(q2, q, kTolerance);
-    check_output(k2, k, kTolerance);
-    check_output(v2, v, 0.0f);
-    for (const auto& [separate, fused] : {std::pair{&k_pool, &k_pool2}, std::pair{&v_pool, &v_pool2}}) {
-      const std::vector<uint16_t> a = test::to_host<uint16_t>(*separate), b = test::to_host<uint16_t>(*fused);
-      CHECK(a == b);
-      CHECK(a != test::to_host<uint16_t>(test::to_device(fill)));  // the write wrote something
-    }
+    const auto check_fused_write = [&]<typename Kv>() {
+      const bool float16 = std::is_same_v<Kv, __half>;
+      CAPTURE(float16);
+      const std::vector<Kv> fill(static_cast<std::size_t>(layout.elements_per_layer()), Kv(-3.0f));
+      const gpu::DeviceBuffer k_pool = test::to_device(fill), v_pool = test::to_device(fill);
+      const gpu::DeviceBuffer k_pool2 = test::to_device(fill), v_pool2 = test::to_device(fill);
+      gpu::launch_write_kv_cache(
+          KvWriteArgsOf<Kv>{k_d.as<float>(), v_d.as<float>(), slots_d.as<int64_t>(), tokens, k_pool.as<Kv>(),
+                            v_pool.as<Kv>(), layout},
+          nullptr);
+      const gpu::DeviceBuffer q2 = poisoned(q.size(), 64), k2 = poisoned(k.size(), 64), v2 = poisoned(v.size(), 64);
+      gpu::launch_qkv_rope(gpu::QkvRopeArgs{qkv_d.as<float>(), c.bias ? bias_d.as<float>() : nullptr,
+                                            positions_d.as<int32_t>(), inv_freq_d.as<float>(), q2.as<float>(),
+                                            k2.as<float>(), v2.as<float>(), tokens, c.heads, c.kv_heads, c.head_dim,
+                                            c.rope_dim, c.layout, q_norm_p, k_norm_p, kEps},
+                           KvWriteArgsOf<Kv>{k2.as<float>(), v2.as<float>(), slots_d.as<int64_t>(), tokens,
+                                             k_pool2.as<Kv>(), v_pool2.as<Kv>(), layout},
+                           nullptr);
+      check_output(q2, q, kTolerance);
+      check_output(k2, k, kTolerance);
+      check_output(v2, v, 0.0f);
+      for (const auto& [separate, fused] : {std::pair{&k_pool, &k_pool2}, std::pair{&v_pool, &v_pool2}}) {
+        const std::vector<uint16_t> a = test::to_host<uint16_t>(*separate), b = test::to_host<uint16_t>(*fused);
+        CHECK(a == b);
+        CHECK(a != test::to_host<uint16_t>(test::to_device(fill)));  // the write wrote something
+      }
+    };
+    check_fused_write.template operator()<__nv_bfloat16>();
+    check_fused_write.template operator()<__half>();
   }
 }
 
@@ -310,7 +318,7 @@ namespace {
 
 constexpr uint16_t kSentinel16 = 0x7fc1;  // a NaN in both 16-bit types
 
-// A bfloat16/float16 MLP input of kFusedMlpMaxRows rows: x (rows, hidden) in [-1, 1) and
+// A bfloat16/float16 MLP input of kFusedMlpKernelMaxRows rows: x (rows, hidden) in [-1, 1) and
 // w_gate_up (2 ffn, hidden) in [-2/sqrt(hidden), 2/sqrt(hidden)) (gate and up sums near
 // +-0.7), rounded to the dtype; `x` and `w` hold the rounded values the device multiplies.
 struct MlpProblem {
@@ -332,7 +340,7 @@ MlpProblem make_mlp_problem(bool bf16, int32_t hidden, int32_t ffn, uint32_t see
     }
     return test::to_device(bits);
   };
-  MlpProblem p{hidden, ffn, std::vector<float>(static_cast<std::size_t>(gpu::kFusedMlpMaxRows) * hidden),
+  MlpProblem p{hidden, ffn, std::vector<float>(static_cast<std::size_t>(gpu::kFusedMlpKernelMaxRows) * hidden),
                std::vector<float>(2 * static_cast<std::size_t>(ffn) * hidden), {}, {}};
   p.x_d = upload(p.x, 1.0f);
   p.w_d = upload(p.w, 2.0f / std::sqrt(static_cast<float>(hidden)));
@@ -355,7 +363,7 @@ struct MlpReference {
 
 MlpReference mlp_reference(const MlpProblem& p, MlpActivation activation, double sum_bound, double rel_t) {
   const auto hidden = static_cast<std::size_t>(p.hidden), ffn = static_cast<std::size_t>(p.ffn);
-  const std::size_t rows = gpu::kFusedMlpMaxRows;
+  const std::size_t rows = gpu::kFusedMlpKernelMaxRows;
   MlpReference ref{std::vector<float>(rows * ffn), std::vector<double>(rows * ffn)};
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t j = 0; j < ffn; ++j) {
@@ -419,13 +427,13 @@ void check_fused_mlp(gpu::DeviceDtype dtype) {
   for (const Shape shape : {Shape{576, 1536}, Shape{4096, 1024}, Shape{200, 97}, Shape{2056, 33}, Shape{8, 3}}) {
     CAPTURE(shape.hidden);
     CAPTURE(shape.ffn);
-    REQUIRE(gpu::fused_mlp_supports(gpu::kFusedMlpMaxRows, shape.hidden));
+    REQUIRE(gpu::fused_mlp_supports(gpu::kFusedMlpKernelMaxRows, shape.hidden));
     const MlpProblem p = make_mlp_problem(bf16, shape.hidden, shape.ffn, static_cast<uint32_t>(shape.hidden + shape.ffn));
     // The fused sums: a lane's <= 8 ceil(hidden / 256) products in sequence, then 5 adds.
     const double fused_bound = (8.0 * ((shape.hidden + 255) / 256) + 6.0) * 0x1p-24;
     // cuBLAS's, in any order with truncating accumulation (test_gpu_gemm.cpp): 2 hidden u.
     const double gemm_bound = 2.0 * shape.hidden * 0x1p-24;
-    gpu::DeviceBuffer gate_up(static_cast<std::size_t>(gpu::kFusedMlpMaxRows) * 2 * shape.ffn * sizeof(float));
+    gpu::DeviceBuffer gate_up(static_cast<std::size_t>(gpu::kFusedMlpKernelMaxRows) * 2 * shape.ffn * sizeof(float));
     for (const MlpActivation activation : {MlpActivation::kSilu, MlpActivation::kGeluTanh}) {
       CAPTURE(static_cast<int>(activation));
       const MlpReference fused_ref = mlp_reference(p, activation, fused_bound, rel_t);
@@ -437,9 +445,9 @@ void check_fused_mlp(gpu::DeviceDtype dtype) {
           gpu::launch_fused_mlp(fused_args<T>(p, p.x_d.as<T>(), out, rows, activation), nullptr);
         });
       };
-      const std::vector<uint16_t> widest = fused(gpu::kFusedMlpMaxRows);
+      const std::vector<uint16_t> widest = fused(gpu::kFusedMlpKernelMaxRows);
       int64_t num_same_as_gemm = 0, num_values = 0;
-      for (int32_t rows = 1; rows <= gpu::kFusedMlpMaxRows; ++rows) {
+      for (int32_t rows = 1; rows <= gpu::kFusedMlpKernelMaxRows; ++rows) {
         CAPTURE(rows);
         const std::vector<uint16_t> got = fused(rows);
         CHECK(worst_tolerance_ratio(bf16, got, fused_ref.act, fused_ref.tolerance) <= 1.0);
@@ -459,9 +467,9 @@ void check_fused_mlp(gpu::DeviceDtype dtype) {
       }
       MESSAGE("fused vs cuBLAS + activation: " << num_same_as_gemm << " of " << num_values << " values the same bits");
       // Nor on which rows they are: x from its second row on gives the widest run's rows 1...
-      const std::vector<uint16_t> shifted = run_mlp(p, gpu::kFusedMlpMaxRows - 1, [&](void* out) {
-        gpu::launch_fused_mlp(fused_args<T>(p, p.x_d.as<T>() + shape.hidden, out, gpu::kFusedMlpMaxRows - 1, activation),
-                              nullptr);
+      const std::vector<uint16_t> shifted = run_mlp(p, gpu::kFusedMlpKernelMaxRows - 1, [&](void* out) {
+        gpu::launch_fused_mlp(
+            fused_args<T>(p, p.x_d.as<T>() + shape.hidden, out, gpu::kFusedMlpKernelMaxRows - 1, activation), nullptr);
       });
       CHECK(std::equal(shifted.begin(), shifted.end(), widest.begin() + shape.ffn));
     }
@@ -470,11 +478,11 @@ void check_fused_mlp(gpu::DeviceDtype dtype) {
   // Outside fused_mlp_supports the launch refuses (the backend runs the GEMM path there).
   const MlpProblem odd = make_mlp_problem(bf16, 100, 16, 5);
   CHECK_FALSE(gpu::fused_mlp_supports(1, 100));
-  gpu::DeviceBuffer out(static_cast<std::size_t>(gpu::kFusedMlpMaxRows + 1) * 2 * 16 * sizeof(T));
+  gpu::DeviceBuffer out(static_cast<std::size_t>(gpu::kFusedMlpKernelMaxRows + 1) * 2 * 16 * sizeof(T));
   CHECK_THROWS_AS(gpu::launch_fused_mlp(fused_args<T>(odd, odd.x_d.as<T>(), out.data(), 1, MlpActivation::kSilu), nullptr),
                   Error);
   const MlpProblem even = make_mlp_problem(bf16, 96, 16, 6);
-  for (const int32_t rows : {0, gpu::kFusedMlpMaxRows + 1})
+  for (const int32_t rows : {0, gpu::kFusedMlpKernelMaxRows + 1})
     CHECK_THROWS_AS(
         gpu::launch_fused_mlp(fused_args<T>(even, even.x_d.as<T>(), out.data(), rows, MlpActivation::kSilu), nullptr),
         Error);
@@ -486,8 +494,116 @@ void check_fused_mlp(gpu::DeviceDtype dtype) {
 }  // namespace
 
 TEST_CASE("fused gate/up + activation: the CPU reference and cuBLAS + launch_gated_activation within bfloat16/float16 "
-          "rounding, rows 1 to kFusedMlpMaxRows; a row's bits independent of the batch; unsupported shapes refused") {
+          "rounding, rows 1 to kFusedMlpKernelMaxRows; a row's bits independent of the batch; unsupported shapes refused") {
   REQUIRE_GPU();
   SUBCASE("bfloat16") { check_fused_mlp<__nv_bfloat16>(gpu::DeviceDtype::BF16); }
   SUBCASE("float16") { check_fused_mlp<__half>(gpu::DeviceDtype::F16); }
+}
+
+namespace {
+
+template <typename T>
+T to_storage(float x) {
+  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(x);
+  else return __float2bfloat16_rn(x);
+}
+
+template <typename T>
+float from_storage(T x) {
+  if constexpr (std::is_same_v<T, __half>) return __half2float(x);
+  else return __bfloat162float(x);
+}
+
+// The first expected.size() values of a T buffer against a float32 reference. The device
+// rounds its float32 result once to T (to nearest), and that result is within
+// `float32_tolerance` of the reference (relative, or absolute below 1: the float32 cases'
+// check_output): so it holds the reference rounded to T, moved by at most that and one ulp
+// of T (2^-7 of the value in bfloat16, 2^-10 in float16, plus float16's subnormal
+// spacing). The rest keep the sentinel.
+template <typename T>
+void check_rounded(const gpu::DeviceBuffer& buffer, const std::vector<float>& expected, float float32_tolerance) {
+  const double relative_ulp = std::is_same_v<T, __half> ? 0x1p-10 : 0x1p-7;
+  const std::vector<T> got = test::to_host<T>(buffer);
+  REQUIRE(got.size() >= expected.size());
+  double worst = 0.0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const double magnitude = std::abs(expected[i]);
+    const double tolerance = relative_ulp * magnitude + 0x1p-24 + float32_tolerance * std::max(1.0, magnitude);
+    const double diff = std::abs(from_storage(got[i]) - from_storage(to_storage<T>(expected[i])));
+    const double ratio = diff / tolerance;
+    worst = std::isnan(ratio) ? INFINITY : std::max(worst, ratio);
+  }
+  CHECK(worst <= 1.0);
+  const std::vector<uint16_t> bits = test::to_host<uint16_t>(buffer);
+  for (std::size_t i = expected.size(); i < bits.size(); ++i) REQUIRE(bits[i] == kSentinel16);
+}
+
+// A buffer of n + extra T values holding the 16-bit sentinel.
+gpu::DeviceBuffer poisoned16(std::size_t n, std::size_t extra) {
+  return test::to_device(std::vector<uint16_t>(n + extra, kSentinel16));
+}
+
+// The kernels that read or write the storage type T outside the GEMMs, the fused MLP and
+// attention: the embedding gather from a T table (exact: the table's values are T's), and
+// RMSNorm and the gated activation into T (the float32 results of the cases above,
+// rounded once). Their KV writes in T are the QKV + RoPE case's.
+template <typename T>
+void check_storage_kernels() {
+  const int32_t vocab = 50, hidden = 72;
+  std::vector<float> table = random_values(vocab * hidden, 31);
+  std::vector<T> table_t(table.size());
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    table_t[i] = to_storage<T>(table[i]);
+    table[i] = from_storage(table_t[i]);
+  }
+  const std::vector<int32_t> ids = {3, 49, 0, 3, 17};
+  const float scale = std::sqrt(static_cast<float>(hidden));
+  std::vector<float> gathered(ids.size() * hidden);
+  cpu::embedding_gather(table.data(), ids, gathered.data(), hidden);
+  cpu::scale_in_place(gathered.data(), gathered.size(), scale);
+  const gpu::DeviceBuffer table_d = test::to_device(table_t), ids_d = test::to_device(ids);
+  const gpu::DeviceBuffer embedded = poisoned(gathered.size(), 2 * hidden);
+  gpu::launch_embedding_gather(gpu::EmbeddingArgs<T>{table_d.as<T>(), ids_d.as<int32_t>(), embedded.as<float>(),
+                                                     static_cast<int32_t>(ids.size()), hidden, scale},
+                               nullptr);
+  check_output(embedded, gathered, 0.0f);
+
+  const int32_t rows = 5, dim = 576;
+  const std::vector<float> x = random_values(rows * dim, 32, 3.0f), residual = random_values(rows * dim, 33);
+  const std::vector<float> weight = random_values(dim, 34);
+  std::vector<float> summed = x;
+  for (std::size_t i = 0; i < summed.size(); ++i) summed[i] += residual[i];
+  std::vector<float> normed(summed.size());
+  cpu::rms_norm(summed.data(), weight.data(), normed.data(), rows, dim, 1e-5f);
+  const gpu::DeviceBuffer x_d = test::to_device(x), residual_d = test::to_device(residual);
+  const gpu::DeviceBuffer weight_d = test::to_device(weight), normed_d = poisoned16(normed.size(), dim);
+  gpu::launch_add_rms_norm(gpu::RmsNormArgs<T>{x_d.as<float>(), residual_d.as<float>(), weight_d.as<float>(),
+                                               normed_d.as<T>(), nullptr, rows, dim, 1e-5f},
+                           nullptr);
+  check_rounded<T>(normed_d, normed, 1e-6f);  // sums of squares in double on both sides
+  check_output(x_d, summed, 0.0f);
+
+  const int32_t tokens = 3, ffn = 1536;
+  const std::vector<float> gate_up = random_values(static_cast<std::size_t>(tokens * 2 * ffn), 35, 8.0f);
+  const gpu::DeviceBuffer gate_up_d = test::to_device(gate_up);
+  for (const MlpActivation activation : {MlpActivation::kSilu, MlpActivation::kGeluTanh}) {
+    CAPTURE(static_cast<int>(activation));
+    std::vector<float> act(static_cast<std::size_t>(tokens * ffn));
+    for (int32_t t = 0; t < tokens; ++t)
+      cpu::gated_activation(activation, gate_up.data() + t * 2 * ffn, gate_up.data() + t * 2 * ffn + ffn,
+                            act.data() + t * ffn, ffn);
+    const gpu::DeviceBuffer act_d = poisoned16(act.size(), 100);
+    gpu::launch_gated_activation(
+        gpu::GatedActivationArgs<T>{gate_up_d.as<float>(), act_d.as<T>(), tokens, ffn, activation}, nullptr);
+    check_rounded<T>(act_d, act, 1e-6f);  // expf and tanhf within 2 ulp of std::exp and std::tanh
+  }
+}
+
+}  // namespace
+
+TEST_CASE("float16 and bfloat16 storage: the embedding gather from the table exactly; RMSNorm and the gated "
+          "activation within one rounding to the type of the CPU reference") {
+  REQUIRE_GPU();
+  SUBCASE("float16") { check_storage_kernels<__half>(); }
+  SUBCASE("bfloat16") { check_storage_kernels<__nv_bfloat16>(); }
 }

@@ -1,7 +1,8 @@
 // The CUDA paged-cache kernels against their CPU references (core/backend/paged_attention.h):
 // the KV write through the slot mapping and paged attention, over block sizes 1, 8, 16, 32,
 // ragged prefill chunks and decodes in one batch, contexts across several partitions, GQA
-// ratios 1, 3, 4, 8, head dims 64, 96, 128, sliding windows and soft-caps. Pools start
+// ratios 1, 2, 3, 4, 8, head dims 64, 96, 128, 256, sliding windows and soft-caps, K/V and
+// output in float32, bfloat16 and float16. Pools start
 // filled with a sentinel, blocks a window has passed are given back (table entry 0) and
 // filled with NaN, and output buffers carry sentinel rows past the batch, so an unwritten
 // or stray write, or a read of a given-back block, shows.
@@ -9,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <bit>
@@ -39,6 +41,8 @@ constexpr uint32_t kOutputSentinelBits = 0x7fc0dead;  // a NaN no kernel compute
 constexpr float kAttentionTolerance = 2e-5f;
 // bfloat16 K/V and output: the output's own rounding (8 bits of mantissa) dominates.
 constexpr float kBf16AttentionTolerance = 1.6e-2f;
+// float16 K/V and output: the same, at 11 bits of mantissa (8 times finer).
+constexpr float kF16AttentionTolerance = 2e-3f;
 // Float32 with soft-capped scores of magnitude up to ~50 (queries scaled by kSoftcapQScale):
 // each score carries a rounding error ~|s| * 2^-24 * sqrt(head_dim) ~ 1e-5, an error of
 // the same size in its log-weight.
@@ -182,17 +186,22 @@ std::vector<Out> gpu_attention(const StepBatch& batch, const std::vector<float>&
 }
 
 template <typename Kv>
-std::vector<Kv> convert_pool(const std::vector<float>& values) {
-  std::vector<Kv> out(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if constexpr (std::is_same_v<Kv, float>) out[i] = values[i];
-    else out[i] = __float2bfloat16(values[i]);
-  }
-  return out;
+Kv from_float_host(float x) {
+  if constexpr (std::is_same_v<Kv, float>) return x;
+  else if constexpr (std::is_same_v<Kv, __half>) return __float2half_rn(x);
+  else return __float2bfloat16_rn(x);
 }
 
 float to_float_host(float x) { return x; }
 float to_float_host(__nv_bfloat16 x) { return __bfloat162float(x); }
+float to_float_host(__half x) { return __half2float(x); }
+
+template <typename Kv>
+std::vector<Kv> convert_pool(const std::vector<float>& values) {
+  std::vector<Kv> out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = from_float_host<Kv>(values[i]);
+  return out;
+}
 
 // A copy of a pool with `blocks` filled with NaN.
 template <typename Kv>
@@ -251,11 +260,9 @@ std::vector<std::vector<Kv>> check_steps(int32_t block_size, const AttentionShap
     std::vector<float> k = random_values(n * kv_row, seed++), v = random_values(n * kv_row, seed++);
     std::vector<float> q = random_values(n * q_row, seed++);
     for (float& x : q) x *= c.q_scale;
-    if constexpr (!std::is_same_v<Kv, float>) {
-      // The CPU reference reads what the bfloat16 pool holds.
-      for (float& x : k) x = __bfloat162float(__float2bfloat16(x));
-      for (float& x : v) x = __bfloat162float(__float2bfloat16(x));
-    }
+    // The CPU reference reads what a 16-bit pool holds.
+    for (float& x : k) x = to_float_host(from_float_host<Kv>(x));
+    for (float& x : v) x = to_float_host(from_float_host<Kv>(x));
 
     // KV write: the whole pools, sentinels included, the same on both sides.
     cpu::write_kv_cache(cpu::kv_write_args(written, k.data(), v.data(), cpu_k.data(), cpu_v.data(), layout));
@@ -563,6 +570,30 @@ TEST_CASE("bfloat16 KV cache and output stay within bfloat16 rounding of the CPU
   REQUIRE_GPU();
   for (const AttentionShape shape : {AttentionShape{128, 2, 4}, AttentionShape{96, 4, 1}, AttentionShape{96, 2, 4}})
     for (int32_t block_size : {1, 16}) check_steps<__nv_bfloat16>(block_size, shape, kBf16AttentionTolerance);
+}
+
+TEST_CASE("float16 KV cache and output stay within float16 rounding of the CPU reference") {
+  REQUIRE_GPU();
+  for (const AttentionShape shape : {AttentionShape{128, 2, 4}, AttentionShape{64, 3, 3}, AttentionShape{256, 1, 4}})
+    for (int32_t block_size : {1, 16}) check_steps<__half>(block_size, shape, kF16AttentionTolerance);
+  check_steps<__half>(16, AttentionShape{128, 2, 4}, kF16AttentionTolerance, kWindowSteps, AttentionCase{300});
+}
+
+// Every Gemma layer has head dimension 256, and its window layers run on this kernel in
+// every dtype (the tensor-core kernel takes no window).
+TEST_CASE("head dim 256 (Gemma): float32 at every block size with and without a window and with a soft-cap; "
+          "bfloat16 with a window") {
+  REQUIRE_GPU();
+  // Gemma 3 1B's heads (4 query heads on 1 KV head, window 512) and Gemma 2's (2 per KV head).
+  for (const AttentionShape shape : {AttentionShape{256, 1, 4}, AttentionShape{256, 2, 2}}) {
+    check_block_sizes(shape, kAttentionTolerance, kSteps, AttentionCase{}, {1, 32});
+    check_block_sizes(shape, kAttentionTolerance, kWindowSteps, AttentionCase{512}, {1});
+  }
+  check_block_sizes(AttentionShape{256, 2, 2}, kSoftcapTolerance, kWindowSteps,
+                    AttentionCase{300, 50.0f, kSoftcapQScale}, {1});
+  for (int32_t block_size : {1, 16})
+    check_steps<__nv_bfloat16>(block_size, AttentionShape{256, 1, 4}, kBf16AttentionTolerance, kWindowSteps,
+                               AttentionCase{512});
 }
 
 TEST_CASE("sliding windows: each query reads its window only, never a block every window has passed") {

@@ -7,19 +7,32 @@
 // several rows reading one logits row as the n samples of a prompt do; then the same with a
 // grammar's allowed-token mask on most rows (each row its own: one token, a few, most, every
 // one; as wide as the vocabulary or a tenth shorter, as a tokenizer with fewer ids than
-// the model's rows gives). Skips without a GPU.
+// the model's rows gives). And through the engine on the CUDA backend (float32) against the
+// CPU backend: greedy requests with penalties, logit_bias and logprobs give the same tokens
+// up to a near-tie of the penalized logits and log probabilities within tolerance. Skips
+// without a GPU.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <random>
+#include <span>
+#include <string>
+#include <variant>
 #include <vector>
 
+#include "backend/cpu_backend.h"
+#include "cuda_backend.h"
 #include "device_sampler.h"
+#include "engine/engine.h"
 #include "grammar/token_bitmask.h"
 #include "gpu_test_device.h"
+#include "gpu_test_model.h"
+#include "paged_batch_builder.h"
+#include "sample/penalties.h"
 #include "sample/sampler.h"
 #include "sample/token_logprobs.h"
 #include "sampling_rows.h"
@@ -181,4 +194,163 @@ TEST_CASE("the device sampler with no rows returns none") {
   const gpu::DeviceBuffer device_logits = test::to_device(std::vector<float>(10, 0.0f));
   gpu::DeviceSampler device_sampler;
   CHECK(device_sampler.sample(device_logits.as<float>(), 1, 10, SamplingBatch{}, nullptr).empty());
+}
+
+namespace {
+
+// float32 logits on both backends, summed in other orders (test_gpu_backend's tolerance).
+constexpr float kLogitTolerance = 2e-3f;
+// A log probability is a logit minus its row's log-sum-exp: each moves by at most that.
+constexpr double kLogprobTolerance = 2.0 * kLogitTolerance;
+// A greedy token may differ only where the CPU's best two penalized logits are closer than
+// both moving by the tolerance, scaled by a repetition penalty of up to 1.3.
+constexpr float kNearTie = 2.0f * 1.3f * kLogitTolerance;
+constexpr std::size_t kMaxTokens = 24;
+
+// Greedy requests with each penalty alone, all of them with logit_bias, a bias alone, and
+// none; log probabilities (3 alternatives, or 5) on every one.
+std::vector<PreparedRequest> penalty_requests() {
+  std::vector<PreparedRequest> requests;
+  for (int32_t i = 0; i < 6; ++i) {
+    PreparedRequest r;
+    r.index = static_cast<uint64_t>(i);
+    r.seed_key = std::to_string(i);
+    for (int32_t t = 0; t < 20 + 7 * i; ++t) r.prompt_ids.push_back((i * 37 + t * 11) % 1000 + 1);
+    SamplingParams& p = r.sampling;
+    p.temperature = 0;
+    p.max_tokens = static_cast<int32_t>(kMaxTokens);
+    p.ignore_eos = true;
+    p.logprobs = 3;
+    if (i == 0) p.presence_penalty = 1.5;
+    if (i == 1) p.frequency_penalty = 0.8;
+    if (i == 2) p.repetition_penalty = 1.3;
+    if (i == 3) {
+      p.presence_penalty = 0.5;
+      p.frequency_penalty = 0.5;
+      p.repetition_penalty = 1.2;
+      p.logit_bias = {{7, 5.0}, {42, -100.0}};
+    }
+    if (i == 4) p.logit_bias = {{r.prompt_ids.front(), 2.0}};
+    if (i == 5) p.logprobs = 5;
+    requests.push_back(std::move(r));
+  }
+  return requests;
+}
+
+// Each request's (first) completion, by request index, from the engine on `backend`.
+std::vector<Completion> engine_completions(Backend& backend, const std::vector<PreparedRequest>& requests) {
+  EngineConfig config;
+  config.block_size = 16;
+  config.num_blocks = 128;
+  config.max_batch_tokens = 256;
+  config.max_model_len = 1024;
+  Engine engine(config, backend, nullptr);
+  engine.add_requests(requests);
+  std::vector<Completion> out(requests.size());
+  while (engine.has_unfinished())
+    for (const OutputRecord& record : engine.step().finished) {
+      REQUIRE(std::holds_alternative<RequestOutput>(record));
+      const auto& output = std::get<RequestOutput>(record);
+      out[output.index] = output.choices.at(0);
+    }
+  return out;
+}
+
+// The CPU's raw logits at each step of `completion` after the request's prompt.
+std::vector<std::vector<float>> cpu_step_logits(CpuBackend& cpu, const PreparedRequest& request,
+                                                const std::vector<TokenId>& completion, std::size_t vocab) {
+  cpu.allocate_kv_pool(64, 16);
+  test::PagedBatchBuilder builder(16, 64, 2u);
+  const std::size_t seq = builder.add_sequence();
+  std::vector<float> logits(vocab);
+  cpu.forward(builder.step({{seq, request.prompt_ids}}), logits);
+  std::vector<std::vector<float>> rows;
+  for (std::size_t i = 0; i < completion.size(); ++i) {
+    rows.push_back(logits);
+    if (i + 1 < completion.size()) cpu.forward(builder.step({{seq, {completion[i]}}}), logits);
+  }
+  return rows;
+}
+
+double log_sum_exp(const std::vector<float>& row) {
+  const double max = *std::max_element(row.begin(), row.end());
+  double sum = 0.0;
+  for (float x : row) sum += std::exp(static_cast<double>(x) - max);
+  return max + std::log(sum);
+}
+
+// A device entry against the CPU's row (the raw logits, as token_logprobs reads them): every
+// value the CPU's log-softmax of its id within tolerance, the alternatives in order and
+// each among the CPU's `k` most likely within tolerance.
+void check_logprobs(const GeneratedTokenLogprobs& entry, const std::vector<float>& row, int32_t k) {
+  const double lse = log_sum_exp(row);
+  const auto cpu_logprob = [&](TokenId id) { return static_cast<double>(row[static_cast<std::size_t>(id)]) - lse; };
+  CHECK(std::abs(entry.token.logprob - cpu_logprob(entry.token.id)) <= kLogprobTolerance);
+  REQUIRE(std::ssize(entry.top) == k);
+  std::vector<float> sorted = row;
+  std::nth_element(sorted.begin(), sorted.begin() + (k - 1), sorted.end(), std::greater<>());
+  const double kth = static_cast<double>(sorted[static_cast<std::size_t>(k - 1)]) - lse;
+  for (std::size_t j = 0; j < entry.top.size(); ++j) {
+    CAPTURE(j);
+    CHECK(std::abs(entry.top[j].logprob - cpu_logprob(entry.top[j].id)) <= kLogprobTolerance);
+    CHECK(cpu_logprob(entry.top[j].id) >= kth - kLogprobTolerance);
+    if (j > 0) CHECK(entry.top[j].logprob <= entry.top[j - 1].logprob);
+  }
+}
+
+}  // namespace
+
+// The engine hands the backend each sequence's prompt and generated tokens; the device
+// applies the penalties and biases, and returns log probabilities, where the CPU backend
+// does both on the host. Greedy steps of both engines are replayed on the CPU to find
+// each step's penalized margin.
+TEST_CASE("through the engine, float32: penalties, logit_bias and logprobs on the device give the CPU backend's "
+          "tokens up to a near-tie and its log probabilities within tolerance") {
+  REQUIRE_GPU();
+  const test::GpuTestModel& m = test::gpu_test_model();
+  MESSAGE("model: " << m.name);
+  const auto vocab = static_cast<std::size_t>(m.config.vocab_size);
+  const std::vector<PreparedRequest> requests = penalty_requests();
+  CpuBackend cpu(m.config, m.weights, 2);
+  gpu::CudaBackendOptions options;
+  options.dtype = gpu::DeviceDtype::F32;
+  options.max_batch_tokens = 256;
+  options.max_logits_rows = 8;
+  gpu::CudaBackend cuda(m.config, m.tensors, m.name, options);
+  const std::vector<Completion> expected = engine_completions(cpu, requests);
+  const std::vector<Completion> got = engine_completions(cuda, requests);
+  std::size_t compared = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    CAPTURE(i);
+    const PreparedRequest& r = requests[i];
+    REQUIRE(expected[i].token_ids.size() == kMaxTokens);
+    REQUIRE(got[i].token_ids.size() == kMaxTokens);
+    REQUIRE(got[i].logprobs.has_value());
+    CpuBackend replay(m.config, m.weights, 2);
+    const std::vector<std::vector<float>> rows = cpu_step_logits(replay, r, expected[i].token_ids, vocab);
+    LogitPenalizer penalizer;
+    std::vector<TokenId> tokens = r.prompt_ids;
+    for (std::size_t step = 0; step < kMaxTokens; ++step) {
+      CAPTURE(step);
+      const std::span<const float> penalized =
+          penalizer.apply(rows[step], r.sampling, tokens, static_cast<int32_t>(step));
+      const auto best = std::max_element(penalized.begin(), penalized.end());
+      float second = -INFINITY;
+      for (auto it = penalized.begin(); it != penalized.end(); ++it)
+        if (it != best) second = std::max(second, *it);
+      // The replay reproduces the CPU engine's choice (its penalties read the same tokens).
+      REQUIRE(best - penalized.begin() == expected[i].token_ids[step]);
+      check_logprobs(got[i].logprobs->at(step), rows[step], *r.sampling.logprobs);
+      ++compared;
+      if (got[i].token_ids[step] != expected[i].token_ids[step]) {
+        MESSAGE("tokens part at step " << step << " where the CPU's best two penalized logits are " << *best - second
+                                       << " apart");
+        CHECK(*best - second < kNearTie);
+        break;
+      }
+      tokens.push_back(expected[i].token_ids[step]);
+    }
+  }
+  MESSAGE(compared << " of " << requests.size() * kMaxTokens << " steps compared");
+  CHECK(compared >= requests.size() * kMaxTokens / 2);
 }
