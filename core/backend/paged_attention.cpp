@@ -28,11 +28,15 @@ constexpr std::size_t kMaxHeadDim = 512;
 
 #if PAGEDGEN_CPU_AVX2
 // Asks for a K or V row ahead of use: rows sit in blocks scattered over the pool, so the
-// hardware prefetcher loses the stream at every block edge.
-template <_mm_hint kHint, typename Kv>
+// hardware prefetcher loses the stream at every block edge. kLocality is
+// __builtin_prefetch's (3: into L1, prefetcht0; 2: into L2, prefetcht1), which GCC and
+// clang both take (GCC's _mm_prefetch wants its own enum type, clang's an int).
+constexpr int kIntoL1 = 3;
+constexpr int kIntoL2 = 2;
+template <int kLocality, typename Kv>
 void prefetch_row(const Kv* row, std::size_t head_dim) {
   const char* bytes = reinterpret_cast<const char*>(row);
-  for (std::size_t offset = 0; offset < head_dim * sizeof(Kv); offset += 64) _mm_prefetch(bytes + offset, kHint);
+  for (std::size_t offset = 0; offset < head_dim * sizeof(Kv); offset += 64) __builtin_prefetch(bytes + offset, 0, kLocality);
 }
 
 #endif
@@ -71,11 +75,11 @@ void score_heads(const float* q, const Kv* const* k_rows, [[maybe_unused]] const
 #if PAGEDGEN_CPU_AVX2
   constexpr int kRows = kHeads == 1 ? 8 : kHeads == 2 ? 6 : 4;  // at most 12 accumulators
   const std::size_t dim8 = head_dim - head_dim % 8;
-  for (std::size_t i = 0; i < std::min(n, kPrefetchRows); ++i) prefetch_row<_MM_HINT_T0>(k_rows[i], head_dim);
+  for (std::size_t i = 0; i < std::min(n, kPrefetchRows); ++i) prefetch_row<kIntoL1>(k_rows[i], head_dim);
   for (; j + kRows <= n; j += kRows) {
     for (std::size_t i = j + kPrefetchRows; i < std::min(n, j + kPrefetchRows + kRows); ++i)
-      prefetch_row<_MM_HINT_T0>(k_rows[i], head_dim);
-    for (std::size_t i = j; i < j + kRows; ++i) prefetch_row<_MM_HINT_T1>(v_rows[i], head_dim);
+      prefetch_row<kIntoL1>(k_rows[i], head_dim);
+    for (std::size_t i = j; i < j + kRows; ++i) prefetch_row<kIntoL2>(v_rows[i], head_dim);
     __m256 acc[kHeads][kRows];
 #pragma GCC unroll 4
     for (int h = 0; h < kHeads; ++h)
