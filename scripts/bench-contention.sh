@@ -27,7 +27,7 @@ contention_cores() {
     split(a, x, " "); split(b, y, " ");
     other = ((y[1] - x[1]) - (y[2] - x[2])) / t; wall = y[3] - x[3];
     if (other < 0) other = 0;
-    printf "%.2f", wall > 0 ? other / wall : 0 }'
+    printf "%.2f", (wall > 0 ? other / wall : 0) }'
 }
 
 # contention_report WHAT BEGIN_SAMPLE: prints "other processes: X cores during WHAT" and,

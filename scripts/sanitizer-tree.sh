@@ -9,16 +9,18 @@
 # shellcheck disable=SC2034 # used by the scripts that source this one
 sanitizer_tree=build-fuzz
 
-# configure_sanitizer_tree: configures $sanitizer_tree (quietly; its log on failure).
+# configure_sanitizer_tree: configures $sanitizer_tree (quietly: its log, configure.log there, is
+# printed on failure).
 configure_sanitizer_tree() {
   if ! command -v clang++ >/dev/null; then
     echo "$(basename "$0" .sh): clang++ is missing; run scripts/install-deps.sh" >&2
     return 2
   fi
+  mkdir -p "$sanitizer_tree"
   cmake -S . -B "$sanitizer_tree" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-gline-tables-only -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only \
-    -DPAGEDGEN_FUZZ=ON -DPAGEDGEN_SANITIZE=ON -DPAGEDGEN_CUDA=OFF >"$sanitizer_tree.configure.log" 2>&1 || {
-    cat "$sanitizer_tree.configure.log" >&2
+    -DPAGEDGEN_FUZZ=ON -DPAGEDGEN_SANITIZE=ON -DPAGEDGEN_CUDA=OFF >"$sanitizer_tree/configure.log" 2>&1 || {
+    cat "$sanitizer_tree/configure.log" >&2
     return 1
   }
 }
