@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer (in the sanitizer tree, build-fuzz: scripts/sanitizer-tree.sh),
-# and runs each, one after the other, on its seed corpus tests/fuzz/corpus/<target> for a
-# number of executions or a time:
+# and runs each on its seed corpus tests/fuzz/corpus/<target> for a number of executions or a
+# time, one target at a time or --jobs N of them side by side (one process each):
 #
-#   scripts/fuzz.sh --runs 3000                      # every target, 3000 inputs each (CI)
+#   scripts/fuzz.sh --runs 3000 --jobs 2             # every target, 3000 inputs each (CI)
 #   scripts/fuzz.sh --time 600 fuzz_gguf             # one target for 10 minutes
 #   scripts/fuzz.sh --runs 10000000 fuzz_request_parser -- -max_len=65536   # extra libFuzzer flags
 #
@@ -20,6 +20,7 @@ readonly all_targets=(fuzz_gguf fuzz_safetensors fuzz_hf_config fuzz_hf_tokenize
                       fuzz_tokenizer_roundtrip fuzz_chat_template)
 runs=""
 seconds=""
+jobs=1
 targets=()
 extra=()
 while [ $# -gt 0 ]; do
@@ -27,6 +28,7 @@ while [ $# -gt 0 ]; do
     --runs) runs="${2:?--runs needs a count}"; shift 2 ;;
     --time) seconds="${2:?--time needs seconds}"; shift 2 ;;
     --) shift; extra=("$@"); break ;;
+    --jobs) jobs="${2:?--jobs needs a count}"; shift 2 ;;
     -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     fuzz_*) targets+=("$1"); shift ;;
     *) echo "fuzz.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -36,6 +38,7 @@ if [ -z "$runs" ] && [ -z "$seconds" ]; then
   echo "fuzz.sh: give --runs N or --time SECONDS (see --help)" >&2
   exit 2
 fi
+if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then echo "fuzz.sh: --jobs takes a count of 1 or more, not '$jobs'" >&2; exit 2; fi
 if [ ${#targets[@]} -eq 0 ]; then targets=("${all_targets[@]}"); fi
 for t in "${targets[@]}"; do
   if [ ! -d "tests/fuzz/corpus/$t" ]; then echo "fuzz.sh: no target '$t' (no tests/fuzz/corpus/$t)" >&2; exit 2; fi
@@ -50,28 +53,41 @@ mkdir -p "$build/findings"
 limit=()
 if [ -n "$runs" ]; then limit+=("-runs=$runs"); fi
 if [ -n "$seconds" ]; then limit+=("-max_total_time=$seconds"); fi
-passed=0
-failed=()
-for t in "${targets[@]}"; do
-  mkdir -p "$build/corpus/$t"
-  dict=()
-  if [ -f "tests/fuzz/$t.dict" ]; then dict=("-dict=tests/fuzz/$t.dict"); fi
-  echo "== $t ${limit[*]}"
+# run_target T: runs one target; prints its line (the log's tail too, on a finding) and
+# returns 1 on a finding.
+run_target() {
+  local t=$1 start dict=()
   start=$(date +%s)
-  # One process at a time, in this one (no -jobs: the machine is shared); new inputs go to
-  # the first directory.
+  mkdir -p "$build/corpus/$t"
+  if [ -f "tests/fuzz/$t.dict" ]; then dict=("-dict=tests/fuzz/$t.dict"); fi
+  # One process per target (no -jobs: the machine is shared); new inputs go to the first
+  # directory.
   if "$build/tests/fuzz/$t" "${limit[@]}" -timeout=30 -rss_limit_mb=2560 -print_final_stats=1 \
     -artifact_prefix="$build/findings/$t-" "${dict[@]}" "${extra[@]}" \
     "$build/corpus/$t" "tests/fuzz/corpus/$t" 2>"$build/$t.log"; then
-    grep -E '^stat::number_of_executed_units|^stat::average_exec_per_sec|^stat::peak_rss_mb' "$build/$t.log" |
-      tr '\n' ' '
-    echo "($(( $(date +%s) - start )) s)"
-    passed=$((passed + 1))
+    echo "== $t ${limit[*]}: $(grep -E '^stat::number_of_executed_units|^stat::average_exec_per_sec|^stat::peak_rss_mb' \
+      "$build/$t.log" | tr '\n' ' ')($(( $(date +%s) - start )) s)"
   else
-    tail -n 40 "$build/$t.log" >&2
-    echo "fuzz.sh: $t found a problem; its input is in $build/findings/ (full log: $build/$t.log)" >&2
-    failed+=("$t")
+    echo "== $t ${limit[*]}: found a problem; its input is in $build/findings/ (full log: $build/$t.log)"
+    tail -n 40 "$build/$t.log"
+    return 1
   fi
+}
+
+# Up to $jobs targets at a time; each one's lines are printed when it ends.
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  rm -f "$build/$t.rc"
+  {
+    if run_target "$t" >"$build/$t.summary" 2>&1; then echo 0 >"$build/$t.rc"; else echo 1 >"$build/$t.rc"; fi
+    cat "$build/$t.summary"
+  } &
+done
+wait
+passed=0
+failed=()
+for t in "${targets[@]}"; do
+  if [ "$(cat "$build/$t.rc" 2>/dev/null)" = 0 ]; then passed=$((passed + 1)); else failed+=("$t"); fi
 done
 echo "fuzz: $passed passed, ${#failed[@]} failed${failed[*]:+ (${failed[*]})}"
 [ ${#failed[@]} -eq 0 ]

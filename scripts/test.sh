@@ -130,7 +130,7 @@ if configure_sanitizer_tree &&
   stage_done "sanitized tests"
   stage "fuzz targets: a short fixed run of each on its seed corpus (libFuzzer)"
   fuzz_log=$(mktemp)
-  scripts/fuzz.sh --runs 3000 2>&1 | tee "$fuzz_log"
+  scripts/fuzz.sh --runs 3000 --jobs 2 2>&1 | tee "$fuzz_log"
   fuzz_line=$(grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed' "$fuzz_log" | tail -n 1)
   rm -f "$fuzz_log"
   if [ -n "$fuzz_line" ]; then
