@@ -28,6 +28,7 @@
 #include "util/byte_units.h"
 #include "util/error.h"
 #include "util/json_quote.h"
+#include "util/ratio.h"
 #include "util/text_file.h"
 
 namespace pagedgen::app {
@@ -55,8 +56,6 @@ struct PlanRow {
 std::string kv_dtype_label(const Backend& backend, const BackendOptions& options) {
   return backend.device().empty() ? pagedgen::kv_dtype_name(resolved_cpu_kv_dtype(options)) : options.dtype;
 }
-
-double ratio(int64_t num, int64_t den) { return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0.0; }
 
 std::string optional_id(const std::optional<std::string>& id_json) { return id_json ? *id_json : "null"; }
 
@@ -89,8 +88,7 @@ std::string plan_json(const PlanOptions& options, const ModelFiles& files, const
         "\"generated\": {}, \"steps\": {}, \"preemptions\": {}, \"naive_peak_max_model_len_bytes\": {}, "
         "\"naive_peak_request_bytes\": {}, \"fits_without_preemption\": {}, \"cannot_fit\": [",
         r.block_size, r.bytes_per_block, s.num_pool_blocks, s.peak_used_blocks, s.peak_kv_bytes,
-        ratio(s.sum_used_blocks, s.num_steps),
-        ratio(s.sum_filled_slots, s.sum_allocated_slots), s.num_computed_prompt_tokens, s.num_generated_tokens,
+        s.mean_used_blocks(), s.utilization(), s.num_computed_prompt_tokens, s.num_generated_tokens,
         s.num_steps, s.preemptions, s.peak_naive_max_len_slots * slot_bytes, s.peak_naive_request_slots * slot_bytes,
         r.fits() ? "true" : "false");
     for (std::size_t j = 0; j < r.rejected.size(); ++j) {
@@ -139,7 +137,7 @@ void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std
     fmt::print("{:>6} {:>11} {:>8} {:>8} {:>11} {:>6.3f} {:>9} {:>8} {:>13} {:>13} {:>5}\n", r.block_size,
                format_bytes(r.bytes_per_block), s.num_pool_blocks, s.peak_used_blocks,
                format_bytes(static_cast<uint64_t>(s.peak_kv_bytes)),
-               ratio(s.sum_filled_slots, s.sum_allocated_slots), s.num_computed_prompt_tokens, s.preemptions,
+               s.utilization(), s.num_computed_prompt_tokens, s.preemptions,
                format_bytes(static_cast<uint64_t>(s.peak_naive_max_len_slots * slot_bytes)),
                format_bytes(static_cast<uint64_t>(s.peak_naive_request_slots * slot_bytes)), r.fits() ? "yes" : "no");
   }
@@ -156,7 +154,7 @@ void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std
     if (!r.stats.kinds.empty())
       fmt::print("  block size {}: peak KV {}, {:.1f}% of the {} every layer keeping every position would hold\n",
                  r.block_size, format_bytes(static_cast<uint64_t>(r.stats.peak_kv_bytes)),
-                 100.0 * ratio(r.stats.peak_kv_bytes, r.stats.peak_full_attention_kv_bytes),
+                 100.0 * r.stats.peak_kv_fraction_of_full_attention(),
                  format_bytes(static_cast<uint64_t>(r.stats.peak_full_attention_kv_bytes)));
   }
   for (const PlanRow& r : rows) {

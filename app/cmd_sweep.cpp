@@ -54,19 +54,15 @@ struct SweepRow {
   std::vector<std::string> comparable;  // the same with cached_tokens set to 0
 };
 
-double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
-
 // The figures of one row, in table order, for every output format.
 struct RowFigures {
   double peak_kv_bytes, utilization, fragmentation, sharing, gen_tok_s;
 };
 
 RowFigures figures(const SweepRow& r) {
-  const RunStats& s = r.stats;
-  const double util = ratio(static_cast<double>(s.engine.sum_filled_slots), static_cast<double>(s.engine.sum_allocated_slots));
-  return {static_cast<double>(s.engine.peak_kv_bytes), util, 1.0 - util,
-          ratio(static_cast<double>(s.engine.sum_logical_slots), static_cast<double>(s.engine.sum_filled_slots)),
-          ratio(static_cast<double>(s.engine.num_generated_tokens), s.engine.generate_seconds)};
+  const EngineStats& e = r.stats.engine;
+  return {static_cast<double>(e.peak_kv_bytes), e.utilization(), e.internal_fragmentation(), e.sharing_factor(),
+          e.generated_tokens_per_second()};
 }
 
 void print_table(const std::vector<SweepRow>& rows, bool identical) {

@@ -48,4 +48,11 @@ void EngineStats::add_snapshot(const KvSnapshot& s) {
   peak_kv_bytes = std::max(peak_kv_bytes, kv_bytes);
 }
 
+int64_t EngineStats::pool_bytes() const {
+  if (kinds.empty()) return num_pool_blocks * kv_bytes_per_block;
+  int64_t bytes = 0;
+  for (const KvKindFigures& k : kinds) bytes += k.num_pool_blocks * k.kv_bytes_per_block;
+  return bytes;
+}
+
 }  // namespace pagedgen

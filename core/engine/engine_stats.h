@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "util/ratio.h"
+
 namespace pagedgen {
 
 // One layer kind's share of a snapshot (models with sliding-window kinds only).
@@ -117,6 +119,21 @@ struct EngineStats {
   double decode_seconds = 0;         // steps that computed generated positions only
 
   void add_snapshot(const KvSnapshot& snapshot);
+
+  // The derived figures, each defined here once (0 where its denominator is 0).
+  double mean_used_blocks() const { return ratio(sum_used_blocks, num_steps); }
+  // Slots holding a token / slots allocated, and its complement.
+  double utilization() const { return ratio(sum_filled_slots, sum_allocated_slots); }
+  double internal_fragmentation() const { return 1.0 - utilization(); }
+  // Over each sequence's own slots (a shared block counted once per sharer).
+  double sequence_utilization() const { return ratio(sum_logical_slots, sum_sequence_slots); }
+  // Logical slots (per sharer) / physical slots holding a token.
+  double sharing_factor() const { return ratio(sum_logical_slots, sum_filled_slots); }
+  double peak_kv_fraction_of_full_attention() const { return ratio(peak_kv_bytes, peak_full_attention_kv_bytes); }
+  double generated_tokens_per_second() const { return ratio(num_generated_tokens, generate_seconds); }
+  int64_t kv_bytes_per_slot() const { return block_size > 0 ? kv_bytes_per_block / block_size : 0; }
+  // The pool's bytes over every kind.
+  int64_t pool_bytes() const;
 };
 
 }  // namespace pagedgen

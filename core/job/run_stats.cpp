@@ -10,15 +10,13 @@
 
 #include "util/byte_units.h"
 #include "util/json_quote.h"
+#include "util/ratio.h"
 
 namespace pagedgen {
 
 namespace {
 
-double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
-double ratio(int64_t num, int64_t den) { return ratio(static_cast<double>(num), static_cast<double>(den)); }
 std::string real(double v) { return fmt::format("{:.6g}", v); }
-int64_t bytes_per_slot(const EngineStats& e) { return e.block_size > 0 ? e.kv_bytes_per_block / e.block_size : 0; }
 
 std::string device_memory_json(const JobStats& j) {
   return fmt::format("{{\"device\": {}, \"weight_bytes\": {}, \"kv_pool_bytes\": {}, \"activation_bytes\": {}}}",
@@ -42,7 +40,7 @@ std::string tokens_json(const EngineStats& e) {
 std::string blocks_json(const EngineStats& e) {
   return fmt::format("{{\"steps\": {}, \"peak_used\": {}, \"used_sum\": {}, \"mean_used\": {}, "
                      "\"peak_shared\": {}, \"peak_kv_bytes\": {}}}",
-                     e.num_steps, e.peak_used_blocks, e.sum_used_blocks, real(ratio(e.sum_used_blocks, e.num_steps)),
+                     e.num_steps, e.peak_used_blocks, e.sum_used_blocks, real(e.mean_used_blocks()),
                      e.peak_shared_blocks, e.peak_kv_bytes);
 }
 
@@ -63,16 +61,8 @@ std::string kv_kinds_json(const EngineStats& e) {
   out += fmt::format("], \"peak_kv_bytes\": {}, \"peak_full_attention_kv_bytes\": {}, "
                      "\"peak_kv_fraction_of_full_attention\": {}}}",
                      e.peak_kv_bytes, e.peak_full_attention_kv_bytes,
-                     real(ratio(e.peak_kv_bytes, e.peak_full_attention_kv_bytes)));
+                     real(e.peak_kv_fraction_of_full_attention()));
   return out;
-}
-
-// The pool's bytes: over every kind.
-int64_t pool_bytes(const EngineStats& e) {
-  if (e.kinds.empty()) return e.num_pool_blocks * e.kv_bytes_per_block;
-  int64_t bytes = 0;
-  for (const KvKindFigures& k : e.kinds) bytes += k.num_pool_blocks * k.kv_bytes_per_block;
-  return bytes;
 }
 
 std::string slots_json(const EngineStats& e) {
@@ -81,9 +71,8 @@ std::string slots_json(const EngineStats& e) {
       "\"peak_allocated\": {}, \"peak_filled\": {}, \"utilization\": {}, \"internal_fragmentation\": {}, "
       "\"sequence_utilization\": {}, \"sharing_factor\": {}}}",
       e.sum_allocated_slots, e.sum_filled_slots, e.sum_logical_slots, e.sum_sequence_slots, e.peak_allocated_slots,
-      e.peak_filled_slots, real(ratio(e.sum_filled_slots, e.sum_allocated_slots)),
-      real(1.0 - ratio(e.sum_filled_slots, e.sum_allocated_slots)),
-      real(ratio(e.sum_logical_slots, e.sum_sequence_slots)), real(ratio(e.sum_logical_slots, e.sum_filled_slots)));
+      e.peak_filled_slots, real(e.utilization()), real(e.internal_fragmentation()), real(e.sequence_utilization()),
+      real(e.sharing_factor()));
 }
 
 std::string naive_reservation_json(const EngineStats& e) {
@@ -91,7 +80,7 @@ std::string naive_reservation_json(const EngineStats& e) {
       "{{\"max_model_len_slots_sum\": {}, \"request_slots_sum\": {}, \"peak_max_model_len_slots\": {}, "
       "\"peak_request_slots\": {}, \"peak_max_model_len_bytes\": {}, \"peak_request_bytes\": {}}}",
       e.sum_naive_max_len_slots, e.sum_naive_request_slots, e.peak_naive_max_len_slots, e.peak_naive_request_slots,
-      e.peak_naive_max_len_slots * bytes_per_slot(e), e.peak_naive_request_slots * bytes_per_slot(e));
+      e.peak_naive_max_len_slots * e.kv_bytes_per_slot(), e.peak_naive_request_slots * e.kv_bytes_per_slot());
 }
 
 std::string prefix_cache_json(const EngineStats& e) {
@@ -113,7 +102,7 @@ std::string throughput_json(const EngineStats& e) {
   return fmt::format(
       "{{\"prompt_tokens_per_second\": {}, \"generated_tokens_per_second\": {}, \"total_tokens_per_second\": {}}}",
       real(ratio(static_cast<double>(e.num_computed_prompt_tokens), seconds)),
-      real(ratio(static_cast<double>(e.num_generated_tokens), seconds)),
+      real(e.generated_tokens_per_second()),
       real(ratio(static_cast<double>(e.num_computed_prompt_tokens + e.num_generated_tokens), seconds)));
 }
 
@@ -155,7 +144,7 @@ std::string RunStats::to_json() const {
       {"block_size", fmt::format("{}", e.block_size)},
       {"kv_bytes_per_block", fmt::format("{}", e.kv_bytes_per_block)},
       {"pool_blocks", fmt::format("{}", e.num_pool_blocks)},
-      {"pool_bytes", fmt::format("{}", pool_bytes(e))},
+      {"pool_bytes", fmt::format("{}", e.pool_bytes())},
       {"max_model_len", fmt::format("{}", e.max_model_len)},
       {"prefix_sharing", e.prefix_sharing ? "true" : "false"},
       {"device_memory", device_memory_json(job)},
@@ -189,19 +178,17 @@ std::string RunStats::summary() const {
       "pagedgen: {} requests ({} failed, {} samples), {} prompt tokens ({} computed, {} from the prefix cache), {} "
       "generated in {:.2f} s ({:.1f} generated tokens/s)\n",
       job.num_requests, num_failed_requests(), e.num_samples, e.num_prompt_tokens, e.num_computed_prompt_tokens,
-      e.prefix_hit_tokens, e.num_generated_tokens, e.generate_seconds,
-      ratio(static_cast<double>(e.num_generated_tokens), e.generate_seconds));
+      e.prefix_hit_tokens, e.num_generated_tokens, e.generate_seconds, e.generated_tokens_per_second());
   s += fmt::format("pagedgen: KV blocks of {} tokens ({}): peak {} of {} in use ({}), mean {:.1f}; {:.2f}% of "
                    "allocated slots held a token ({:.2f}% of each sequence's slots); sharing factor {:.2f}\n",
                    e.block_size, format_bytes(static_cast<uint64_t>(e.kv_bytes_per_block)), e.peak_used_blocks,
                    e.num_pool_blocks, format_bytes(static_cast<uint64_t>(e.peak_kv_bytes)),
-                   ratio(e.sum_used_blocks, e.num_steps), 100.0 * ratio(e.sum_filled_slots, e.sum_allocated_slots),
-                   100.0 * ratio(e.sum_logical_slots, e.sum_sequence_slots),
-                   ratio(e.sum_logical_slots, e.sum_filled_slots));
+                   e.mean_used_blocks(), 100.0 * e.utilization(), 100.0 * e.sequence_utilization(),
+                   e.sharing_factor());
   s += fmt::format("pagedgen: naive reservation would have peaked at {} (max_model_len per sequence) or {} "
                    "(prompt + max_tokens); {} copy-on-write copies, {} preemptions ({} tokens recomputed)\n",
-                   format_bytes(static_cast<uint64_t>(e.peak_naive_max_len_slots * bytes_per_slot(e))),
-                   format_bytes(static_cast<uint64_t>(e.peak_naive_request_slots * bytes_per_slot(e))), e.cow_copies,
+                   format_bytes(static_cast<uint64_t>(e.peak_naive_max_len_slots * e.kv_bytes_per_slot())),
+                   format_bytes(static_cast<uint64_t>(e.peak_naive_request_slots * e.kv_bytes_per_slot())), e.cow_copies,
                    e.preemptions, e.recomputed_tokens);
   for (std::size_t i = 0; i < e.kinds.size(); ++i)
     s += fmt::format("pagedgen: layer kind {} ({}): peak {} of {} blocks ({}), at most {} positions per sequence\n", i,
@@ -213,7 +200,7 @@ std::string RunStats::summary() const {
     s += fmt::format("pagedgen: peak KV {} over all kinds, {:.1f}% of the {} the same steps would hold with every "
                      "layer keeping every position\n",
                      format_bytes(static_cast<uint64_t>(e.peak_kv_bytes)),
-                     100.0 * ratio(e.peak_kv_bytes, e.peak_full_attention_kv_bytes),
+                     100.0 * e.peak_kv_fraction_of_full_attention(),
                      format_bytes(static_cast<uint64_t>(e.peak_full_attention_kv_bytes)));
   if (!job.device.empty())
     s += fmt::format("pagedgen: {} memory: weights {}, KV pool {}, activations {}\n", job.device,

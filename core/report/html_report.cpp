@@ -10,8 +10,6 @@ namespace pagedgen {
 
 namespace {
 
-double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
-
 std::string page(const std::string& title, const std::string& body) {
   return fmt::format(R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{0}</title>
@@ -50,8 +48,7 @@ std::string timeline_chart(const EngineStats& s) {
 }
 
 std::string figures_table(const EngineStats& s) {
-  const double util = ratio(static_cast<double>(s.sum_filled_slots), static_cast<double>(s.sum_allocated_slots));
-  const int64_t slot_bytes = s.block_size > 0 ? s.kv_bytes_per_block / s.block_size : 0;
+  const int64_t slot_bytes = s.kv_bytes_per_slot();
   std::string rows;
   const auto row = [&](const std::string& name, const std::string& value) {
     rows += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", html_escape(name), html_escape(value));
@@ -60,15 +57,14 @@ std::string figures_table(const EngineStats& s) {
   row("pool", fmt::format("{} blocks", s.num_pool_blocks));
   row("peak blocks in use", fmt::format("{} ({})", s.peak_used_blocks,
                                         format_bytes(static_cast<uint64_t>(s.peak_kv_bytes))));
-  row("mean blocks in use", fmt::format("{:.1f}", ratio(static_cast<double>(s.sum_used_blocks), static_cast<double>(s.num_steps))));
-  row("slots holding a token / allocated", fmt::format("{:.2f}%", 100 * util));
-  row("sharing factor (logical / physical tokens)",
-      fmt::format("{:.2f}", ratio(static_cast<double>(s.sum_logical_slots), static_cast<double>(s.sum_filled_slots))));
+  row("mean blocks in use", fmt::format("{:.1f}", s.mean_used_blocks()));
+  row("slots holding a token / allocated", fmt::format("{:.2f}%", 100 * s.utilization()));
+  row("sharing factor (logical / physical tokens)", fmt::format("{:.2f}", s.sharing_factor()));
   row("naive peak: prompt + max_tokens", format_bytes(static_cast<uint64_t>(s.peak_naive_request_slots * slot_bytes)));
   row("naive peak: max_model_len", format_bytes(static_cast<uint64_t>(s.peak_naive_max_len_slots * slot_bytes)));
   row("prompt tokens (computed / total)", fmt::format("{} / {}", s.num_computed_prompt_tokens, s.num_prompt_tokens));
   row("generated tokens", fmt::format("{} ({:.1f}/s)", s.num_generated_tokens,
-                                      ratio(static_cast<double>(s.num_generated_tokens), s.generate_seconds)));
+                                      s.generated_tokens_per_second()));
   row("copy-on-write copies, preemptions", fmt::format("{}, {}", s.cow_copies, s.preemptions));
   row("engine steps", fmt::format("{} (chart: every {})", s.num_steps, s.timeline_stride));
   return "<table>\n" + rows + "</table>\n";
@@ -99,8 +95,8 @@ std::string sweep_report_html(const std::vector<SweepReportRow>& rows, bool outp
     const EngineStats& s = r.stats.engine;
     categories.push_back(fmt::format("block size {}", r.block_size));
     peak_kv.values.push_back(static_cast<double>(s.peak_kv_bytes) / (1024.0 * 1024.0));
-    util.values.push_back(100 * ratio(static_cast<double>(s.sum_filled_slots), static_cast<double>(s.sum_allocated_slots)));
-    tok_s.values.push_back(ratio(static_cast<double>(s.num_generated_tokens), s.generate_seconds));
+    util.values.push_back(100 * s.utilization());
+    tok_s.values.push_back(s.generated_tokens_per_second());
     wall.values.push_back(r.wall_seconds);
   }
   body += "<h2>Block sizes compared</h2>\n" + svg_bar_chart(categories, {peak_kv, util, tok_s, wall});
