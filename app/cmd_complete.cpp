@@ -12,6 +12,7 @@
 #include "command_help.h"
 #include "commands.h"
 #include "engine/engine.h"
+#include "engine/run_to_completion.h"
 #include "engine_options.h"
 #include "exit_codes.h"
 #include "loader/model_files.h"
@@ -74,9 +75,7 @@ int run_complete(const CompleteOptions& options) {
   Engine engine(make_engine_config(engine_options, kBlockSize, chosen.num_blocks, source.config.context_length),
                 *chosen.backend, &vocabulary.tokenizer());
   engine.add_requests({std::move(request)});
-  std::vector<OutputRecord> records;
-  while (engine.has_unfinished())
-    for (OutputRecord& record : engine.step().finished) records.push_back(std::move(record));
+  const std::vector<OutputRecord> records = run_to_completion(engine);
   PG_CHECK(records.size() == 1, "{} records for one request", records.size());
   if (const auto* error = std::get_if<RequestError>(&records.front())) fail("{}: {}", error->code, error->message);
   const Completion& completion = std::get<RequestOutput>(records.front()).choices.at(0);

@@ -19,6 +19,7 @@
 #include "backend/dry_run_backend.h"
 #include "backend_option.h"
 #include "engine/engine.h"
+#include "engine/run_to_completion.h"
 #include "job/input_loader.h"
 #include "engine_options.h"
 #include "exit_codes.h"
@@ -179,9 +180,8 @@ PlanRow plan_block_size(const PlanOptions& options, const LoadedInput& loaded, c
   DryRunBackend backend(sizing);
   Engine engine(make_engine_config(options.engine, block_size, num_blocks, max_model_len), backend, nullptr);
   engine.add_requests(loaded.requests);
-  while (engine.has_unfinished())
-    for (OutputRecord& record : engine.step().finished)
-      if (auto* error = std::get_if<RequestError>(&record)) row.rejected.push_back(std::move(*error));
+  for (OutputRecord& record : run_to_completion(engine))
+    if (auto* error = std::get_if<RequestError>(&record)) row.rejected.push_back(std::move(*error));
   std::ranges::sort(row.rejected, {}, &RequestError::index);
   row.stats = engine.stats();
   return row;

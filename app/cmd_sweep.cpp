@@ -18,6 +18,7 @@
 #include "command_help.h"
 #include "commands.h"
 #include "engine/engine.h"
+#include "engine/run_to_completion.h"
 #include "job/input_loader.h"
 #include "engine_options.h"
 #include "exit_codes.h"
@@ -125,8 +126,7 @@ SweepRow run_block_size(const SweepContext& ctx, int32_t block_size) {
                 &ctx.source.vocabulary().tokenizer());
   std::vector<OutputRecord> records(ctx.loaded.errors.begin(), ctx.loaded.errors.end());
   engine.add_requests(ctx.loaded.requests);
-  while (engine.has_unfinished())
-    for (OutputRecord& record : engine.step().finished) records.push_back(std::move(record));
+  for (OutputRecord& record : run_to_completion(engine)) records.push_back(std::move(record));
   std::ranges::sort(records, {}, [](const OutputRecord& r) { return record_index(r); });
   for (OutputRecord& record : records) {
     row.lines.push_back(format_plain_line(record));

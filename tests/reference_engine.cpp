@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "engine/engine.h"
+#include "engine/run_to_completion.h"
 
 namespace pagedgen::test {
 
@@ -31,13 +32,12 @@ std::vector<Completion> engine_greedy(Backend& backend, const Tokenizer& tokeniz
   Engine engine(config, backend, &tokenizer);
   engine.add_requests(requests);
   std::vector<Completion> out(prompts.size());
-  while (engine.has_unfinished())
-    for (const OutputRecord& record : engine.step().finished) {
-      REQUIRE(std::holds_alternative<RequestOutput>(record));
-      const auto& output = std::get<RequestOutput>(record);
-      REQUIRE(output.choices.size() == 1);
-      out[output.index] = output.choices[0];
-    }
+  for (const OutputRecord& record : run_to_completion(engine)) {
+    REQUIRE(std::holds_alternative<RequestOutput>(record));
+    const auto& output = std::get<RequestOutput>(record);
+    REQUIRE(output.choices.size() == 1);
+    out[output.index] = output.choices[0];
+  }
   return out;
 }
 

@@ -21,6 +21,7 @@
 
 #include "backend/cpu_backend.h"
 #include "engine/engine.h"
+#include "engine/run_to_completion.h"
 #include "loader/model_files.h"
 #include "test_paths.h"
 #include "token_lists.h"
@@ -68,12 +69,10 @@ TEST_CASE("stats of a hand-worked two-group workload") {
   Engine engine(config, backend, &files.tokenizer());
   int num_done = 0;
   engine.add_requests(requests);
-  while (engine.has_unfinished()) {
-    for (const OutputRecord& record : engine.step().finished) {
-      REQUIRE(std::holds_alternative<RequestOutput>(record));
-      CHECK(std::get<RequestOutput>(record).choices.at(0).num_tokens == 2);
-      ++num_done;
-    }
+  for (const OutputRecord& record : run_to_completion(engine)) {
+    REQUIRE(std::holds_alternative<RequestOutput>(record));
+    CHECK(std::get<RequestOutput>(record).choices.at(0).num_tokens == 2);
+    ++num_done;
   }
   CHECK(num_done == 6);
 

@@ -9,6 +9,7 @@
 
 #include "backend/cpu_backend.h"
 #include "engine/engine.h"
+#include "engine/run_to_completion.h"
 #include "loader/model_files.h"
 #include "test_paths.h"
 
@@ -47,8 +48,8 @@ TEST_CASE("NaN logits: an error record for the request that hit them, the others
   Engine engine(config, backend, &files.tokenizer());
   engine.add_requests(requests);
   std::map<uint64_t, OutputRecord> records;
-  while (engine.has_unfinished())
-    for (OutputRecord& record : engine.step().finished) CHECK(records.emplace(record_index(record), std::move(record)).second);
+  for (OutputRecord& record : run_to_completion(engine))
+    CHECK(records.emplace(record_index(record), std::move(record)).second);
 
   REQUIRE(records.size() == 2);
   const auto* error = std::get_if<RequestError>(&records.at(0));

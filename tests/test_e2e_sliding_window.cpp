@@ -17,6 +17,7 @@
 #include "backend/dense_forward.h"
 #include "backend/dry_run_backend.h"
 #include "engine/engine.h"
+#include "engine/run_to_completion.h"
 #include "job/run_stats.h"
 #include "loader/model_files.h"
 #include "reference_data.h"
@@ -42,12 +43,11 @@ PreparedRequest greedy_request(uint64_t index, std::vector<TokenId> prompt, int3
 std::vector<std::vector<std::vector<TokenId>>> run(Engine& engine, std::vector<PreparedRequest> requests) {
   std::vector<std::vector<std::vector<TokenId>>> out(requests.size());
   engine.add_requests(std::move(requests));
-  while (engine.has_unfinished())
-    for (const OutputRecord& record : engine.step().finished) {
-      REQUIRE(std::holds_alternative<RequestOutput>(record));
-      const auto& output = std::get<RequestOutput>(record);
-      for (const auto& choice : output.choices) out[output.index].push_back(choice.token_ids);
-    }
+  for (const OutputRecord& record : run_to_completion(engine)) {
+    REQUIRE(std::holds_alternative<RequestOutput>(record));
+    const auto& output = std::get<RequestOutput>(record);
+    for (const auto& choice : output.choices) out[output.index].push_back(choice.token_ids);
+  }
   return out;
 }
 

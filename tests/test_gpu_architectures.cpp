@@ -27,6 +27,7 @@
 #include "backend/cpu_backend.h"
 #include "cuda_backend.h"
 #include "engine/engine.h"
+#include "engine/run_to_completion.h"
 #include "gpu_test_device.h"
 #include "gpu_test_model.h"
 #include "logits_compare.h"
@@ -271,12 +272,11 @@ std::vector<std::vector<int32_t>> engine_greedy(Backend& backend, int32_t num_re
   Engine engine(config, backend, nullptr);
   engine.add_requests(requests);
   std::vector<std::vector<int32_t>> out(requests.size());
-  while (engine.has_unfinished())
-    for (const OutputRecord& record : engine.step().finished) {
-      REQUIRE(std::holds_alternative<RequestOutput>(record));
-      const auto& output = std::get<RequestOutput>(record);
-      out[output.index] = output.choices.at(0).token_ids;
-    }
+  for (const OutputRecord& record : run_to_completion(engine)) {
+    REQUIRE(std::holds_alternative<RequestOutput>(record));
+    const auto& output = std::get<RequestOutput>(record);
+    out[output.index] = output.choices.at(0).token_ids;
+  }
   return out;
 }
 

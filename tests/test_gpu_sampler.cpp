@@ -28,6 +28,7 @@
 #include "cuda_backend.h"
 #include "device_sampler.h"
 #include "engine/engine.h"
+#include "engine/run_to_completion.h"
 #include "grammar/token_bitmask.h"
 #include "gpu_test_device.h"
 #include "gpu_test_model.h"
@@ -247,12 +248,11 @@ std::vector<Completion> engine_completions(Backend& backend, const std::vector<P
   Engine engine(config, backend, nullptr);
   engine.add_requests(requests);
   std::vector<Completion> out(requests.size());
-  while (engine.has_unfinished())
-    for (const OutputRecord& record : engine.step().finished) {
-      REQUIRE(std::holds_alternative<RequestOutput>(record));
-      const auto& output = std::get<RequestOutput>(record);
-      out[output.index] = output.choices.at(0);
-    }
+  for (const OutputRecord& record : run_to_completion(engine)) {
+    REQUIRE(std::holds_alternative<RequestOutput>(record));
+    const auto& output = std::get<RequestOutput>(record);
+    out[output.index] = output.choices.at(0);
+  }
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "backend/host_sampling.h"
 #include "backend/logits_backend.h"
 #include "engine/engine.h"
+#include "engine/run_to_completion.h"
 #include "engine/grammar_cache.h"
 #include "grammar/grammar_matcher.h"
 #include "io/json_schema_format.h"
@@ -234,12 +235,11 @@ std::map<uint64_t, RequestOutput> run(const RunConfig& config, int64_t* preempti
   }
   engine.add_requests(std::move(prepared));
   std::map<uint64_t, RequestOutput> records;
-  while (engine.has_unfinished())
-    for (OutputRecord& record : engine.step().finished) {
-      REQUIRE(std::holds_alternative<RequestOutput>(record));
-      RequestOutput& output = std::get<RequestOutput>(record);
-      records.emplace(output.index, std::move(output));
-    }
+  for (OutputRecord& record : run_to_completion(engine)) {
+    REQUIRE(std::holds_alternative<RequestOutput>(record));
+    RequestOutput& output = std::get<RequestOutput>(record);
+    records.emplace(output.index, std::move(output));
+  }
   if (preemptions) *preemptions = engine.stats().preemptions;
   return records;
 }
@@ -350,8 +350,7 @@ TEST_CASE("a schema that needs a character no token writes ends its request with
   fine.sampling.response_format = json_schema_format(R"({"enum": ["R"]})");
   engine.add_requests({stuck, fine});
   std::map<uint64_t, OutputRecord> records;
-  while (engine.has_unfinished())
-    for (OutputRecord& record : engine.step().finished) records.emplace(record_index(record), std::move(record));
+  for (OutputRecord& record : run_to_completion(engine)) records.emplace(record_index(record), std::move(record));
   REQUIRE(records.size() == 2);
   REQUIRE(std::holds_alternative<RequestError>(records.at(0)));
   const RequestError& error = std::get<RequestError>(records.at(0));

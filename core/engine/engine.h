@@ -7,6 +7,8 @@
 //   engine.add_requests(batch);
 //   while (engine.has_unfinished()) for (OutputRecord& r : engine.step().finished) ...;
 //
+// (run_to_completion.h is that loop for callers that want only the records.)
+//
 // The overlap (EngineConfig::overlap): when no token of step N can change what the
 // scheduler does next (OutputProcessor::can_apply_ahead: no row can stop by its value, no
 // grammar, no fork, no penalty reading the sequence's tokens), step N is applied ahead of its ids, and the next step() schedules and
