@@ -28,7 +28,7 @@
 #include "model_option.h"
 #include "util/byte_units.h"
 #include "util/error.h"
-#include "util/json_quote.h"
+#include "util/json_writer.h"
 #include "util/ratio.h"
 #include "util/text_file.h"
 
@@ -60,59 +60,74 @@ std::string kv_dtype_label(const Backend& backend, const BackendOptions& options
 
 std::string optional_id(const std::optional<std::string>& id_json) { return id_json ? *id_json : "null"; }
 
+JsonObject plan_row_json(const PlanRow& r, int64_t slot_bytes) {
+  const EngineStats& s = r.stats;
+  JsonArray cannot_fit;
+  for (const RequestError& x : r.rejected)
+    cannot_fit.add_object(
+        JsonObject().add_int("index", static_cast<int64_t>(x.index)).add_raw("id", optional_id(x.id_json)).add_string("reason", x.message));
+  JsonObject row;
+  row.add_int("block_size", r.block_size)
+      .add_int("kv_bytes_per_block", static_cast<int64_t>(r.bytes_per_block))
+      .add_int("pool_blocks", s.num_pool_blocks)
+      .add_int("peak_blocks", s.peak_used_blocks)
+      .add_int("peak_kv_bytes", s.peak_kv_bytes)
+      .add_real("mean_blocks", s.mean_used_blocks())
+      .add_real("utilization", s.utilization())
+      .add_int("prompt_computed", s.num_computed_prompt_tokens)
+      .add_int("generated", s.num_generated_tokens)
+      .add_int("steps", s.num_steps)
+      .add_int("preemptions", s.preemptions)
+      .add_int("naive_peak_max_model_len_bytes", s.peak_naive_max_len_slots * slot_bytes)
+      .add_int("naive_peak_request_bytes", s.peak_naive_request_slots * slot_bytes)
+      .add_bool("fits_without_preemption", r.fits())
+      .add_array("cannot_fit", cannot_fit);
+  // A model with sliding-window layers: each layer kind's pool and peak (kind 0's are the figures above).
+  if (!s.kinds.empty()) {
+    JsonArray kinds;
+    for (std::size_t k = 0; k < s.kinds.size(); ++k)
+      kinds.add_object(JsonObject()
+                           .add_int("kind", static_cast<int64_t>(k))
+                           .add_int("window", s.kinds[k].window)
+                           .add_int("kv_bytes_per_block", s.kinds[k].kv_bytes_per_block)
+                           .add_int("pool_blocks", s.kinds[k].num_pool_blocks)
+                           .add_int("peak_blocks", s.kinds[k].peak_used_blocks)
+                           .add_int("peak_kv_bytes", s.kinds[k].peak_used_blocks * s.kinds[k].kv_bytes_per_block)
+                           .add_int("peak_sequence_positions", s.kinds[k].peak_sequence_positions));
+    row.add_array("kv_kinds", kinds).add_int("peak_full_attention_kv_bytes", s.peak_full_attention_kv_bytes);
+  }
+  return row;
+}
+
 std::string plan_json(const PlanOptions& options, const ModelFiles& files, const LoadedInput& input,
                       std::size_t bytes_per_token, const std::string& kv_dtype, const std::string& budget,
                       const std::vector<PlanRow>& rows) {
-  std::string out = "{\n";
-  out += fmt::format("  \"input\": {},\n  \"model\": {},\n", json_quote(options.input), json_quote(files.path().string()));
-  out += fmt::format("  \"lines\": {}, \"blank_lines\": {}, \"requests\": {}, \"invalid_requests\": {},\n",
-                     input.num_lines, input.num_blank_lines, input.indices.size(), input.errors.size());
-  out += "  \"invalid\": [";
-  for (std::size_t i = 0; i < input.errors.size(); ++i) {
-    const RequestError& e = input.errors[i];
-    out += fmt::format("{}{{\"index\": {}, \"id\": {}, \"code\": {}, \"message\": {}}}", i ? ", " : "", e.index,
-                       optional_id(e.id_json), json_quote(e.code), json_quote(e.message));
-  }
+  JsonArray invalid;
+  for (const RequestError& e : input.errors)
+    invalid.add_object(JsonObject()
+                           .add_int("index", static_cast<int64_t>(e.index))
+                           .add_raw("id", optional_id(e.id_json))
+                           .add_string("code", e.code)
+                           .add_string("message", e.message));
+  JsonArray block_sizes(/*one_per_line=*/true);
+  for (const PlanRow& r : rows) block_sizes.add_object(plan_row_json(r, static_cast<int64_t>(bytes_per_token)));
   const EngineStats& first = rows.front().stats;
-  out += fmt::format("],\n  \"prompt_tokens\": {}, \"distinct_prompt_tokens\": {}, \"prefix_groups\": {},\n",
-                     first.num_prompt_tokens, first.num_distinct_prompt_tokens, first.num_prefix_groups);
-  out += fmt::format("  \"kv_dtype\": {}, \"kv_bytes_per_token\": {}, \"budget\": {},\n", json_quote(kv_dtype),
-                     bytes_per_token, json_quote(budget));
-  out += "  \"block_sizes\": [\n";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const PlanRow& r = rows[i];
-    const EngineStats& s = r.stats;
-    const int64_t slot_bytes = static_cast<int64_t>(bytes_per_token);
-    out += fmt::format(
-        "    {{\"block_size\": {}, \"kv_bytes_per_block\": {}, \"pool_blocks\": {}, \"peak_blocks\": {}, "
-        "\"peak_kv_bytes\": {}, \"mean_blocks\": {:.6g}, \"utilization\": {:.6g}, \"prompt_computed\": {}, "
-        "\"generated\": {}, \"steps\": {}, \"preemptions\": {}, \"naive_peak_max_model_len_bytes\": {}, "
-        "\"naive_peak_request_bytes\": {}, \"fits_without_preemption\": {}, \"cannot_fit\": [",
-        r.block_size, r.bytes_per_block, s.num_pool_blocks, s.peak_used_blocks, s.peak_kv_bytes,
-        s.mean_used_blocks(), s.utilization(), s.num_computed_prompt_tokens, s.num_generated_tokens,
-        s.num_steps, s.preemptions, s.peak_naive_max_len_slots * slot_bytes, s.peak_naive_request_slots * slot_bytes,
-        r.fits() ? "true" : "false");
-    for (std::size_t j = 0; j < r.rejected.size(); ++j) {
-      const RequestError& x = r.rejected[j];
-      out += fmt::format("{}{{\"index\": {}, \"id\": {}, \"reason\": {}}}", j ? ", " : "", x.index, optional_id(x.id_json),
-                         json_quote(x.message));
-    }
-    out += "]";
-    // A model with sliding-window layers: each layer kind's pool and peak (kind 0's are the figures above).
-    if (!s.kinds.empty()) {
-      out += ", \"kv_kinds\": [";
-      for (std::size_t k = 0; k < s.kinds.size(); ++k)
-        out += fmt::format("{}{{\"kind\": {}, \"window\": {}, \"kv_bytes_per_block\": {}, \"pool_blocks\": {}, "
-                           "\"peak_blocks\": {}, \"peak_kv_bytes\": {}, \"peak_sequence_positions\": {}}}",
-                           k ? ", " : "", k, s.kinds[k].window, s.kinds[k].kv_bytes_per_block, s.kinds[k].num_pool_blocks,
-                           s.kinds[k].peak_used_blocks, s.kinds[k].peak_used_blocks * s.kinds[k].kv_bytes_per_block,
-                           s.kinds[k].peak_sequence_positions);
-      out += fmt::format("], \"peak_full_attention_kv_bytes\": {}", s.peak_full_attention_kv_bytes);
-    }
-    out += fmt::format("}}{}\n", i + 1 < rows.size() ? "," : "");
-  }
-  out += "  ]\n}\n";
-  return out;
+  return JsonObject()
+      .add_string("input", options.input)
+      .add_string("model", files.path().string())
+      .add_int("lines", input.num_lines)
+      .same_line().add_int("blank_lines", input.num_blank_lines)
+      .same_line().add_int("requests", static_cast<int64_t>(input.indices.size()))
+      .same_line().add_int("invalid_requests", static_cast<int64_t>(input.errors.size()))
+      .add_array("invalid", invalid)
+      .add_int("prompt_tokens", first.num_prompt_tokens)
+      .same_line().add_int("distinct_prompt_tokens", first.num_distinct_prompt_tokens)
+      .same_line().add_int("prefix_groups", first.num_prefix_groups)
+      .add_string("kv_dtype", kv_dtype)
+      .same_line().add_int("kv_bytes_per_token", static_cast<int64_t>(bytes_per_token))
+      .same_line().add_string("budget", budget)
+      .add_array("block_sizes", block_sizes)
+      .lines_text();
 }
 
 void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std::string& kv_dtype,

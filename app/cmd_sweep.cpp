@@ -29,6 +29,7 @@
 #include "report/html_report.h"
 #include "util/text_file.h"
 #include "util/byte_units.h"
+#include "util/json_writer.h"
 #include "util/error.h"
 
 namespace pagedgen::app {
@@ -91,18 +92,23 @@ void print_csv(const std::vector<SweepRow>& rows, bool identical) {
 }
 
 void print_json(const std::vector<SweepRow>& rows, bool identical) {
-  fmt::print("{{\"outputs_identical\": {}, \"block_sizes\": [\n", identical ? "true" : "false");
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const SweepRow& r = rows[i];
+  JsonArray block_sizes(/*one_per_line=*/true);
+  for (const SweepRow& r : rows) {
     const RowFigures f = figures(r);
-    fmt::print("  {{\"block_size\": {}, \"peak_blocks\": {}, \"peak_kv_bytes\": {:.0f}, \"utilization\": {:.6g}, "
-               "\"fragmentation\": {:.6g}, \"sharing_factor\": {:.6g}, \"prompt_computed\": {}, \"generated\": {}, "
-               "\"generated_tokens_per_second\": {:.6g}, \"wall_seconds\": {:.6g}, \"stats\": {}}}{}\n",
-               r.block_size, r.stats.engine.peak_used_blocks, f.peak_kv_bytes, f.utilization, f.fragmentation, f.sharing,
-               r.stats.engine.num_computed_prompt_tokens, r.stats.engine.num_generated_tokens, f.gen_tok_s, r.wall_seconds,
-               r.stats.to_json(), i + 1 < rows.size() ? "," : "");
+    block_sizes.add_object(JsonObject()
+                               .add_int("block_size", r.block_size)
+                               .add_int("peak_blocks", r.stats.engine.peak_used_blocks)
+                               .add_int("peak_kv_bytes", r.stats.engine.peak_kv_bytes)
+                               .add_real("utilization", f.utilization)
+                               .add_real("fragmentation", f.fragmentation)
+                               .add_real("sharing_factor", f.sharing)
+                               .add_int("prompt_computed", r.stats.engine.num_computed_prompt_tokens)
+                               .add_int("generated", r.stats.engine.num_generated_tokens)
+                               .add_real("generated_tokens_per_second", f.gen_tok_s)
+                               .add_real("wall_seconds", r.wall_seconds)
+                               .add_object("stats", r.stats.to_json_object()));
   }
-  fmt::print("]}}\n");
+  fmt::print("{}", JsonObject().add_bool("outputs_identical", identical).add_array("block_sizes", block_sizes).lines_text());
 }
 
 // What every block size's run shares: the input, the model and one backend.

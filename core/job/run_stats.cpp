@@ -9,113 +9,136 @@
 #include <vector>
 
 #include "util/byte_units.h"
-#include "util/json_quote.h"
+#include "util/json_writer.h"
 #include "util/ratio.h"
 
 namespace pagedgen {
 
 namespace {
 
-std::string real(double v) { return fmt::format("{:.6g}", v); }
-
-std::string device_memory_json(const JobStats& j) {
-  return fmt::format("{{\"device\": {}, \"weight_bytes\": {}, \"kv_pool_bytes\": {}, \"activation_bytes\": {}}}",
-                     json_quote(j.device), j.device_weight_bytes, j.device_kv_pool_bytes, j.device_activation_bytes);
+JsonObject device_memory_json(const JobStats& j) {
+  return JsonObject()
+      .add_string("device", j.device)
+      .add_int("weight_bytes", j.device_weight_bytes)
+      .add_int("kv_pool_bytes", j.device_kv_pool_bytes)
+      .add_int("activation_bytes", j.device_activation_bytes);
 }
 
-std::string requests_json(const RunStats& s) {
-  return fmt::format("{{\"lines\": {}, \"blank_lines\": {}, \"requests\": {}, \"failed\": {}, \"samples\": {}}}",
-                     s.job.num_lines, s.job.num_blank_lines, s.job.num_requests, s.num_failed_requests(),
-                     s.engine.num_samples);
+JsonObject requests_json(const RunStats& s) {
+  return JsonObject()
+      .add_int("lines", s.job.num_lines)
+      .add_int("blank_lines", s.job.num_blank_lines)
+      .add_int("requests", s.job.num_requests)
+      .add_int("failed", s.num_failed_requests())
+      .add_int("samples", s.engine.num_samples);
 }
 
-std::string tokens_json(const EngineStats& e) {
-  return fmt::format(
-      "{{\"prompt\": {}, \"distinct_prompt\": {}, \"prompt_computed\": {}, \"prompt_cached\": {}, "
-      "\"generated\": {}, \"prefix_groups\": {}}}",
-      e.num_prompt_tokens, e.num_distinct_prompt_tokens, e.num_computed_prompt_tokens, e.prefix_hit_tokens,
-      e.num_generated_tokens, e.num_prefix_groups);
+JsonObject tokens_json(const EngineStats& e) {
+  return JsonObject()
+      .add_int("prompt", e.num_prompt_tokens)
+      .add_int("distinct_prompt", e.num_distinct_prompt_tokens)
+      .add_int("prompt_computed", e.num_computed_prompt_tokens)
+      .add_int("prompt_cached", e.prefix_hit_tokens)
+      .add_int("generated", e.num_generated_tokens)
+      .add_int("prefix_groups", e.num_prefix_groups);
 }
 
-std::string blocks_json(const EngineStats& e) {
-  return fmt::format("{{\"steps\": {}, \"peak_used\": {}, \"used_sum\": {}, \"mean_used\": {}, "
-                     "\"peak_shared\": {}, \"peak_kv_bytes\": {}}}",
-                     e.num_steps, e.peak_used_blocks, e.sum_used_blocks, real(e.mean_used_blocks()),
-                     e.peak_shared_blocks, e.peak_kv_bytes);
+JsonObject blocks_json(const EngineStats& e) {
+  return JsonObject()
+      .add_int("steps", e.num_steps)
+      .add_int("peak_used", e.peak_used_blocks)
+      .add_int("used_sum", e.sum_used_blocks)
+      .add_real("mean_used", e.mean_used_blocks())
+      .add_int("peak_shared", e.peak_shared_blocks)
+      .add_int("peak_kv_bytes", e.peak_kv_bytes);
 }
 
 // Per layer kind, kind 0 (full attention) first: pool, blocks and bytes in use, and the most
 // positions one sequence held there (a window kind: at most window + chunk + a block).
-std::string kv_kinds_json(const EngineStats& e) {
-  std::string out = "{\"kinds\": [";
+JsonObject kv_kinds_json(const EngineStats& e) {
+  JsonArray kinds;
   for (std::size_t i = 0; i < e.kinds.size(); ++i) {
     const KvKindFigures& k = e.kinds[i];
-    out += fmt::format("{}{{\"kind\": {}, \"window\": {}, \"kv_bytes_per_block\": {}, \"pool_blocks\": {}, "
-                       "\"pool_bytes\": {}, \"peak_used\": {}, \"used_sum\": {}, \"mean_used\": {}, "
-                       "\"peak_kv_bytes\": {}, \"peak_filled_slots\": {}, \"peak_sequence_positions\": {}}}",
-                       i ? ", " : "", i, k.window, k.kv_bytes_per_block, k.num_pool_blocks,
-                       k.num_pool_blocks * k.kv_bytes_per_block, k.peak_used_blocks, k.sum_used_blocks,
-                       real(ratio(k.sum_used_blocks, e.num_steps)), k.peak_used_blocks * k.kv_bytes_per_block,
-                       k.peak_filled_slots, k.peak_sequence_positions);
+    kinds.add_object(JsonObject()
+                         .add_int("kind", static_cast<int64_t>(i))
+                         .add_int("window", k.window)
+                         .add_int("kv_bytes_per_block", k.kv_bytes_per_block)
+                         .add_int("pool_blocks", k.num_pool_blocks)
+                         .add_int("pool_bytes", k.num_pool_blocks * k.kv_bytes_per_block)
+                         .add_int("peak_used", k.peak_used_blocks)
+                         .add_int("used_sum", k.sum_used_blocks)
+                         .add_real("mean_used", ratio(k.sum_used_blocks, e.num_steps))
+                         .add_int("peak_kv_bytes", k.peak_used_blocks * k.kv_bytes_per_block)
+                         .add_int("peak_filled_slots", k.peak_filled_slots)
+                         .add_int("peak_sequence_positions", k.peak_sequence_positions));
   }
-  out += fmt::format("], \"peak_kv_bytes\": {}, \"peak_full_attention_kv_bytes\": {}, "
-                     "\"peak_kv_fraction_of_full_attention\": {}}}",
-                     e.peak_kv_bytes, e.peak_full_attention_kv_bytes,
-                     real(e.peak_kv_fraction_of_full_attention()));
-  return out;
+  return JsonObject()
+      .add_array("kinds", kinds)
+      .add_int("peak_kv_bytes", e.peak_kv_bytes)
+      .add_int("peak_full_attention_kv_bytes", e.peak_full_attention_kv_bytes)
+      .add_real("peak_kv_fraction_of_full_attention", e.peak_kv_fraction_of_full_attention());
 }
 
-std::string slots_json(const EngineStats& e) {
-  return fmt::format(
-      "{{\"allocated_sum\": {}, \"filled_sum\": {}, \"logical_sum\": {}, \"sequence_allocated_sum\": {}, "
-      "\"peak_allocated\": {}, \"peak_filled\": {}, \"utilization\": {}, \"internal_fragmentation\": {}, "
-      "\"sequence_utilization\": {}, \"sharing_factor\": {}}}",
-      e.sum_allocated_slots, e.sum_filled_slots, e.sum_logical_slots, e.sum_sequence_slots, e.peak_allocated_slots,
-      e.peak_filled_slots, real(e.utilization()), real(e.internal_fragmentation()), real(e.sequence_utilization()),
-      real(e.sharing_factor()));
+JsonObject slots_json(const EngineStats& e) {
+  return JsonObject()
+      .add_int("allocated_sum", e.sum_allocated_slots)
+      .add_int("filled_sum", e.sum_filled_slots)
+      .add_int("logical_sum", e.sum_logical_slots)
+      .add_int("sequence_allocated_sum", e.sum_sequence_slots)
+      .add_int("peak_allocated", e.peak_allocated_slots)
+      .add_int("peak_filled", e.peak_filled_slots)
+      .add_real("utilization", e.utilization())
+      .add_real("internal_fragmentation", e.internal_fragmentation())
+      .add_real("sequence_utilization", e.sequence_utilization())
+      .add_real("sharing_factor", e.sharing_factor());
 }
 
-std::string naive_reservation_json(const EngineStats& e) {
-  return fmt::format(
-      "{{\"max_model_len_slots_sum\": {}, \"request_slots_sum\": {}, \"peak_max_model_len_slots\": {}, "
-      "\"peak_request_slots\": {}, \"peak_max_model_len_bytes\": {}, \"peak_request_bytes\": {}}}",
-      e.sum_naive_max_len_slots, e.sum_naive_request_slots, e.peak_naive_max_len_slots, e.peak_naive_request_slots,
-      e.peak_naive_max_len_slots * e.kv_bytes_per_slot(), e.peak_naive_request_slots * e.kv_bytes_per_slot());
+JsonObject naive_reservation_json(const EngineStats& e) {
+  return JsonObject()
+      .add_int("max_model_len_slots_sum", e.sum_naive_max_len_slots)
+      .add_int("request_slots_sum", e.sum_naive_request_slots)
+      .add_int("peak_max_model_len_slots", e.peak_naive_max_len_slots)
+      .add_int("peak_request_slots", e.peak_naive_request_slots)
+      .add_int("peak_max_model_len_bytes", e.peak_naive_max_len_slots * e.kv_bytes_per_slot())
+      .add_int("peak_request_bytes", e.peak_naive_request_slots * e.kv_bytes_per_slot());
 }
 
-std::string prefix_cache_json(const EngineStats& e) {
-  return fmt::format(
-      "{{\"lookup_blocks\": {}, \"hit_blocks\": {}, \"partial_hits\": {}, \"partial_hit_tokens\": {}, "
-      "\"hit_tokens\": {}, \"key_collisions\": {}, \"evictions\": {}}}",
-      e.prefix_lookup_blocks, e.prefix_hit_blocks, e.prefix_partial_hits, e.prefix_partial_tokens,
-      e.prefix_hit_tokens, e.prefix_key_collisions, e.evictions);
+JsonObject prefix_cache_json(const EngineStats& e) {
+  return JsonObject()
+      .add_int("lookup_blocks", e.prefix_lookup_blocks)
+      .add_int("hit_blocks", e.prefix_hit_blocks)
+      .add_int("partial_hits", e.prefix_partial_hits)
+      .add_int("partial_hit_tokens", e.prefix_partial_tokens)
+      .add_int("hit_tokens", e.prefix_hit_tokens)
+      .add_int("key_collisions", e.prefix_key_collisions)
+      .add_int("evictions", e.evictions);
 }
 
-std::string time_json(const RunStats& s) {
-  return fmt::format("{{\"load\": {}, \"prepare\": {}, \"generate\": {}, \"prefill_steps\": {}, \"decode_steps\": {}}}",
-                     real(s.job.load_seconds), real(s.job.prepare_seconds), real(s.engine.generate_seconds),
-                     real(s.engine.prefill_seconds), real(s.engine.decode_seconds));
+JsonObject time_json(const RunStats& s) {
+  return JsonObject()
+      .add_real("load", s.job.load_seconds)
+      .add_real("prepare", s.job.prepare_seconds)
+      .add_real("generate", s.engine.generate_seconds)
+      .add_real("prefill_steps", s.engine.prefill_seconds)
+      .add_real("decode_steps", s.engine.decode_seconds);
 }
 
-std::string throughput_json(const EngineStats& e) {
+JsonObject throughput_json(const EngineStats& e) {
   const double seconds = e.generate_seconds;
-  return fmt::format(
-      "{{\"prompt_tokens_per_second\": {}, \"generated_tokens_per_second\": {}, \"total_tokens_per_second\": {}}}",
-      real(ratio(static_cast<double>(e.num_computed_prompt_tokens), seconds)),
-      real(e.generated_tokens_per_second()),
-      real(ratio(static_cast<double>(e.num_computed_prompt_tokens + e.num_generated_tokens), seconds)));
+  return JsonObject()
+      .add_real("prompt_tokens_per_second", ratio(static_cast<double>(e.num_computed_prompt_tokens), seconds))
+      .add_real("generated_tokens_per_second", e.generated_tokens_per_second())
+      .add_real("total_tokens_per_second",
+                ratio(static_cast<double>(e.num_computed_prompt_tokens + e.num_generated_tokens), seconds));
 }
 
-std::string job_json(const JobStats& j) {
-  return fmt::format("{{\"key\": {}, \"shard\": {}}}", json_quote(j.job_key), json_quote(j.shard));
-}
-
-std::string coverage_json(const RunStats& s) {
-  return fmt::format(
-      "{{\"complete\": {}, \"requests_this_run\": {}, \"requests_earlier\": {}, \"requests_unfinished\": {}, "
-      "\"note\": {}}}",
-      s.covers_whole_output() ? "true" : "false", s.job.num_requests, s.job.num_earlier_requests,
-      s.job.num_unfinished_requests, json_quote(s.coverage_note()));
+JsonObject coverage_json(const RunStats& s) {
+  return JsonObject()
+      .add_bool("complete", s.covers_whole_output())
+      .add_int("requests_this_run", s.job.num_requests)
+      .add_int("requests_earlier", s.job.num_earlier_requests)
+      .add_int("requests_unfinished", s.job.num_unfinished_requests)
+      .add_string("note", s.coverage_note());
 }
 
 }  // namespace
@@ -136,40 +159,37 @@ std::string RunStats::coverage_note() const {
   return note;
 }
 
-std::string RunStats::to_json() const {
+JsonObject RunStats::to_json_object() const {
   const EngineStats& e = engine;
-  std::vector<std::pair<const char*, std::string>> fields = {
-      {"model", json_quote(job.model)},
-      {"backend", json_quote(e.backend)},
-      {"block_size", fmt::format("{}", e.block_size)},
-      {"kv_bytes_per_block", fmt::format("{}", e.kv_bytes_per_block)},
-      {"pool_blocks", fmt::format("{}", e.num_pool_blocks)},
-      {"pool_bytes", fmt::format("{}", e.pool_bytes())},
-      {"max_model_len", fmt::format("{}", e.max_model_len)},
-      {"prefix_sharing", e.prefix_sharing ? "true" : "false"},
-      {"device_memory", device_memory_json(job)},
-      {"requests", requests_json(*this)},
-      {"tokens", tokens_json(e)},
-      {"blocks", blocks_json(e)},
-      {"slots", slots_json(e)},
-      {"naive_reservation", naive_reservation_json(e)},
-      {"prefix_cache", prefix_cache_json(e)},
-      {"copy_on_write", fmt::format("{{\"copies\": {}}}", e.cow_copies)},
-      {"preemption", fmt::format("{{\"preemptions\": {}, \"recomputed_tokens\": {}}}", e.preemptions,
-                                 e.recomputed_tokens)},
-      {"time_seconds", time_json(*this)},
-      {"throughput", throughput_json(e)},
-      {"job", job_json(job)},
-      {"coverage", coverage_json(*this)},
-  };
+  JsonObject out;
+  out.add_string("model", job.model)
+      .add_string("backend", e.backend)
+      .add_int("block_size", e.block_size)
+      .add_int("kv_bytes_per_block", e.kv_bytes_per_block)
+      .add_int("pool_blocks", e.num_pool_blocks)
+      .add_int("pool_bytes", e.pool_bytes())
+      .add_int("max_model_len", e.max_model_len)
+      .add_bool("prefix_sharing", e.prefix_sharing)
+      .add_object("device_memory", device_memory_json(job))
+      .add_object("requests", requests_json(*this))
+      .add_object("tokens", tokens_json(e))
+      .add_object("blocks", blocks_json(e));
   // Models with sliding-window layers only: the memory by layer kind.
-  if (!e.kinds.empty()) fields.insert(fields.begin() + 12, {"kv_kinds", kv_kinds_json(e)});
-  std::string out = "{\n";
-  for (std::size_t i = 0; i < fields.size(); ++i)
-    out += fmt::format("  \"{}\": {}{}\n", fields[i].first, fields[i].second, i + 1 < fields.size() ? "," : "");
-  out += "}\n";
+  if (!e.kinds.empty()) out.add_object("kv_kinds", kv_kinds_json(e));
+  out.add_object("slots", slots_json(e))
+      .add_object("naive_reservation", naive_reservation_json(e))
+      .add_object("prefix_cache", prefix_cache_json(e))
+      .add_object("copy_on_write", JsonObject().add_int("copies", e.cow_copies))
+      .add_object("preemption",
+                  JsonObject().add_int("preemptions", e.preemptions).add_int("recomputed_tokens", e.recomputed_tokens))
+      .add_object("time_seconds", time_json(*this))
+      .add_object("throughput", throughput_json(e))
+      .add_object("job", JsonObject().add_string("key", job.job_key).add_string("shard", job.shard))
+      .add_object("coverage", coverage_json(*this));
   return out;
 }
+
+std::string RunStats::to_json() const { return to_json_object().lines_text(); }
 
 std::string RunStats::summary() const {
   const EngineStats& e = engine;

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "engine/engine_stats.h"
+#include "util/json_writer.h"
 
 namespace pagedgen {
 
@@ -53,7 +54,9 @@ struct RunStats {
   // What they cover, said plainly (the stats JSON's coverage.note, the summary's first line).
   std::string coverage_note() const;
 
+  // The stats JSON (--stats): one field per line, each value on its line.
   std::string to_json() const;
+  JsonObject to_json_object() const;
   // Reads what to_json wrote back (the failed count as the job's). Throws Error naming the
   // file's problem.
   static RunStats from_json(std::string_view json);
