@@ -4,7 +4,9 @@
 
 #include <vector>
 
-#include "io/json_fields.h"
+#include "io/json_line_errors.h"
+#include "io/json_validation.h"
+#include "io/json_values.h"
 #include "util/error.h"
 
 namespace pagedgen::json_fields {

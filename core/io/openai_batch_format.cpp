@@ -7,9 +7,11 @@
 #include <optional>
 #include <string>
 
-#include "io/json_fields.h"
+#include "io/chat_message_fields.h"
+#include "io/json_values.h"
 #include "io/line_identity.h"
 #include "io/refused_fields.h"
+#include "io/sampling_fields.h"
 #include "util/error.h"
 
 namespace pagedgen {

@@ -18,7 +18,7 @@ inline constexpr std::string_view kChatCompletionsUrl = "/v1/chat/completions";
 inline constexpr std::string_view kCompletionsUrl = "/v1/completions";
 
 // `document` holds the line, which starts at `line_begin`. The body's sampling fields are
-// the plain format's (json_fields.h) plus max_completion_tokens (an alias of max_tokens;
+// the plain format's (sampling_fields.h) plus max_completion_tokens (an alias of max_tokens;
 // giving both is an error), response_format (read by `response_formats`) and logprobs:
 // true/false with top_logprobs: k in a chat body, logprobs: k in a completions body;
 // "model" is recorded in Request::model. Keys pagedgen cannot honour (refused_fields.h:

@@ -13,7 +13,7 @@ namespace pagedgen {
 
 // `document` holds the line, which starts at `line_begin` (for error offsets). Known keys:
 // id (string, number or null), prompt (non-empty string), messages, the sampling fields
-// of json_fields.h, response_format (read by `response_formats`) and logprobs (k, the
+// of sampling_fields.h, response_format (read by `response_formats`) and logprobs (k, the
 // alternatives per token). The keys refused_fields.h lists are unsupported_field unless
 // neutral, and so are the OpenAI body's top_logprobs and max_completion_tokens (the plain
 // format spells them logprobs and max_tokens); other top-level keys are ignored, so lines

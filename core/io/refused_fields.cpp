@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "io/json_fields.h"
+#include "io/json_values.h"
 #include "io/request.h"
 
 namespace pagedgen::json_fields {

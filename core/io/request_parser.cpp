@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "io/json_fields.h"
+#include "io/json_line_errors.h"
 #include "io/openai_batch_format.h"
 #include "io/plain_format.h"
 #include "util/error.h"

@@ -6,6 +6,7 @@
 
 #include "grammar/grammar_error.h"
 #include "io/json_schema_format.h"
+#include "io/json_values.h"
 #include "io/request.h"
 #include "util/error.h"
 

@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <variant>
 
-#include "io/json_fields.h"
+#include "io/json_line_errors.h"
 #include "sample/response_format.h"
 
 namespace pagedgen::json_fields {

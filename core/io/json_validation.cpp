@@ -1,0 +1,96 @@
+#include "io/json_validation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "io/json_line_errors.h"
+#include "io/json_values.h"
+#include "io/request.h"
+
+namespace pagedgen::json_fields {
+
+namespace {
+
+// Ondemand reports a malformed literal as a type mismatch of the type its first byte
+// announced; on a validated walk that mismatch can only mean bad syntax.
+simdjson::error_code literal_error(od::json_type type) {
+  return type == od::json_type::boolean ? simdjson::T_ATOM_ERROR : simdjson::N_ATOM_ERROR;
+}
+
+}  // namespace
+
+void add_unique_key(std::vector<std::string>& keys, std::string_view key, std::string_view path) {
+  if (std::ranges::find(keys, key) != keys.end())
+    throw_line_error(request_error::kDuplicateField, fmt::format("field \"{}\" appears twice{}", key,
+                                                                 path.empty() ? "" : fmt::format(" in {}", path)));
+  keys.emplace_back(key);
+}
+
+void validate_value(od::value value, const std::string& path, od::document& document,
+                    const char* line_begin, int level) {
+  const auto check = [&](simdjson::error_code error) {
+    if (error) throw_json_error(error, document, line_begin);
+  };
+  od::json_type type{};
+  check(value.type().get(type));
+  if ((type == od::json_type::object || type == od::json_type::array) && level > kMaxNestingLevels) {
+    const char* location = nullptr;
+    const std::string where = document.current_location().get(location) == simdjson::SUCCESS && location > line_begin
+                                  ? fmt::format(" (near byte {})", location - line_begin)
+                                  : std::string();
+    throw_line_error(request_error::kInvalidJson,
+                     fmt::format("the line nests objects and lists deeper than {} levels, which pagedgen does "
+                                 "not read{}", kMaxNestingLevels, where));
+  }
+  switch (type) {
+    case od::json_type::object: {
+      od::object object;
+      check(value.get_object().get(object));
+      std::vector<std::string> keys;
+      for (auto field : object) {
+        std::string_view key;
+        check(field.unescaped_key().get(key));
+        add_unique_key(keys, key, path);
+        od::value child;
+        check(field.value().get(child));
+        validate_value(child, path.empty() ? std::string(key) : fmt::format("{}.{}", path, key),
+                       document, line_begin, level + 1);
+      }
+      return;
+    }
+    case od::json_type::array: {
+      od::array array;
+      check(value.get_array().get(array));
+      std::size_t i = 0;
+      for (auto element : array) {
+        od::value child;
+        check(element.get(child));
+        validate_value(child, element_path(path, i++), document, line_begin, level + 1);
+      }
+      return;
+    }
+    case od::json_type::number: {
+      double number = 0;
+      check(value.get_double().get(number));
+      return;
+    }
+    case od::json_type::string: {
+      std::string_view text;
+      check(value.get_string().get(text));
+      return;
+    }
+    case od::json_type::boolean: {
+      bool flag = false;
+      if (value.get_bool().get(flag)) check(literal_error(type));
+      return;
+    }
+    case od::json_type::null: {
+      bool null = false;
+      if (value.is_null().get(null) || !null) check(literal_error(type));
+      return;
+    }
+  }
+}
+
+}  // namespace pagedgen::json_fields
