@@ -329,7 +329,8 @@ TEST_CASE("OpenAI batch lines: the documented examples, detected from the first 
         "R 1 id=\"request-1\" key=request-1 [system|You are a helpful assistant.][user|Hello world!]\n"
         "R 2 id=\"request-2\" key=request-2 'Say this is a test'\n"
         "E 3 id=null wrong_format: the line is in the plain format (prompt or messages at the top level), but this "
-        "input is in the OpenAI batch format (detected from its first non-blank line, or set with --format)\n");
+        "input is in the OpenAI batch format (the line format: detected from its first non-blank line, or set for "
+        "the run)\n");
 
   std::istringstream stream(input);
   RequestReader reader(stream, defaults(), std::nullopt);
@@ -345,7 +346,8 @@ TEST_CASE("OpenAI batch lines: the documented examples, detected from the first 
   CHECK(plain_format == RequestFormat::kPlain);
   CHECK(plain_items == "R 0 id=null key=#0 'a'\n"
                        "E 1 id=null wrong_format: the line is in the OpenAI batch format (custom_id, body), but this "
-                       "input is in the plain format (detected from its first non-blank line, or set with --format)\n");
+                       "input is in the plain format (the line format: detected from its first non-blank line, or "
+                       "set for the run)\n");
 }
 
 TEST_CASE("OpenAI batch lines: sampling fields of the body, and every error") {
