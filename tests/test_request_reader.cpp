@@ -413,8 +413,8 @@ TEST_CASE("a line selection skips lines unparsed and is what count_selected_requ
   CHECK(count_selected_requests(all, {}) == 4);
 }
 
-// Issue 13 item 1: simdjson rejects these before any value is read; asking that unstarted
-// document where it stopped crashed (SIGSEGV) instead of giving the line its error.
+// simdjson rejects these before any value is read; asking that unstarted document where it
+// stopped crashed (SIGSEGV) instead of giving the line its error.
 TEST_CASE("a raw control character or an unclosed string is invalid_json, in both formats") {
   const std::string control = "{\"prompt\": \"a\x01" "b\"}";
   const std::string unclosed = "{\"prompt\": \"abc";
@@ -446,8 +446,8 @@ TEST_CASE("a raw control character or an unclosed string is invalid_json, in bot
   }
 }
 
-// Issue 13 item 2: validating a value recursed once per level, so ~25,000 levels overflowed
-// the stack (SIGSEGV).
+// Validating a value used to recurse once per level, so ~25,000 levels overflowed the stack
+// (SIGSEGV).
 TEST_CASE("nesting past kMaxNestingLevels is invalid_json, not a stack overflow") {
   const auto nested = [](std::size_t levels, char open, char close) {
     std::string text;
