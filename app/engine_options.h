@@ -16,8 +16,8 @@ namespace pagedgen::app {
 struct EngineOptions {
   int32_t num_blocks = 0;
   std::string kv_cache_memory;  // empty: the backend's default (kv_pool_budget.h)
-  int32_t max_num_seqs = 64;
-  int32_t max_batch_tokens = 2048;
+  int32_t max_num_seqs = EngineConfig{}.max_num_seqs;  // core's defaults (sched/scheduler.h)
+  int32_t max_batch_tokens = EngineConfig{}.max_batch_tokens;
   int64_t max_model_len = 0;  // 0: the model's context
   bool no_prefix_sharing = false;
   bool no_overlap = false;      // --no-overlap: wait for each step's ids before preparing the next

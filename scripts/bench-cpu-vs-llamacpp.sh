@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): pagedgen's CPU backend against llama.cpp on the same GGUF and
-# thread count (issue 15), on the workloads of scripts/make-cpu-workload.py:
+# thread count, on the workloads of scripts/make-cpu-workload.py:
 #   shared    64 requests (8 documents x 8 questions, ~501-token prompts sharing a
 #             ~490-token document), 64 new tokens each: pagedgen with prefix sharing vs
 #             llama-batched-bench -npp 501 -ntg 64 -npl 8 -pps, times 8 groups

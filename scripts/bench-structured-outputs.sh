@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark (not a test): the cost of structured outputs on the CPU backend (issue 12's
-# first target: generated tokens/s with the schema >= 80% of the same requests
+# Benchmark (not a test): the cost of structured outputs on the CPU backend (the
+# target: generated tokens/s with the schema >= 80% of the same requests
 # unconstrained, both in the same run). The workload, from
 # scripts/make-structured-workload.py: 64 sampled chat requests (temperature 0.8, a fixed
 # seed per line), each asking for one order record, and a nested schema (an object with

@@ -1,7 +1,7 @@
 // Benchmark (not a test): time per step of structured outputs' token masks, over recorded
 // token streams (valid documents of four schemas, tokenized as a model writes them), on
 // the default model's vocabulary (49,152 tokens) and any others named with --vocab. One
-// table and a JSON line per vocabulary, against the target (50 us per step per
+// table and a JSON line per vocabulary, against the target (50 us of masking per step per
 // sequence) and, in the same run, a baseline without the precomputed token classes: a
 // walk of the whole token trie from the matcher's state at every step.
 //
@@ -41,7 +41,7 @@ struct Workload {
   std::vector<const char*> documents;
 };
 
-// The target shape first: an object with an array of objects, enums, integers, strings.
+// The target's schema shape first: an object with an array of objects, enums, integers, strings.
 std::vector<Workload> workloads() {
   return {
       {"nested",

@@ -1,8 +1,8 @@
-// Benchmark (not a test) of the engine's host work per step, on a machine without a GPU:
-// the real Engine over issue 10's workload shape (8 documents of 970 tokens x 32 questions
-// of 15, greedy, ignore_eos, 128 new tokens; batch 256, block size 16, 8192 tokens per step,
-// vocabulary 128,256; no tokenizer, so samples end at max_tokens) on backends that run no
-// model:
+// Benchmark (not a test) of the engine's host work per step, on a machine without a GPU: the
+// real Engine over the GPU decode workload's shape (scripts/make-gpu-workload.py: 8
+// documents of 970 tokens x 32 questions of 15, greedy, ignore_eos, 128 new tokens; batch
+// 256, block size 16, 8192 tokens per step, vocabulary 128,256; no tokenizer, so samples end
+// at max_tokens) on backends that run no model:
 //   ids           hands back token ids, as the CUDA backend's device sampler does, each step
 //                 waited for before the next is prepared (--no-overlap);
 //   ids+overlap   the same with the engine's overlap: step N+1 is scheduled and submitted

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Writes the CPU workloads of issue 15 (pagedgen's CPU backend against llama.cpp on the
-same GGUF), as plain-format JSONL, all greedy (temperature 0) and with ignore_eos, so that
-every request generates exactly max_tokens tokens and the token counts match llama.cpp's
-benchmarks (llama-batched-bench, llama-bench), which never stop early:
+"""Writes the CPU workloads of scripts/bench-cpu-vs-llamacpp.sh (pagedgen's CPU backend
+against llama.cpp on the same GGUF), as plain-format JSONL, all greedy (temperature 0) and
+with ignore_eos, so that every request generates exactly max_tokens tokens and the token
+counts match llama.cpp's benchmarks (llama-batched-bench, llama-bench), which never stop
+early:
 
   shared   64 requests: 8 documents x 8 questions, {"id": "doc3-q5", "prompt": document +
            question}, 64 new tokens each. Requests of one document share its ~490-token

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the GPU decode workload of issue 10: 256 plain prompts of ~985 tokens, in 8
+"""Writes the GPU decode benchmark's workload: 256 plain prompts of ~985 tokens, in 8
 groups of 32 that share a ~970-token document and differ only in a short question at the
 end, so that with prefix sharing each document is prefilled once. Lines are plain prompts,
 {"id": "doc3-q17", "prompt": "..."}, grouped by document (the planner reorders anyway).
@@ -15,7 +15,7 @@ Llama 3's tokenizer (byte-level BPE too, a 128k vocabulary holding these words) 
 split this text no finer (not measured here); the usual ~1.3 tokens per word is for
 varied real text. --doc-words and --question-words move the lengths.
 
-Run it (the issue's measurement; the dummy Llama-3-8B shape, the default model's
+Run it (the throughput target's measurement; the dummy Llama-3-8B shape, the default model's
 tokenizer, whose 49,152 ids fit the config's 128,256):
   scripts/make-gpu-workload.py -o /tmp/gpu-workload.jsonl
   build/app/pagedgen generate -m samples/llama-3-8b.config.json --load-format dummy \\

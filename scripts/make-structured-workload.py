@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the structured-outputs workload of issue 12 (scripts/bench-structured-outputs.sh):
+"""Writes the structured-outputs workload (scripts/bench-structured-outputs.sh):
 a nested JSON Schema (an order: an object with strings, an enum, integers and an array of
 2-4 item objects, each with a string, an enum and an integer) and N plain-format chat
 requests asking for one order record each, sampled (temperature 0.8, top-p 0.95) with a

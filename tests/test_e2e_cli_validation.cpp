@@ -1,6 +1,6 @@
 // Options are checked before any model loads: a bad value exits with 2 and one
 // "pagedgen: error:" line naming the flag, and leaves no output or manifest behind; a KV
-// pool larger than the machine's memory is refused up front (issue 13, items 12-14).
+// pool larger than the machine's memory is refused up front.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 

@@ -249,7 +249,7 @@ TEST_CASE("Gemma 3 270M, fast path (weights as stored, int8 activations): llama.
                                     << kFastLogitTolerance << ")");
 }
 
-// Issue 14's window acceptance on the real model: a ~4,000-token prompt computed in chunks
+// Sliding windows' acceptance test on the real model: a ~4,000-token prompt computed in chunks
 // of 256 through `generate`. Gemma 3 270M has 15 window layers (512 positions) and 3 full
 // ones: counted in the stats, the peak KV is under 35% of what every layer keeping every
 // position would hold, each window layer holds at most window + chunk + one block, and the

@@ -1,6 +1,6 @@
 // Pins the bytes of `pagedgen generate` across refactors: each sample at block sizes 8, 16
 // and 64 must give exactly the file that commit 446a6bf wrote (tests/data/golden, see its
-// README). Issue 9's acceptance: outputs byte-identical before and after the renovation.
+// README): outputs byte-identical before and after a refactor that should change no byte.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
-// Hostile input end to end (issue 13): request lines that crashed the whole job (a raw
-// control character, an unclosed string, deep nesting) become error lines among the good
-// ones, in both formats and from stdin; model files whose dimensions multiply past 2^63
-// end `plan` and `inspect` with exit 3 and one message naming the key, never a signal.
+// Hostile input end to end: request lines that once crashed the whole job (a raw control
+// character, an unclosed string, deep nesting) become error lines among the good ones, in
+// both formats and from stdin; model files whose dimensions multiply past 2^63 end `plan`
+// and `inspect` with exit 3 and one message naming the key, never a signal.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -66,8 +66,8 @@ std::string as_format(const HostileLine& line, bool openai) {
 
 }  // namespace
 
-// Issue 13 items 1 and 2: each of these lines crashed `generate` (SIGSEGV) and wrote 0
-// lines; `--resume` crashed again every time.
+// Each of these lines once crashed `generate` (SIGSEGV) and wrote 0 lines; `--resume`
+// crashed again every time.
 TEST_CASE("a hostile middle line is an invalid_json line between two answered ones, both formats, file and stdin") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   TempDir dir("pagedgen-e2e-hostile");
@@ -142,8 +142,8 @@ constexpr std::string_view kTinyTokenizerJson = R"({
 
 }  // namespace
 
-// Issue 13 item 4: 2 x 2^31 layers x ... wrapped to 0 KV bytes per token: `plan` divided by
-// zero (SIGFPE) and `inspect` printed "0 bytes per token".
+// 2 x 2^31 layers x ... used to wrap to 0 KV bytes per token: `plan` divided by zero
+// (SIGFPE) and `inspect` printed "0 bytes per token".
 TEST_CASE("plan and inspect on a model whose dimensions are 2^31 exit 3 naming the key") {
   TempDir dir("pagedgen-e2e-huge-dims");
   const auto input = dir / "in.jsonl";

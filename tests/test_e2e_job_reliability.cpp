@@ -1,10 +1,10 @@
-// The batch job's files under real job patterns (issue 13 items 6-11, 13, 14): an output
-// that is the input is refused; a second process on a locked output fails at once; a
-// resumed run takes what the journal holds and computes only the rest, saying what its
-// stats cover; small inputs spread over every shard, and merge refuses stats that are
-// missing, duplicated or of another job; a model changed after its first 8 MiB is not
-// resumed; a failed startup leaves no file behind; messages say why; a FIFO or /dev/null
-// reads like standard input; a full disk's message counts only complete lines.
+// The batch job's files under real job patterns: an output that is the input is refused; a
+// second process on a locked output fails at once; a resumed run takes what the journal
+// holds and computes only the rest, saying what its stats cover; small inputs spread over
+// every shard, and merge refuses stats that are missing, duplicated or of another job; a
+// model changed after its first 8 MiB is not resumed; a failed startup leaves no file
+// behind; messages say why; a FIFO or /dev/null reads like standard input; a full disk's
+// message counts only complete lines.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -71,7 +71,7 @@ struct Job {
 
 }  // namespace
 
-TEST_CASE("an output that is the input, by any name, is refused and the input kept (issue 13 item 6)") {
+TEST_CASE("an output that is the input, by any name, is refused and the input kept") {
   Job job;
   REQUIRE(::link(job.input.c_str(), job.path("link.jsonl").c_str()) == 0);
   for (const std::string& args : {fmt::format("-o {}", sh_quote(job.input)), fmt::format("-o {}", sh_quote(job.path("link.jsonl"))),
@@ -90,7 +90,7 @@ TEST_CASE("an output that is the input, by any name, is refused and the input ke
   CHECK_FALSE(std::filesystem::exists(job.path("out.jsonl")));
 }
 
-TEST_CASE("a second process on a locked output fails at once; the first's output stays whole (issue 13 item 7)") {
+TEST_CASE("a second process on a locked output fails at once; the first's output stays whole") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   Job job;
   const std::string reference = job.reference("ref");
@@ -118,7 +118,7 @@ TEST_CASE("a second process on a locked output fails at once; the first's output
   CHECK(read_file(out) == reference);
 }
 
-TEST_CASE("a resume takes the journal's lines and cached tokens and computes only the rest (issue 13 items 8, 10)") {
+TEST_CASE("a resume takes the journal's lines and cached tokens and computes only the rest") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   Job job;
   const std::string reference = job.reference("ref");
@@ -157,7 +157,7 @@ TEST_CASE("a resume takes the journal's lines and cached tokens and computes onl
   CHECK(json_int(stats, "tokens", "generated") == generated);
 }
 
-TEST_CASE("small inputs spread over every shard; merge refuses stats missing, twice or of another job (items 9, 10)") {
+TEST_CASE("small inputs spread over every shard; merge refuses stats missing, twice or of another job") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   Job job;
   const std::string single = job.reference("single");  // one window (--plan-window 10000)
@@ -199,7 +199,7 @@ TEST_CASE("small inputs spread over every shard; merge refuses stats missing, tw
   CHECK(foreign.stderr_text.find("is of another job") != std::string::npos);
 }
 
-TEST_CASE("a resume refuses a model whose weights changed after the first 8 MiB (issue 13 item 11)") {
+TEST_CASE("a resume refuses a model whose weights changed after the first 8 MiB") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   Job job;
   const auto model = job.path("model.gguf");
@@ -232,7 +232,7 @@ TEST_CASE("a resume refuses a model whose weights changed after the first 8 MiB 
   CHECK(resumed.stderr_text.find("(model was bytes=") != std::string::npos);
 }
 
-TEST_CASE("a run that fails before it starts leaves no output, manifest or journal behind (issue 13 item 13)") {
+TEST_CASE("a run that fails before it starts leaves no output, manifest or journal behind") {
   Job job;
   const auto bad_model = job.path("bad.gguf");
   std::ofstream(bad_model, std::ios::binary) << "GGUF, but nothing a reader can use";
@@ -249,7 +249,7 @@ TEST_CASE("a run that fails before it starts leaves no output, manifest or journ
   CHECK_FALSE(std::filesystem::exists(old.string() + ".manifest.json"));
 }
 
-TEST_CASE("messages say why; a FIFO or /dev/null input reads like standard input (issue 13 item 14)") {
+TEST_CASE("messages say why; a FIFO or /dev/null input reads like standard input") {
   Job job;
   const CliResult no_model = job.generate("no-model", fmt::format("-m /nonexistent -o {}", sh_quote(job.path("o.jsonl"))));
   CHECK(no_model.exit_code == 3);
@@ -278,7 +278,7 @@ TEST_CASE("messages say why; a FIFO or /dev/null input reads like standard input
   CHECK(read_file(job.path("fifo.jsonl")) == reference);
 }
 
-TEST_CASE("a full disk's message counts only the lines complete in the file (issue 13 item 14)") {
+TEST_CASE("a full disk's message counts only the lines complete in the file") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   Job job;
   {

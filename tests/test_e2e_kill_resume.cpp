@@ -1,7 +1,7 @@
-// Issue 13's acceptance kill test: a 60-line run killed with SIGKILL once half its requests
-// have finished resumes computing only the unfinished ones (counted from the resumed run's
-// stats) and ends byte-identical to an uninterrupted run; a run stopped with SIGTERM says
-// in its summary what finished and what did not, and resumes the same way.
+// Crash safety: a 60-line run killed with SIGKILL once half its requests have finished
+// resumes computing only the unfinished ones (counted from the resumed run's stats) and
+// ends byte-identical to an uninterrupted run; a run stopped with SIGTERM says in its
+// summary what finished and what did not, and resumes the same way.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <simdjson.h>

@@ -1,4 +1,4 @@
-// Log probabilities and penalties end to end on the default model (issue 12 items 2 and 3).
+// Log probabilities and penalties end to end on the default model.
 //   - logprobs: `pagedgen generate` on a plain file and on an OpenAI batch file (a
 //     completion and a chat request with n = 2, sampled). Every generated token's logprob
 //     and its top-k equal, within 1e-5, a plain double log-softmax of the logits the CPU

@@ -1,13 +1,14 @@
-// Structured outputs end to end on the default model, as a data team runs them (issue 12's
-// acceptance test): one OpenAI batch file of 220 chat requests over 11 JSON Schemas (the
-// shapes Pydantic and dataset schemas produce: nested objects, arrays of objects, enums,
-// bounded strings and integers, anyOf with null, $ref/$defs, a tuple, a root enum),
-// sampled, then one plain file under --json-object with lines that override it. Every
-// finished record is validated by an independent validator (python3-jsonschema, Draft
-// 2020-12, tests/validate_structured_outputs.py): none may be invalid, at most 2% may be
-// cut by max_tokens, every json_object output parses as an object. A subset of the batch
-// run again at another block size, without sharing, on one thread writes the same lines.
-// And the command line's refusals: a schema the grammar refuses, no file, two formats.
+// Structured outputs end to end on the default model, as a data team runs them (the
+// feature's acceptance test): one OpenAI batch file of 220 chat requests over 11 JSON
+// Schemas (the shapes Pydantic and dataset schemas produce: nested objects, arrays of
+// objects, enums, bounded strings and integers, anyOf with null, $ref/$defs, a tuple, a
+// root enum), sampled, then one plain file under --json-object with lines that override
+// it. Every finished record is validated by an independent validator (python3-jsonschema,
+// Draft 2020-12, tests/validate_structured_outputs.py): none may be invalid, at most 2%
+// may be cut by max_tokens, every json_object output parses as an object. A subset of the
+// batch run again at another block size, without sharing, on one thread writes the same
+// lines. And the command line's refusals: a schema the grammar refuses, no file, two
+// formats.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <simdjson.h>

@@ -432,9 +432,9 @@ std::vector<std::byte> byte_array_gguf(const std::string& key, uint64_t count) {
 
 }  // namespace
 
-// Issue 13 item 12: each array element became a 48-byte GgufValue, so a file of byte arrays
-// took ~50x its size in memory (a 0.5 GB file, 24 GB). Metadata memory is now bounded by
-// the file's size plus 128 MiB: the refusal comes before the allocation.
+// Each array element once became a 48-byte GgufValue, so a file of byte arrays took ~50x
+// its size in memory (a 0.5 GB file, 24 GB). Metadata memory is now bounded by the file's
+// size plus 128 MiB: the refusal comes before the allocation.
 TEST_CASE("metadata that would take far more memory than the file is refused") {
   TempDir dir("pagedgen-gguf-budget");
   // 4 MiB of uint8 elements would take ~200 MB parsed: past 4 MiB + 128 MiB.

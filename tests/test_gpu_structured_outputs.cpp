@@ -1,14 +1,14 @@
-// Structured outputs on the CUDA backend end to end (issue 12 item 5): `generate --device
-// cuda --dtype float32` with the grammar masks applied by the device sampler, on the gpu
-// tests' model (gpu_test_model.h: dummy weights of the default model's shape unless it is
-// installed). A plain file under --json-object, mixing rows: a boolean schema (greedy) and
-// an enum (sampled, n = 2) that leave a few texts, --json-object lines (greedy and
-// sampled), and a line freed of the flag. Every constrained text that stopped is a value
-// of its format; a decode step mixes masked and unmasked rows; the file is the same at
-// block sizes 8 and 32 and with CUDA graphs and the overlap off. The same checks run on the
-// CPU backend first (no GPU needed), so the expectations are known to hold there; whether
-// the GPU file equals the CPU's is reported, not required (float32 logits differ by ~1e-4,
-// so a near tie may go the other way). Skips the GPU part without a GPU.
+// Structured outputs on the CUDA backend end to end: `generate --device cuda --dtype
+// float32` with the grammar masks applied by the device sampler, on the gpu tests' model
+// (gpu_test_model.h: dummy weights of the default model's shape unless it is installed). A
+// plain file under --json-object, mixing rows: a boolean schema (greedy) and an enum
+// (sampled, n = 2) that leave a few texts, --json-object lines (greedy and sampled), and a
+// line freed of the flag. Every constrained text that stopped is a value of its format; a
+// decode step mixes masked and unmasked rows; the file is the same at block sizes 8 and 32
+// and with CUDA graphs and the overlap off. The same checks run on the CPU backend first
+// (no GPU needed), so the expectations are known to hold there; whether the GPU file
+// equals the CPU's is reported, not required (float32 logits differ by ~1e-4, so a near
+// tie may go the other way). Skips the GPU part without a GPU.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <simdjson.h>

@@ -44,24 +44,6 @@ TEST_CASE("block size 1 puts one token per block") {
   CHECK(layout.offset(7, 1, 0, 3) == 7 * 8 + 1 * 4 + 3);
 }
 
-TEST_CASE("slots split into block and offset and back") {
-  CHECK(split_slot(0, 16).block_id == 0);
-  CHECK(split_slot(0, 16).slot_in_block == 0);
-  CHECK(split_slot(15, 16).block_id == 0);
-  CHECK(split_slot(15, 16).slot_in_block == 15);
-  CHECK(split_slot(16, 16).block_id == 1);
-  CHECK(split_slot(16, 16).slot_in_block == 0);
-  CHECK(split_slot(37, 8).block_id == 4);
-  CHECK(split_slot(37, 8).slot_in_block == 5);
-  CHECK(split_slot(9, 1).block_id == 9);
-  CHECK(split_slot(9, 1).slot_in_block == 0);
-  CHECK(make_slot(4, 5, 8) == 37);
-  for (int64_t slot = 0; slot < 100; ++slot) {
-    const KvSlot s = split_slot(slot, 7);
-    CHECK(make_slot(s.block_id, s.slot_in_block, 7) == slot);
-  }
-}
-
 TEST_CASE("positions map through the block table") {
   // Block size 4; the sequence's logical blocks 0, 1, 2 live in physical blocks 9, 2, 5.
   const int32_t table[] = {9, 2, 5};

@@ -1,6 +1,6 @@
 // LineWindows: which lines a shard owns. An input of at least N windows is split by
 // windows (each planned whole, as in a single run); a smaller one by lines, so that every
-// shard gets work (issue 13 item 9); a stream, whose length is unknown, by windows.
+// shard gets work; a stream, whose length is unknown, by windows.
 #include <doctest/doctest.h>
 
 #include <vector>

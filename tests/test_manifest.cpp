@@ -50,7 +50,8 @@ TEST_CASE("file fingerprints: size and FNV-1a of the bytes, or of a head") {
 }
 
 TEST_CASE("a model file's fingerprint covers every byte of it, large files too") {
-  // Issue 13 item 11: weights changed after the first 8 MiB must change the fingerprint.
+  // Weights changed after the first 8 MiB must change the fingerprint too, so that --resume
+  // refuses a model changed anywhere.
   TempDir dir("pagedgen-fingerprint-model");
   const auto path = dir / "model.gguf";
   const uint64_t size = kFnvModelMaxBytes + (uint64_t{3} << 20) + 12345;  // hashed by words, with a tail

@@ -141,9 +141,9 @@ GgufValue f32(double v) { return {GgufValueType::FLOAT32, v}; }
 
 }  // namespace
 
-// Issue 13 item 4: 2^31 layers x a 2^31 hidden size passed the old bound (<= 2^31 each), and
-// 2 x layers x KV heads x head dim wrapped to 0 bytes per token: `plan` divided by it
-// (SIGFPE) and `inspect` printed "0 bytes per token".
+// 2^31 layers x a 2^31 hidden size passed the old bound (<= 2^31 each), and 2 x layers x
+// KV heads x head dim wrapped to 0 bytes per token: `plan` divided by it (SIGFPE) and
+// `inspect` printed "0 bytes per token".
 TEST_CASE("dimensions past their bounds, or whose KV product is too large, are refused naming the key") {
   const uint64_t big = uint64_t{1} << 31;
   CHECK_THROWS_WITH_AS(model_config_from_hf_json(hf_config("2147483648", "2147483648"), "x/config.json"),
@@ -192,7 +192,7 @@ TEST_CASE("dimensions past their bounds, or whose KV product is too large, are r
   CHECK(large.kv_bytes_per_token(2) == 2 * 126 * 8 * 128 * 2);
 }
 
-// Issue 13 item 14: RoPE bases and RMSNorm epsilons that make no sense were taken as given.
+// RoPE bases and RMSNorm epsilons that make no sense were once taken as given.
 TEST_CASE("RoPE theta, RMSNorm epsilon and RoPE scaling values that make no sense name the key and file") {
   for (const char* theta : {"0", "-10000", "1e39"}) {
     CAPTURE(theta);

@@ -72,7 +72,7 @@ TEST_CASE("reading a resume point changes nothing; lines out of order or of othe
   cut_file(path, point.num_kept_bytes);
   CHECK(read_file(path) == lines);
 
-  // Two processes appending to one output (issue 13 item 7) leave lines in no order.
+  // Two processes appending to one output leave lines in no order.
   std::ofstream(path, std::ios::binary) << lines << lines;
   CHECK_THROWS_WITH_AS(read_resume_point(path), doctest::Contains("answers input line 0 after input line 3"), Error);
   // A line this run (shard) does not own.
@@ -83,8 +83,8 @@ TEST_CASE("reading a resume point changes nothing; lines out of order or of othe
 }
 
 TEST_CASE("a failed write still counts only the lines it got into the file whole") {
-  // Issue 13 item 14: a full disk's message counts lines complete in the file. A file size
-  // limit makes writes fail the same way (EFBIG instead of ENOSPC), part way through.
+  // A full disk's message counts lines complete in the file. A file size limit makes writes
+  // fail the same way (EFBIG instead of ENOSPC), part way through.
   TempDir dir("pagedgen-durable-full");
   const auto path = dir / "out.jsonl";
   const std::string line = "{\"id\":null,\"index\":0,\"text\":\"" + std::string(28, 'x') + "\"}\n";  // 60 bytes

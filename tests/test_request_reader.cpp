@@ -329,7 +329,8 @@ TEST_CASE("OpenAI batch lines: the documented examples, detected from the first 
         "R 1 id=\"request-1\" key=request-1 [system|You are a helpful assistant.][user|Hello world!]\n"
         "R 2 id=\"request-2\" key=request-2 'Say this is a test'\n"
         "E 3 id=null wrong_format: the line is in the plain format (prompt or messages at the top level), but this "
-        "input is in the OpenAI batch format (detected from its first non-blank line, or set with --format)\n");
+        "input is in the OpenAI batch format (the line format: detected from its first non-blank line, or set for "
+        "the run)\n");
 
   std::istringstream stream(input);
   RequestReader reader(stream, defaults(), std::nullopt);
@@ -345,7 +346,8 @@ TEST_CASE("OpenAI batch lines: the documented examples, detected from the first 
   CHECK(plain_format == RequestFormat::kPlain);
   CHECK(plain_items == "R 0 id=null key=#0 'a'\n"
                        "E 1 id=null wrong_format: the line is in the OpenAI batch format (custom_id, body), but this "
-                       "input is in the plain format (detected from its first non-blank line, or set with --format)\n");
+                       "input is in the plain format (the line format: detected from its first non-blank line, or "
+                       "set for the run)\n");
 }
 
 TEST_CASE("OpenAI batch lines: sampling fields of the body, and every error") {
@@ -411,8 +413,8 @@ TEST_CASE("a line selection skips lines unparsed and is what count_selected_requ
   CHECK(count_selected_requests(all, {}) == 4);
 }
 
-// Issue 13 item 1: simdjson rejects these before any value is read; asking that unstarted
-// document where it stopped crashed (SIGSEGV) instead of giving the line its error.
+// simdjson rejects these before any value is read; asking that unstarted document where it
+// stopped crashed (SIGSEGV) instead of giving the line its error.
 TEST_CASE("a raw control character or an unclosed string is invalid_json, in both formats") {
   const std::string control = "{\"prompt\": \"a\x01" "b\"}";
   const std::string unclosed = "{\"prompt\": \"abc";
@@ -444,8 +446,8 @@ TEST_CASE("a raw control character or an unclosed string is invalid_json, in bot
   }
 }
 
-// Issue 13 item 2: validating a value recursed once per level, so ~25,000 levels overflowed
-// the stack (SIGSEGV).
+// Validating a value used to recurse once per level, so ~25,000 levels overflowed the stack
+// (SIGSEGV).
 TEST_CASE("nesting past kMaxNestingLevels is invalid_json, not a stack overflow") {
   const auto nested = [](std::size_t levels, char open, char close) {
     std::string text;

@@ -1,7 +1,7 @@
 // Request fields of penalties, biases and log probabilities in both input formats (their
-// values and every error, naming the field), and nothing silently ignored (issue 12 item
-// 4): every key of io/refused_fields.cpp's list is unsupported_field with a non-neutral
-// value and passes with its neutral one, in both formats; metadata keys pass.
+// values and every error, naming the field), and nothing silently ignored: every key of
+// io/refused_fields.cpp's list is unsupported_field with a non-neutral value and passes
+// with its neutral one, in both formats; metadata keys pass.
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>

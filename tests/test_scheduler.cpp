@@ -398,7 +398,7 @@ TEST_CASE("a request too large for the whole pool is rejected and the others go 
   const SchedulerOutput out = s.schedule();
   REQUIRE(out.rejected.size() == 1);
   CHECK(out.rejected[0].sequence.id == 1);
-  CHECK(out.rejected[0].reason.find("larger KV pool") != std::string::npos);  // core names no flag (issue 9)
+  CHECK(out.rejected[0].reason.find("larger KV pool") != std::string::npos);  // core names the setting, never a flag
   REQUIRE(out.scheduled.size() == 1);
   CHECK(same(out.scheduled[0], 2, 0, 3, true));
   CHECK(table(s, 2) == std::vector<BlockId>{0});
@@ -547,9 +547,10 @@ TEST_CASE("prefix-ordered queue: prompt tokens computed equal the planner's figu
 }
 
 TEST_CASE("n > 1 in a pool that holds one sample at a time: the samples run in turn, nothing aborts") {
-  // Issue 13 item 3: two samples of 22 tokens in 2 blocks of 16. The second sample is
-  // preempted, then re-admitted alone; its prompt partly matches the first sample's cached
-  // block, but holding that block to copy from leaves no room, so it computes the tokens.
+  // A case that once aborted the run: two samples of 22 tokens in 2 blocks of 16. The second
+  // sample is preempted, then re-admitted alone; its prompt partly matches the first
+  // sample's cached block, but holding that block to copy from leaves no room, so it
+  // computes the tokens.
   for (int32_t max_tokens : {20, 30}) {
     CAPTURE(max_tokens);
     FakeEngine engine({.max_num_seqs = 4, .max_batch_tokens = 64},

@@ -281,7 +281,7 @@ TEST_CASE("HF loading errors name the directory or file and what is wrong") {
   CHECK(load_hf_tokenizer(dir.path())->encode("hello", false) == std::vector<TokenId>{8});
 }
 
-// Found by fuzz_hf_tokenizer (issue 13 item 15): libsentencepiece's unigram trie builder
+// Found by fuzz_hf_tokenizer (tests/fuzz): libsentencepiece's unigram trie builder
 // reads pieces as NUL-terminated keys and throws a Darts exception ("zero-length key") for
 // one that starts with a NUL byte, which ended the process (std::terminate) instead of
 // refusing the file.

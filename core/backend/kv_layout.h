@@ -1,10 +1,12 @@
 // The paged KV cache's address arithmetic, shared by the CPU and CUDA backends: the one
 // place that turns (block id, kv head, slot in block, dim) into an element offset, and a
-// slot number into (block, offset). No CUDA includes; nvcc sees host-and-device functions.
+// position into its slot through a block table (slot numbers: step/kv_slot.h, below the
+// scheduler). No CUDA includes; nvcc sees host-and-device functions.
 #pragma once
 
 #include <cstdint>
 
+#include "step/kv_slot.h"  // KvSlot, split_slot, make_slot
 #include "util/host_device.h"
 
 namespace pagedgen {
@@ -46,21 +48,6 @@ struct KvLayout {
     return ((block_id * num_kv_heads + kv_head) * block_size + slot_in_block) * head_dim + dim;
   }
 };
-
-// A global slot number (StepBatch::slot_mapping) split into its block and the offset in it:
-//   slot = block_id * block_size + slot_in_block,   0 <= slot_in_block < block_size
-struct KvSlot {
-  int64_t block_id;
-  int64_t slot_in_block;
-};
-
-PG_HOST_DEVICE constexpr KvSlot split_slot(int64_t slot, int64_t block_size) {
-  return KvSlot{slot / block_size, slot % block_size};
-}
-
-PG_HOST_DEVICE constexpr int64_t make_slot(int64_t block_id, int64_t slot_in_block, int64_t block_size) {
-  return block_id * block_size + slot_in_block;
-}
 
 // Where position `pos` of a sequence lives, through its block table row:
 //   logical block pos / block_size -> physical block_table[pos / block_size], slot pos % block_size

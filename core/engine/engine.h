@@ -42,8 +42,8 @@ namespace pagedgen {
 struct EngineConfig {
   int32_t block_size = 16;
   int32_t num_blocks = 0;      // the KV pool over all layers; with window layers split among the kinds (split_kv_pool)
-  int32_t max_num_seqs = 256;
-  int32_t max_batch_tokens = 2048;
+  int32_t max_num_seqs = SchedulerConfig{}.max_num_seqs;
+  int32_t max_batch_tokens = SchedulerConfig{}.max_batch_tokens;
   bool prefix_sharing = true;
   int64_t max_model_len = 0;   // prompt + generated tokens of one sequence, at most
   uint64_t run_seed = 0;

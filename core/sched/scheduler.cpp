@@ -6,6 +6,7 @@
 #include <iterator>
 #include <utility>
 
+#include "step/kv_slot.h"
 #include "util/error.h"
 
 namespace pagedgen {
@@ -122,7 +123,7 @@ void Scheduler::admit_waiting(SchedulerOutput& out, int32_t& token_budget) {
 // The StepBatch of the scheduled chunks: new tokens of each sequence, their positions and
 // slots, and the rows that need logits.
 //   sequence s computes positions [c, c + n): token_ids[c..c+n) of the sequence;
-//   slot of position p = table[p / block_size] * block_size + p % block_size
+//   slot of position p = make_slot(table[p / block_size], p % block_size, block_size)
 void Scheduler::build_step_batch(SchedulerOutput& out) const {
   StepBatch& batch = out.batch;
   const int32_t block_size = kv_.block_size();
@@ -151,8 +152,7 @@ void Scheduler::build_step_batch(SchedulerOutput& out) const {
       std::copy(table.begin(), table.end(),
                 tables_of(kind).begin() + static_cast<std::ptrdiff_t>(i * batch.max_blocks_per_seq));
       for (int32_t p = s.num_computed_tokens; p < s.num_computed_tokens + s.num_new_tokens; ++p)
-        slots_of(kind).push_back(static_cast<int64_t>(table[static_cast<std::size_t>(p / block_size)]) * block_size +
-                                 p % block_size);
+        slots_of(kind).push_back(make_slot(table[static_cast<std::size_t>(p / block_size)], p % block_size, block_size));
     }
     for (int32_t p = s.num_computed_tokens; p < s.num_computed_tokens + s.num_new_tokens; ++p) {
       batch.token_ids.push_back(seq.token_ids[static_cast<std::size_t>(p)]);

@@ -26,8 +26,10 @@
 
 namespace pagedgen {
 
+// The defaults here are the only ones: EngineConfig and the CLI's --max-num-seqs and
+// --max-batch-tokens take theirs from this struct.
 struct SchedulerConfig {
-  int32_t max_num_seqs = 256;       // running sequences at once (fork may exceed it; admission then waits)
+  int32_t max_num_seqs = 64;        // running sequences at once (fork may exceed it; admission then waits)
   int32_t max_batch_tokens = 2048;  // tokens computed per step; longer prefills are chunked
 };
 

@@ -37,7 +37,7 @@ struct StepBatch {
 
   std::vector<int32_t> token_ids;        // [num_tokens]
   std::vector<int32_t> positions;        // [num_tokens] position of each token in its sequence
-  std::vector<int64_t> slot_mapping;     // [num_tokens] block_id * block_size + offset: where its K/V go
+  std::vector<int64_t> slot_mapping;     // [num_tokens] make_slot(block_id, offset) (kv_slot.h): where its K/V go
   std::vector<int32_t> query_start;      // [num_seqs + 1] tokens of sequence s: [query_start[s], query_start[s+1])
   std::vector<int32_t> context_lens;     // [num_seqs] tokens visible to the sequence's last query (cached + new)
   std::vector<int32_t> block_tables;     // [num_seqs][max_blocks_per_seq] physical block ids

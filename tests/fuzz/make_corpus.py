@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the fuzz targets into tests/fuzz/corpus/<target>/: small valid
-inputs of every kind each reader accepts, and a few of the hostile ones issue 13 found.
+inputs of every kind each reader accepts, and a few hostile ones that once crashed them.
 Run from anywhere; it rewrites the directories it owns. The inputs come from the samples,
 tests/data/chat_templates and ../shared/tokenizer-vectors (texts only, when present)."""
 
