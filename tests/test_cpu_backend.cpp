@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "backend/cpu_backend.h"
-#include "backend/dense_forward.h"
+#include "dense_forward.h"
 #include "loader/model_files.h"
 #include "model/dequant.h"
 #include "model/model_weights.h"

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "backend/cpu_backend.h"
-#include "backend/dense_forward.h"
+#include "dense_forward.h"
 #include "loader/model_files.h"
 #include "model/model_weights.h"
 #include "paged_batch_builder.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "backend/cpu_backend.h"
-#include "backend/dense_forward.h"
+#include "dense_forward.h"
 #include "engine/engine.h"
 #include "loader/model_files.h"
 #include "model/model_weights.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "backend/cpu_backend.h"
-#include "backend/dense_forward.h"
+#include "dense_forward.h"
 #include "backend/dry_run_backend.h"
 #include "engine/engine.h"
 #include "engine/run_to_completion.h"

@@ -1,4 +1,4 @@
-#include "backend/dense_forward.h"
+#include "dense_forward.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,8 @@
 // The numeric reference: the forward pass of every architecture ModelConfig describes (the
 // Llama block and its relatives' extras: q/k norms, post norms, GeGLU, soft-caps, sliding
 // windows) for one sequence on a dense (contiguous) KV cache, on the CPU. Deliberately
-// plain; the paged engine is checked against it.
+// plain and written apart from the backends' layer code: the oracle the paged engine is
+// checked against, so it lives with the tests, not in the library users run.
 #pragma once
 
 #include <cstddef>
