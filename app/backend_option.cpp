@@ -8,8 +8,8 @@
 #include <regex>
 #include <thread>
 
-#include "backend/cpu_backend.h"
 #include "backend/dry_run_backend.h"
+#include "cpu/cpu_backend.h"
 #include "model/dummy_weights.h"
 #include "model_option.h"
 #include "tokenizer/tokenizer.h"

@@ -12,11 +12,11 @@
 #include <string>
 
 #include "backend/backend.h"
-#include "backend/kv_dtype.h"
+#include "cpu/kv_dtype.h"
 #include "engine_options.h"
 #include "job/prompt_builder.h"
-#include "model/model_config.h"
 #include "loader/model_files.h"
+#include "model/model_config.h"
 #include "model/model_weights.h"
 
 namespace pagedgen::app {

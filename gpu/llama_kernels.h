@@ -1,7 +1,7 @@
 // The token-wise kernels of the decoder block on the device: embedding gather (and Gemma's
 // scale), RMSNorm fused with the residual add (and a post norm of the residual), QKV bias +
 // q/k norms + RoPE (and the KV write), the gated activation (SwiGLU or GeGLU), and the
-// logits' soft-cap. Each mirrors a CPU reference in core/backend/cpu_ops.h, operation for
+// logits' soft-cap. Each mirrors a CPU reference in core/cpu/cpu_ops.h, operation for
 // operation where float32 allows (see each comment). T is the storage type of weights and
 // GEMM inputs (float, __half or __nv_bfloat16).
 #pragma once

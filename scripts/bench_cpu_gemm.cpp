@@ -18,12 +18,12 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cpu_gemm.h"
-#include "backend/cpu_isa.h"
-#include "backend/cpu_ops.h"
 #include "backend/cpu_thread_pool.h"
-#include "backend/q8_activations.h"
-#include "backend/quant_gemm.h"
+#include "cpu/cpu_gemm.h"
+#include "cpu/cpu_isa.h"
+#include "cpu/cpu_ops.h"
+#include "cpu/q8_activations.h"
+#include "cpu/quant_gemm.h"
 #include "model/packed_matrix.h"
 #include "model/quant_blocks.h"
 

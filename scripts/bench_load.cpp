@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "backend/cpu_backend.h"
+#include "cpu/cpu_backend.h"
 #include "loader/model_files.h"
 #include "model/model_weights.h"
 

@@ -6,7 +6,7 @@
 #include <numeric>
 #include <optional>
 
-#include "backend/cpu_ops.h"
+#include "cpu/cpu_ops.h"
 #include "util/error.h"
 #include "util/parallel_for.h"
 

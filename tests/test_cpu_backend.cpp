@@ -13,15 +13,15 @@
 #include <optional>
 #include <vector>
 
-#include "backend/cpu_backend.h"
+#include "cpu/cpu_backend.h"
 #include "dense_forward.h"
+#include "loaded_model.h"
 #include "loader/model_files.h"
 #include "model/dequant.h"
 #include "model/model_weights.h"
 #include "paged_batch_builder.h"
-#include "util/half.h"
-#include "loaded_model.h"
 #include "test_paths.h"
+#include "util/half.h"
 
 using namespace pagedgen;
 

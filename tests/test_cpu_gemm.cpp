@@ -8,9 +8,9 @@
 #include <random>
 #include <vector>
 
-#include "backend/cpu_gemm.h"
 #include "backend/cpu_thread_pool.h"
-#include "backend/fixed_order_dot.h"
+#include "cpu/cpu_gemm.h"
+#include "cpu/fixed_order_dot.h"
 
 using namespace pagedgen;
 

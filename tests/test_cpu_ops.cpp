@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "backend/cpu_ops.h"
+#include "cpu/cpu_ops.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
 

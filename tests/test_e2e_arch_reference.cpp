@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-#include "backend/cpu_backend.h"
+#include "cpu/cpu_backend.h"
 #include "dense_forward.h"
 #include "loader/model_files.h"
 #include "model/model_weights.h"

@@ -19,7 +19,7 @@
 #include <doctest/doctest.h>
 
 
-#include "backend/cpu_backend.h"
+#include "cpu/cpu_backend.h"
 #include "engine/engine.h"
 #include "engine/run_to_completion.h"
 #include "loader/model_files.h"

@@ -13,8 +13,8 @@
 #include <optional>
 #include <string>
 
-#include "backend/cpu_backend.h"
 #include "cli_runner.h"
+#include "cpu/cpu_backend.h"
 #include "gguf_writer.h"
 #include "loader/model_files.h"
 #include "loader/model_vocabulary.h"

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <regex>
 
-#include "backend/cpu_isa.h"
 #include "cli_runner.h"
+#include "cpu/cpu_isa.h"
 #include "gguf_writer.h"
 #include "test_paths.h"
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu_backend.h"
 #include "cli_runner.h"
+#include "cpu/cpu_backend.h"
 #include "io/request_parser.h"
 #include "job/prompt_builder.h"
 #include "loaded_model.h"

@@ -7,7 +7,7 @@
 #include <map>
 #include <vector>
 
-#include "backend/cpu_backend.h"
+#include "cpu/cpu_backend.h"
 #include "engine/engine.h"
 #include "engine/run_to_completion.h"
 #include "loader/model_files.h"

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backend/cpu_backend.h"
+#include "cpu/cpu_backend.h"
 #include "dense_forward.h"
 #include "engine/engine.h"
 #include "loader/model_files.h"

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu_backend.h"
-#include "dense_forward.h"
 #include "backend/dry_run_backend.h"
+#include "cpu/cpu_backend.h"
+#include "dense_forward.h"
 #include "engine/engine.h"
 #include "engine/run_to_completion.h"
 #include "job/run_stats.h"

@@ -24,7 +24,7 @@
 #include <memory>
 #include <variant>
 
-#include "backend/cpu_backend.h"
+#include "cpu/cpu_backend.h"
 #include "cuda_backend.h"
 #include "engine/engine.h"
 #include "engine/run_to_completion.h"

@@ -16,15 +16,15 @@
 #include <fstream>
 #include <memory>
 
-#include "backend/cpu_backend.h"
 #include "cli_runner.h"
+#include "cpu/cpu_backend.h"
 #include "cuda_backend.h"
 #include "gpu_test_device.h"
+#include "gpu_test_model.h"
 #include "loader/model_files.h"
+#include "logits_compare.h"
 #include "model/model_weights.h"
 #include "paged_batch_builder.h"
-#include "gpu_test_model.h"
-#include "logits_compare.h"
 #include "reference_data.h"
 #include "shared_prefix_groups.h"
 #include "tensor_attention_plan.h"

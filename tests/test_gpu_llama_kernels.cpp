@@ -1,5 +1,5 @@
 // The CUDA token-wise kernels (gpu/llama_kernels.h) and the weight fills against their CPU
-// references (core/backend/cpu_ops.h, model/dummy_weights.h), in float32, with sentinel
+// references (core/cpu/cpu_ops.h, model/dummy_weights.h), in float32, with sentinel
 // rows past every output to catch stray writes: the Llama block's and what Qwen3 and Gemma
 // add (q/k norms, post norms, the embedding scale, GeGLU, the logits' soft-cap); the same
 // kernels reading or writing float16 and bfloat16 (tables, normed rows, activations, the
@@ -16,7 +16,7 @@
 #include <functional>
 #include <random>
 
-#include "backend/cpu_ops.h"
+#include "cpu/cpu_ops.h"
 #include "cuda_gemm.h"
 #include "fused_mlp_kernel.h"
 #include "fused_mlp_plan.h"

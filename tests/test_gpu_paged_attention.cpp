@@ -1,4 +1,4 @@
-// The CUDA paged-cache kernels against their CPU references (core/backend/paged_attention.h):
+// The CUDA paged-cache kernels against their CPU references (core/cpu/paged_attention.h):
 // the KV write through the slot mapping and paged attention, over block sizes 1, 8, 16, 32,
 // ragged prefill chunks and decodes in one batch, contexts across several partitions, GQA
 // ratios 1, 2, 3, 4, 8, head dims 64, 96, 128, 256, sliding windows and soft-caps, K/V and
@@ -23,7 +23,7 @@
 
 #include "attention_plan.h"
 #include "backend/cpu_thread_pool.h"
-#include "backend/paged_attention.h"
+#include "cpu/paged_attention.h"
 #include "gpu_test_device.h"
 #include "kv_cache_kernels.h"
 #include "paged_attention_kernel.h"

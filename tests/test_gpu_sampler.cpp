@@ -24,14 +24,14 @@
 #include <variant>
 #include <vector>
 
-#include "backend/cpu_backend.h"
+#include "cpu/cpu_backend.h"
 #include "cuda_backend.h"
 #include "device_sampler.h"
 #include "engine/engine.h"
 #include "engine/run_to_completion.h"
-#include "grammar/token_bitmask.h"
 #include "gpu_test_device.h"
 #include "gpu_test_model.h"
+#include "grammar/token_bitmask.h"
 #include "paged_batch_builder.h"
 #include "sample/penalties.h"
 #include "sample/sampler.h"

@@ -1,5 +1,5 @@
 // Tensor-core paged attention (gpu/tensor_attention_kernel.h) against the CPU reference
-// (core/backend/paged_attention.h), bfloat16 and float16: prefill and chunked-prefill tiles
+// (core/cpu/paged_attention.h), bfloat16 and float16: prefill and chunked-prefill tiles
 // over block sizes 1, 16, 64, ragged chunks and a decode in one batch, contexts over many
 // KV tiles, GQA ratios 1, 3, 4, 8 and head dims 64, 128, 256; the same bits at every block
 // size and however the prompt is cut in chunks; cascade decode (nested shared-prefix
@@ -15,7 +15,7 @@
 #include <cstring>
 
 #include "backend/cpu_thread_pool.h"
-#include "backend/paged_attention.h"
+#include "cpu/paged_attention.h"
 #include "gpu_test_device.h"
 #include "shared_prefix_groups.h"
 #include "tensor_attention_kernel.h"

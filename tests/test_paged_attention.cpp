@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "backend/cpu_thread_pool.h"
-#include "backend/fixed_order_dot.h"
-#include "backend/fixed_order_exp.h"
 #include "backend/kv_layout.h"
-#include "backend/paged_attention.h"
+#include "cpu/fixed_order_dot.h"
+#include "cpu/fixed_order_exp.h"
+#include "cpu/paged_attention.h"
 #include "paged_batch_builder.h"
 
 using namespace pagedgen;

@@ -13,11 +13,11 @@
 #include <random>
 #include <vector>
 
-#include "backend/cpu_isa.h"
-#include "model/packed_matrix.h"
-#include "backend/q8_activations.h"
-#include "backend/quant_gemm.h"
+#include "cpu/cpu_isa.h"
+#include "cpu/q8_activations.h"
+#include "cpu/quant_gemm.h"
 #include "model/dequant.h"
+#include "model/packed_matrix.h"
 #include "model/quant_blocks.h"
 #include "util/half.h"
 

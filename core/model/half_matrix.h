@@ -1,5 +1,5 @@
 // A float16 or bfloat16 weight matrix kept as stored, for the CPU's fast path: half the
-// memory (and the bytes read) of its float32 form. The fast path's GEMM (backend/cpu_gemm.h)
+// memory (and the bytes read) of its float32 form. The fast path's GEMM (cpu/cpu_gemm.h)
 // converts each value exactly as it reads it, so its products are the same bits as the
 // exact path's on the dequantized matrix.
 #pragma once

@@ -1,5 +1,5 @@
 // A quantized weight matrix kept quantized for the CPU's fast path, regrouped so the int8
-// kernels (backend/quant_gemm.h) read one 32-weight block of 16 output rows together and
+// kernels (cpu/quant_gemm.h) read one 32-weight block of 16 output rows together and
 // produce 16 outputs per step. Nothing is expanded: a record holds the 16 rows' scales as
 // floats and their integers as stored (4-bit planes plus high-bit planes, or bytes), about
 // 1.1-1.3x the file's bytes.

@@ -81,7 +81,7 @@ inline uint16_t float_to_bfloat16(float f) {
 }
 
 // The stored forms of a 16-bit value (distinct types, so templates tell them apart), as
-// in KV pools (backend/kv_dtype.h) and float16 / bfloat16 weight matrices.
+// in KV pools (cpu/kv_dtype.h) and float16 / bfloat16 weight matrices.
 struct Float16 {
   uint16_t bits;
 };

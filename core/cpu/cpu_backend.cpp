@@ -1,16 +1,16 @@
 #include "backend/kv_kind_sizes.h"
-#include "backend/cpu_backend.h"
+#include "cpu/cpu_backend.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 
-#include "backend/cpu_gemm.h"
-#include "backend/cpu_ops.h"
-#include "backend/paged_attention.h"
-#include "backend/quant_gemm.h"
 #include "backend/step_batch_check.h"
+#include "cpu/cpu_gemm.h"
+#include "cpu/cpu_ops.h"
+#include "cpu/paged_attention.h"
+#include "cpu/quant_gemm.h"
 #include "util/byte_units.h"
 #include "util/error.h"
 #include "util/system_memory.h"

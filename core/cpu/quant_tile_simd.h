@@ -21,7 +21,7 @@
 #include <cstring>
 #include <utility>
 
-#include "backend/quant_tile.h"
+#include "cpu/quant_tile.h"
 
 namespace pagedgen::cpu {
 namespace {

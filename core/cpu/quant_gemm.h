@@ -16,10 +16,10 @@
 #include <cstddef>
 #include <span>
 
-#include "backend/cpu_isa.h"
 #include "backend/cpu_thread_pool.h"
+#include "cpu/cpu_isa.h"
+#include "cpu/q8_activations.h"
 #include "model/packed_matrix.h"
-#include "backend/q8_activations.h"
 
 namespace pagedgen::cpu {
 

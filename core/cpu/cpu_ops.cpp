@@ -1,4 +1,4 @@
-#include "backend/cpu_ops.h"
+#include "cpu/cpu_ops.h"
 
 #include <cblas.h>
 

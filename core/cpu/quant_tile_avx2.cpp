@@ -8,12 +8,12 @@
 #include <cstring>
 #include <utility>
 
-#include "backend/quant_tile.h"
+#include "cpu/quant_tile.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
 
-#include "backend/quant_vec_avx2.h"
+#include "cpu/quant_vec_avx2.h"
 
 namespace pagedgen::cpu {
 

@@ -16,13 +16,13 @@
 #include <memory>
 #include <vector>
 
-#include "backend/cpu_isa.h"
 #include "backend/cpu_thread_pool.h"
 #include "backend/host_sampling.h"
-#include "backend/kv_dtype.h"
 #include "backend/kv_layout.h"
 #include "backend/logits_backend.h"
-#include "backend/q8_activations.h"
+#include "cpu/cpu_isa.h"
+#include "cpu/kv_dtype.h"
+#include "cpu/q8_activations.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
 #include "util/parallel_for.h"

@@ -1,4 +1,4 @@
-#include "backend/q8_activations.h"
+#include "cpu/q8_activations.h"
 
 #include <cmath>
 #include <limits>

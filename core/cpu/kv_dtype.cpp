@@ -1,4 +1,4 @@
-#include "backend/kv_dtype.h"
+#include "cpu/kv_dtype.h"
 
 namespace pagedgen {
 

@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backend/fixed_order_dot.h"
+#include "cpu/fixed_order_dot.h"
 
 namespace pagedgen::cpu {
 

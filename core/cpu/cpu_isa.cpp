@@ -1,4 +1,4 @@
-#include "backend/cpu_isa.h"
+#include "cpu/cpu_isa.h"
 
 #include <array>
 

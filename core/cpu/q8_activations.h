@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backend/cpu_isa.h"
+#include "cpu/cpu_isa.h"
 
 namespace pagedgen::cpu {
 

@@ -5,8 +5,8 @@
 
 #include <cstddef>
 
-#include "backend/cpu_isa.h"
-#include "backend/q8_activations.h"
+#include "cpu/cpu_isa.h"
+#include "cpu/q8_activations.h"
 #include "model/packed_matrix.h"
 
 namespace pagedgen::cpu {

@@ -6,7 +6,7 @@
 // quant_tile_avx_vnni.cpp); internal linkage.
 #pragma once
 
-#include "backend/quant_tile_simd.h"
+#include "cpu/quant_tile_simd.h"
 
 namespace pagedgen::cpu {
 namespace {

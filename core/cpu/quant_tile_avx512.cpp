@@ -11,7 +11,7 @@
 #include <cstring>
 #include <utility>
 
-#include "backend/quant_tile.h"
+#include "cpu/quant_tile.h"
 
 #pragma GCC push_options
 // GCC 12's own avx512fintrin.h initialises undefined vectors from themselves and warns about
@@ -20,7 +20,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,fma")
 
-#include "backend/quant_tile_simd.h"
+#include "cpu/quant_tile_simd.h"
 
 namespace pagedgen::cpu {
 

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "backend/quant_tile.h"
+#include "cpu/quant_tile.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")

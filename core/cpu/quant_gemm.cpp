@@ -1,11 +1,11 @@
-#include "backend/quant_gemm.h"
+#include "cpu/quant_gemm.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
-#include "backend/quant_tile.h"
+#include "cpu/quant_tile.h"
 #include "util/error.h"
 
 namespace pagedgen::cpu {

@@ -1,11 +1,11 @@
-#include "backend/cpu_gemm.h"
+#include "cpu/cpu_gemm.h"
 
 #include <algorithm>
 #include <array>
 #include <utility>
 #include <vector>
 
-#include "backend/fixed_order_dot.h"
+#include "cpu/fixed_order_dot.h"
 
 namespace pagedgen::cpu {
 

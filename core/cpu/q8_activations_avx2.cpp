@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "backend/q8_activations.h"
+#include "cpu/q8_activations.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")

@@ -1,4 +1,4 @@
-#include "backend/paged_attention.h"
+#include "cpu/paged_attention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "backend/fixed_order_dot.h"
-#include "backend/fixed_order_exp.h"
-#include "backend/kv_dtype.h"
+#include "cpu/fixed_order_dot.h"
+#include "cpu/fixed_order_exp.h"
+#include "cpu/kv_dtype.h"
 #include "util/error.h"
 
 namespace pagedgen::cpu {
