@@ -1,6 +1,8 @@
-// KvCacheManager: per-sequence block tables over the BlockPool, prefix matching, slot
-// allocation, fork and copy-on-write, and the counted KV memory figures. Sequences are
-// plain ids here: the manager owns the tables and never sees a Sequence record.
+// KvCacheManager: the KV memory's one entry point for the scheduler: prefix matching, slot
+// allocation, fork and copy-on-write, window releases and the counted KV memory figures.
+// It coordinates one LayerKindBlocks per layer kind (pool, fills, per-sequence tables) and
+// the InFlightBlocks (prefix blocks being computed). Sequences are plain ids here: the
+// manager never sees a Sequence record.
 //
 // Layer kinds (step/kv_kinds.h): kind 0 (full attention) and each sliding-window kind have a
 // BlockPool of their own, and a sequence has one table per kind over the same logical
@@ -24,11 +26,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "step/step_batch.h"
 #include "kv/block_pool.h"
+#include "kv/in_flight_blocks.h"
+#include "kv/layer_kind_blocks.h"
 #include "kv/prefix_hash.h"
 #include "step/ids.h"
 #include "step/kv_kinds.h"
+#include "step/step_batch.h"
 
 namespace pagedgen {
 
@@ -80,16 +84,6 @@ struct PrefixMatch {
   std::vector<WindowHit> window_hits;     // [num_kinds - 1]
 };
 
-// One kind's memory, counted as it happens.
-struct KvKindStats {
-  int32_t window = 0;
-  int32_t num_blocks = 0;          // the kind's pool
-  int32_t num_used_blocks = 0;     // count > 0 now
-  int32_t peak_used_blocks = 0;    // at any moment (the pool's count)
-  int64_t num_filled_slots = 0;    // slots of used blocks holding a token
-  int64_t num_released_blocks = 0; // window kinds: table entries given back once no query reached them
-};
-
 // Every figure is counted as it happens, never estimated.
 struct KvCacheStats {
   int64_t num_lookup_blocks = 0;   // over admissions: full blocks eligible for a prefix hit
@@ -115,16 +109,16 @@ class KvCacheManager {
 
   int32_t block_size() const { return block_size_; }
   int32_t num_kinds() const { return static_cast<int32_t>(kinds_.size()); }
-  int32_t window(KvKindId kind) const { return kind_at(kind).window; }  // 0 for kind 0
-  int32_t num_blocks(KvKindId kind = 0) const { return kind_at(kind).pool.num_blocks(); }
-  int32_t num_free_blocks(KvKindId kind = 0) const { return kind_at(kind).pool.num_free_blocks(); }
+  int32_t window(KvKindId kind) const { return kind_at(kind).window(); }  // 0 for kind 0
+  int32_t num_blocks(KvKindId kind = 0) const { return kind_at(kind).pool().num_blocks(); }
+  int32_t num_free_blocks(KvKindId kind = 0) const { return kind_at(kind).pool().num_free_blocks(); }
   bool prefix_caching_enabled() const { return enable_prefix_caching_; }
   int32_t num_blocks_for_tokens(int64_t num_tokens) const;
   // The most blocks of `kind` one sequence of num_tokens tokens (and the next one's slot)
   // holds when it runs alone in chunks of at most max_chunk_tokens: every block for kind
   // 0; for a window kind those its chunk and window reach, at most.
   int32_t num_blocks_alone(KvKindId kind, int64_t num_tokens, int32_t max_chunk_tokens) const;
-  const BlockPool& pool(KvKindId kind = 0) const { return kind_at(kind).pool; }
+  const BlockPool& pool(KvKindId kind = 0) const { return kind_at(kind).pool(); }
   KvCacheStats stats() const;
 
   // --- admission of a new (or preempted, to be recomputed) sequence ---
@@ -176,53 +170,31 @@ class KvCacheManager {
   std::vector<uint64_t> sequence_ids() const;  // ascending
 
  private:
-  // One kind's pool and the fills of its blocks.
-  struct Kind {
-    int32_t window = 0;                // 0: full attention (kind 0)
-    BlockPool pool;
-    std::vector<int32_t> fill;         // [num_blocks] slots holding a token, meaningful while in use
-    int64_t num_filled_slots = 0;      // over used blocks
-    int64_t num_released_blocks = 0;
-    std::vector<BlockId> copy_sources = {};  // partial-match sources held until their copy ran
-  };
-  // One kind's table of a sequence: logical block i -> physical block; [0, num_released) given back.
-  struct KindTable {
-    std::vector<BlockId> table;
-    int32_t num_released = 0;
-  };
-  struct SequenceBlocks {
-    std::vector<KindTable> kinds;  // [num_kinds], kind 0 first
+  // What the manager keeps of a sequence besides its tables (which each kind keeps).
+  struct SequenceState {
     int32_t num_slots = 0;
-    // Chained keys of the sequence's known full blocks: [0, num_committed_blocks) are in
-    // the cache (or were offered to it), the rest are in flight (being computed).
-    std::vector<uint64_t> keys;
-    std::vector<TokenId> first_tokens;  // [keys.size()] each full block's first token
-    int32_t num_committed_blocks = 0;
+    BlockKeyChain chain;  // its full blocks' keys: committed, then in flight
   };
 
-  const Kind& kind_at(KvKindId kind) const;
-  const SequenceBlocks& at(uint64_t seq_id) const;
-  SequenceBlocks& at(uint64_t seq_id);
-  // The first logical block a query at `position` reaches in `kind` (0 for kind 0).
-  int32_t first_reachable_block(const Kind& kind, int64_t position) const;
+  const LayerKindBlocks& kind_at(KvKindId kind) const;
+  const SequenceState& at(uint64_t seq_id) const;
+  SequenceState& at(uint64_t seq_id);
+  // Kind k's part of the match: kind 0's hits, or window kind k's.
+  static HitBlocks hits_of(const PrefixMatch& match, std::size_t k);
+  void check_allocation(uint64_t seq_id, std::span<const TokenId> known_tokens, const PrefixMatch& match,
+                        int32_t num_new_tokens) const;
+  void count_admission(const PrefixMatch& match);
   // Fits the match's window hits, shortening the match until every window kind has the blocks it needs.
   void match_windows(PrefixMatch& match, std::span<const TokenId> known_tokens) const;
   bool find_window_hits(PrefixMatch& match, std::span<const TokenId> known_tokens) const;
-  bool needs_copy_on_write(const Kind& kind, const KindTable& table, int32_t num_slots) const;
-  void hold(Kind& kind, BlockId block);     // one more reference; counts its fill when it was at 0
-  void release(Kind& kind, BlockId block);  // one less; uncounts its fill at 0
-  void grow(SequenceBlocks& seq, int32_t num_new_tokens);
-  void add_in_flight(const SequenceBlocks& seq);
-  void remove_in_flight(const SequenceBlocks& seq, std::size_t block_index);
-  void remove_in_flight(const SequenceBlocks& seq);
+  void grow(uint64_t seq_id, SequenceState& seq, int32_t num_new_tokens);
 
   int32_t block_size_;
   bool enable_prefix_caching_;
   PrefixKeyFunction key_function_;
-  std::vector<Kind> kinds_;  // [num_kinds], kind 0 (full attention) first
-  std::unordered_map<uint64_t, SequenceBlocks> sequences_;
-  std::unordered_map<uint64_t, int32_t> in_flight_keys_;  // key -> number of sequences computing it
-  std::unordered_map<ChildKey, int32_t, ChildKeyHash> in_flight_children_;  // the same blocks by (parent, first token)
+  std::vector<LayerKindBlocks> kinds_;  // [num_kinds], kind 0 (full attention) first
+  std::unordered_map<uint64_t, SequenceState> sequences_;
+  InFlightBlocks in_flight_;
   KvCacheStats counts_;  // the counters this class keeps; pool figures are added in stats()
 };
 
