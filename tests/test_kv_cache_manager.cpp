@@ -329,7 +329,7 @@ TEST_CASE("without prefix caching nothing is looked up or cached, and fork still
 
 TEST_CASE("block size and pool size are validated") {
   CHECK_THROWS_AS(KvCacheManager({.num_blocks = 4, .block_size = 0}), Error);
-  // Core names the setting, app/ the flag (--block-size): issue 9.
+  // Core names the setting, app/ the flag (--block-size).
   CHECK_THROWS_WITH_AS(KvCacheManager({.num_blocks = 4, .block_size = 257}), doctest::Contains("use 1 to 256"), Error);
   std::string setting;
   try {
