@@ -56,26 +56,15 @@ struct SweepRow {
   std::vector<std::string> comparable;  // the same with cached_tokens set to 0
 };
 
-// The figures of one row, in table order, for every output format.
-struct RowFigures {
-  double peak_kv_bytes, utilization, fragmentation, sharing, gen_tok_s;
-};
-
-RowFigures figures(const SweepRow& r) {
-  const EngineStats& e = r.stats.engine;
-  return {static_cast<double>(e.peak_kv_bytes), e.utilization(), e.internal_fragmentation(), e.sharing_factor(),
-          e.generated_tokens_per_second()};
-}
-
 void print_table(const std::vector<SweepRow>& rows, bool identical) {
   fmt::print("{:>6} {:>12} {:>11} {:>7} {:>7} {:>8} {:>10} {:>10} {:>10} {:>8}\n", "block", "peak blocks", "peak KV",
              "util", "frag", "sharing", "computed", "generated", "gen tok/s", "wall s");
   for (const SweepRow& r : rows) {
-    const RowFigures f = figures(r);
+    const EngineStats& e = r.stats.engine;
     fmt::print("{:>6} {:>12} {:>11} {:>7.4f} {:>7.4f} {:>8.2f} {:>10} {:>10} {:>10.1f} {:>8.1f}\n", r.block_size,
-               r.stats.engine.peak_used_blocks, format_bytes(static_cast<uint64_t>(f.peak_kv_bytes)), f.utilization,
-               f.fragmentation, f.sharing, r.stats.engine.num_computed_prompt_tokens, r.stats.engine.num_generated_tokens, f.gen_tok_s,
-               r.wall_seconds);
+               e.peak_used_blocks, format_bytes(static_cast<uint64_t>(e.peak_kv_bytes)), e.utilization(),
+               e.internal_fragmentation(), e.sharing_factor(), e.num_computed_prompt_tokens, e.num_generated_tokens,
+               e.generated_tokens_per_second(), r.wall_seconds);
   }
   fmt::print("outputs identical across block sizes: {}\n", identical ? "yes" : "NO");
 }
@@ -84,27 +73,27 @@ void print_csv(const std::vector<SweepRow>& rows, bool identical) {
   fmt::print("block_size,peak_blocks,peak_kv_bytes,utilization,fragmentation,sharing_factor,prompt_computed,generated,"
              "generated_tokens_per_second,wall_seconds,outputs_identical\n");
   for (const SweepRow& r : rows) {
-    const RowFigures f = figures(r);
-    fmt::print("{},{},{:.0f},{:.6g},{:.6g},{:.6g},{},{},{:.6g},{:.6g},{}\n", r.block_size, r.stats.engine.peak_used_blocks,
-               f.peak_kv_bytes, f.utilization, f.fragmentation, f.sharing, r.stats.engine.num_computed_prompt_tokens,
-               r.stats.engine.num_generated_tokens, f.gen_tok_s, r.wall_seconds, identical ? "true" : "false");
+    const EngineStats& e = r.stats.engine;
+    fmt::print("{},{},{},{:.6g},{:.6g},{:.6g},{},{},{:.6g},{:.6g},{}\n", r.block_size, e.peak_used_blocks, e.peak_kv_bytes,
+               e.utilization(), e.internal_fragmentation(), e.sharing_factor(), e.num_computed_prompt_tokens,
+               e.num_generated_tokens, e.generated_tokens_per_second(), r.wall_seconds, identical ? "true" : "false");
   }
 }
 
 void print_json(const std::vector<SweepRow>& rows, bool identical) {
   JsonArray block_sizes(/*one_per_line=*/true);
   for (const SweepRow& r : rows) {
-    const RowFigures f = figures(r);
+    const EngineStats& e = r.stats.engine;
     block_sizes.add_object(JsonObject()
                                .add_int("block_size", r.block_size)
-                               .add_int("peak_blocks", r.stats.engine.peak_used_blocks)
-                               .add_int("peak_kv_bytes", r.stats.engine.peak_kv_bytes)
-                               .add_real("utilization", f.utilization)
-                               .add_real("fragmentation", f.fragmentation)
-                               .add_real("sharing_factor", f.sharing)
-                               .add_int("prompt_computed", r.stats.engine.num_computed_prompt_tokens)
-                               .add_int("generated", r.stats.engine.num_generated_tokens)
-                               .add_real("generated_tokens_per_second", f.gen_tok_s)
+                               .add_int("peak_blocks", e.peak_used_blocks)
+                               .add_int("peak_kv_bytes", e.peak_kv_bytes)
+                               .add_real("utilization", e.utilization())
+                               .add_real("fragmentation", e.internal_fragmentation())
+                               .add_real("sharing_factor", e.sharing_factor())
+                               .add_int("prompt_computed", e.num_computed_prompt_tokens)
+                               .add_int("generated", e.num_generated_tokens)
+                               .add_real("generated_tokens_per_second", e.generated_tokens_per_second())
                                .add_real("wall_seconds", r.wall_seconds)
                                .add_object("stats", r.stats.to_json_object()));
   }

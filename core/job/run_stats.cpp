@@ -5,9 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <utility>
-#include <vector>
-
 #include "util/byte_units.h"
 #include "util/json_writer.h"
 #include "util/ratio.h"
