@@ -34,22 +34,26 @@ short_shared_prefix="$dir/shared_prefix.max-tokens-8.input"
 sed -E 's/"max_tokens": *[0-9]+/"max_tokens": 8/' samples/shared_prefix.jsonl >"$short_shared_prefix"
 
 # run NAME ARGS...: one generate run, its output as NAME.jsonl and its stats, timings
-# removed, as NAME.stats.json.
+# removed, as NAME.stats.json. A run that exits non-zero keeps what it wrote (its exit
+# status is compared too, in NAME.exit) and is listed at the end.
+failed_runs=()
 run() {
-  local name=$1
+  local name=$1 status=0
   shift
   echo "== $name"
-  if ! "$bin" generate -q "$@" -o "$dir/$name.jsonl" --stats "$dir/$name.stats.raw.json" 2>"$dir/$name.stderr"; then
-    echo "output-matrix: $name exited non-zero (kept; see $dir/$name.stderr)" >&2
-  fi
-  python3 - "$dir/$name.stats.raw.json" "$dir/$name.stats.json" <<'EOF'
+  "$bin" generate -q "$@" -o "$dir/$name.jsonl" --stats "$dir/$name.stats.raw.json" 2>"$dir/$name.stderr" || status=$?
+  echo "$status" >"$dir/$name.exit"
+  if [ "$status" -ne 0 ]; then failed_runs+=("$name (exit $status)"); fi
+  if [ -f "$dir/$name.stats.raw.json" ]; then
+    python3 - "$dir/$name.stats.raw.json" "$dir/$name.stats.json" <<'EOF'
 import json, sys
 stats = json.load(open(sys.argv[1]))
 for key in ("time_seconds", "throughput"):
     stats.pop(key, None)
 json.dump(stats, open(sys.argv[2], "w"), indent=1, sort_keys=True)
 EOF
-  rm -f "$dir/$name.stats.raw.json"
+    rm -f "$dir/$name.stats.raw.json"
+  fi
 }
 
 for input in samples/*.jsonl; do
@@ -79,3 +83,7 @@ for model in tests/data/arch-reference/*/model.gguf; do
   done
 done
 echo "output-matrix: $(find "$dir" -name '*.jsonl' | wc -l) output files in $dir"
+if [ ${#failed_runs[@]} -gt 0 ]; then
+  echo "output-matrix: ${#failed_runs[@]} runs exited non-zero: ${failed_runs[*]}" >&2
+  exit 1
+fi
