@@ -11,7 +11,8 @@
 # --cpu-math paths (samples/shared_prefix.jsonl with its max_tokens set to 8 at block size 1
 # and with sharing off, where it computes every prompt token); and the tiny model of every architecture
 # in tests/data/arch-reference on samples/prompts.jsonl, the same block sizes and sharing, the
-# fast path. About 15 minutes on 2 cores. Needs the default model (scripts/fetch-model.sh).
+# fast path. Tens of minutes on 2 cores (mostly the exact path without sharing). Needs the
+# default model (scripts/fetch-model.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
