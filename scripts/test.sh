@@ -106,10 +106,22 @@ if $quick; then
   summarize
 fi
 
-stage "build (build/)"
+# The sanitizer tree builds beside the main build and ctest, at the lowest priority: it takes
+# only the CPU time they leave (ctest's tests wait on processes and sleeps, and some run one
+# thread), so most of its compiling is done by the time ctest ends. Its log is printed after.
+# shellcheck source=scripts/sanitizer-tree.sh
+. scripts/sanitizer-tree.sh
+sanitizer_log=$(mktemp)
+(configure_sanitizer_tree && nice -n 19 ninja -C "$sanitizer_tree" pagedgen pagedgen_model_file_tests fuzz_targets) \
+  >"$sanitizer_log" 2>&1 &
+sanitizer_build=$!
+
+stage "build (build/; the sanitizer tree builds beside it at low priority)"
 if ! scripts/build.sh; then
   fail "build"
   stage_done build
+  wait "$sanitizer_build"
+  rm -f "$sanitizer_log"
   summarize
 fi
 stage_done build
@@ -118,13 +130,14 @@ stage "tests (ctest: unit, e2e; gpu skips without a GPU)"
 run_ctest "ctest" --test-dir build -j2
 stage_done ctest
 
-stage "sanitizer tree (clang, ASan + UBSan): model-file tests on corrupt files"
-# shellcheck source=scripts/sanitizer-tree.sh
-. scripts/sanitizer-tree.sh
-# The fuzz targets are built here too, in the same ninja run, so that both cores stay busy.
-if configure_sanitizer_tree &&
-   ninja -C "$sanitizer_tree" pagedgen pagedgen_model_file_tests fuzz_targets; then
-  stage_done "sanitizer build"
+stage "sanitizer tree (clang, ASan + UBSan): the rest of its build, then model-file tests on corrupt files"
+# The fuzz targets are built in the same ninja run, so that both cores stay busy.
+wait "$sanitizer_build"
+sanitizer_status=$?
+if [ "$sanitizer_status" -eq 0 ]; then tail -n 2 "$sanitizer_log"; else cat "$sanitizer_log"; fi
+rm -f "$sanitizer_log"
+if [ "$sanitizer_status" -eq 0 ]; then
+  stage_done "sanitizer build (after ctest)"
   stage "model-file tests under ASan + UBSan"
   run_ctest "sanitized tests" --test-dir "$sanitizer_tree" -R 'test_gguf|test_safetensors|test_e2e_bad_model_files'
   stage_done "sanitized tests"
