@@ -13,8 +13,7 @@
 
 namespace pagedgen::app {
 
-void add_generate_command(CLI::App& app, CommandRunner& selected) {
-  auto o = std::make_shared<GenerateOptions>();
+CLI::App* add_generate_flags(CLI::App& app, GenerateOptions& options) {
   CLI::App* cmd = add_command(
       app, "generate", "Decode every request of a JSONL file with a paged KV cache and prefix sharing.",
       "Input lines: {\"id\": ..., \"prompt\": \"text\"} or {\"id\": ..., \"messages\": [{\"role\": \"user\", "
@@ -30,42 +29,47 @@ void add_generate_command(CLI::App& app, CommandRunner& selected) {
       "(\"choices\" when n > 1) or {\"id\", \"index\", \"error\": {\"code\", \"message\"}}. OpenAI batch files "
       "({\"custom_id\", \"method\", \"url\", \"body\"} lines, as the OpenAI Batch API and vllm run-batch read "
       "them) are answered in that format. Logs and progress go to stderr only.");
-  add_model_option(*cmd, o->model);
-  cmd->add_option("-i,--input", o->input, "Input JSONL file; - reads standard input")->required();
-  cmd->add_option("-o,--output", o->output,
+  add_model_option(*cmd, options.model);
+  cmd->add_option("-i,--input", options.input, "Input JSONL file; - reads standard input")->required();
+  cmd->add_option("-o,--output", options.output,
                   "Output JSONL file, appended to and fsynced as lines finish, with OUTPUT.manifest.json beside it; "
                   "- writes standard output")
       ->required();
-  cmd->add_option("--format", o->format,
+  cmd->add_option("--format", options.format,
                   "Input line format: plain, openai (OpenAI batch), or auto (from the first non-blank line); lines "
                   "of the other format become error lines")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "plain", "openai"}));
-  cmd->add_flag("--resume", o->resume,
+  cmd->add_flag("--resume", options.resume,
                 "Continue an interrupted run: keep the output's complete lines, drop a torn last one, decode the "
                 "rest; refused when the manifest shows other input, model or settings");
-  cmd->add_option("--fsync-interval", o->fsync_seconds, "Seconds between fsyncs of the output file, at most")
+  cmd->add_option("--fsync-interval", options.fsync_seconds, "Seconds between fsyncs of the output file, at most")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
-  cmd->add_option("--plan-window", o->plan_window,
+  cmd->add_option("--plan-window", options.plan_window,
                   "Input lines (blank ones included) planned and decoded together; memory stays bounded by one "
                   "window, prefixes are shared within it")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
-  cmd->add_option("--shard", o->shard,
+  cmd->add_option("--shard", options.shard,
                   "Process shard K of N (0 <= K < N): the windows w of --plan-window lines with w % N == K; "
                   "`pagedgen merge` joins the shards' outputs")
       ->capture_default_str();
-  cmd->add_option("--stats", o->stats_path, "Write the run's KV memory and time figures to this JSON file");
-  cmd->add_option("--report", o->report_path, "Write a self-contained HTML page charting the KV blocks over the run");
-  add_block_size_option(*cmd, o->block_size);
-  add_engine_options(*cmd, o->engine);
-  add_backend_options(*cmd, o->backend);
-  cmd->add_flag("-q,--quiet", o->quiet, "No progress bar, progress lines or summary on stderr");
-  cmd->add_option("--progress-interval", o->progress_seconds,
+  cmd->add_option("--stats", options.stats_path, "Write the run's KV memory and time figures to this JSON file");
+  cmd->add_option("--report", options.report_path, "Write a self-contained HTML page charting the KV blocks over the run");
+  add_block_size_option(*cmd, options.block_size);
+  add_engine_options(*cmd, options.engine);
+  add_backend_options(*cmd, options.backend);
+  cmd->add_flag("-q,--quiet", options.quiet, "No progress bar, progress lines or summary on stderr");
+  cmd->add_option("--progress-interval", options.progress_seconds,
                   "Seconds between progress log lines when stderr is not a terminal (on a terminal: a progress bar)")
       ->capture_default_str();
-  cmd->parse_complete_callback([&selected, o] { selected = [o] { return run_generate(*o); }; });
+  return cmd;
+}
+
+void add_generate_command(CLI::App& app, CommandRunner& selected) {
+  auto o = std::make_shared<GenerateOptions>();
+  add_generate_flags(app, *o)->parse_complete_callback([&selected, o] { selected = [o] { return run_generate(*o); }; });
 }
 
 }  // namespace pagedgen::app

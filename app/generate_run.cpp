@@ -17,6 +17,7 @@
 #include "engine_options.h"
 #include "exit_codes.h"
 #include "generate_options.h"
+#include "generate_settings.h"
 #include "interrupt.h"
 #include "job/batch_job.h"
 #include "job/prompt_builder.h"
@@ -25,9 +26,6 @@
 #include "progress_reporter.h"
 #include "report/html_report.h"
 #include "util/error.h"
-#include "util/file_fingerprint.h"
-#include "util/fnv_hash.h"
-#include "util/json_quote.h"
 #include "util/posix_file.h"
 #include "util/text_file.h"
 
@@ -84,62 +82,6 @@ std::optional<RequestFormat> requested_format(const std::string& name) {
   if (name == "plain") return RequestFormat::kPlain;
   if (name == "openai") return RequestFormat::kOpenAiBatch;
   return std::nullopt;  // "auto": detected from the first non-blank line
-}
-
-// --json-schema or --json-object as a manifest setting: the format and, for a schema, the
-// size and FNV-1a hash of its compact text (where the file is does not matter).
-std::string response_format_setting(const ResponseFormat& format) {
-  if (format.type != ResponseFormat::Type::kJsonSchema) return std::string(response_format_type_name(format.type));
-  return fmt::format("json_schema bytes={} fnv1a64={:016x}", format.schema.size(),
-                     fnv1a_bytes(kFnvOffsetBasis, format.schema));
-}
-
-// The settings that decide the output's bytes, which --resume requires unchanged (after the
-// input's fingerprint, which the job adds first). Threads, progress, fsync, overlap and
-// CUDA-graph settings are left out: they never change a byte. Names and order are those of older manifests; the
-// default response format is recorded only when a flag constrains it, so that manifests
-// written before the flags existed still match a run without them.
-std::vector<std::pair<std::string, std::string>> manifest_settings(const GenerateOptions& o,
-                                                                   const std::filesystem::path& model_path) {
-  const EngineOptions& e = o.engine;
-  const SamplingParams& s = e.sampling;
-  std::string stops = "[";
-  for (const std::string& stop : s.stop) stops += (stops.size() > 1 ? "," : "") + json_quote(stop);
-  stops += "]";
-  std::vector<std::pair<std::string, std::string>> settings = {
-      {"model", fingerprint_model(model_path)},
-      {"format", o.format},
-      {"chat_template", e.chat_template.empty() ? "auto" : e.chat_template},
-      {"seed", fmt::format("{}", e.seed)},
-      {"temperature", fmt::format("{}", s.temperature)},
-      {"top_p", fmt::format("{}", s.top_p)},
-      {"top_k", fmt::format("{}", s.top_k)},
-      {"min_p", fmt::format("{}", s.min_p)},
-      {"max_tokens", fmt::format("{}", s.max_tokens)},
-      {"min_tokens", fmt::format("{}", s.min_tokens)},
-      {"stop", stops},
-      {"ignore_eos", s.ignore_eos ? "true" : "false"},
-      {"n", fmt::format("{}", s.n)},
-      {"max_model_len", fmt::format("{}", e.max_model_len)},
-      // The engine settings change no text, but the prefix-cache hits (cached_tokens) in it.
-      {"block_size", fmt::format("{}", o.block_size)},
-      {"num_blocks", fmt::format("{}", e.num_blocks)},
-      {"kv_cache_memory", e.kv_cache_memory},
-      {"max_num_seqs", fmt::format("{}", e.max_num_seqs)},
-      {"max_batch_tokens", fmt::format("{}", e.max_batch_tokens)},
-      {"prefix_sharing", e.no_prefix_sharing ? "false" : "true"},
-      {"plan_window", fmt::format("{}", o.plan_window)},
-      // The backend: GPU sums round differently from the CPU's, and dtypes differ more.
-      {"device", o.backend.device},
-      {"dtype", o.backend.dtype},
-      {"cpu_math", o.backend.cpu_math},
-      {"kv_cache_dtype", o.backend.kv_cache_dtype},
-      {"load_format", o.backend.load_format},
-      {"shard", o.shard},
-  };
-  if (s.response_format.is_constrained())
-    settings.emplace_back("response_format", response_format_setting(s.response_format));
-  return settings;
 }
 
 std::string model_name(const std::filesystem::path& model_path) {
