@@ -17,7 +17,7 @@
 #include "cuda_check.h"
 #include "cuda_gemm.h"
 #include "decode_graphs.h"
-#include "deferred_tokens_kernel.h"
+#include "overlap_tokens_kernel.h"
 #include "device_buffer.h"
 #include "device_sampler.h"
 #include "device_weights.h"
@@ -218,13 +218,13 @@ struct CudaBackend::Impl {
   void allocate_pools(std::span<const int32_t> kind_num_blocks, std::size_t block_size);
 
   // Checks the batch, then queues its forward pass on `stream`: the logits of
-  // batch.logits_rows end up in `logits` (rows, vocab) on the device. `deferred` input
+  // batch.logits_rows end up in `logits` (rows, vocab) on the device. `overlap_tokens` input
   // tokens are read from the ids the sampler gave last.
-  void queue_forward(const StepBatch& batch, std::size_t logits_size, std::span<const DeferredToken> deferred) {
+  void queue_forward(const StepBatch& batch, std::size_t logits_size, std::span<const OverlapToken> overlap_tokens) {
     PG_CHECK(kv_pool.bytes() > 0, "a step before allocate_kv_pool");
     check_step_batch(batch, layouts, config.vocab_size, logits_size);
     if (batch.num_tokens == 0) return;
-    dispatch_dtype(options.dtype, [&]<typename T>(TypeTag<T>) { forward<T>(batch, deferred); });
+    dispatch_dtype(options.dtype, [&]<typename T>(TypeTag<T>) { forward<T>(batch, overlap_tokens); });
   }
 
   // A decode step: one new token per sequence, each sampled, no more sequences than the
@@ -257,7 +257,7 @@ struct CudaBackend::Impl {
   RowArrays upload_decode_rows(const StepBatch& batch, int32_t bucket);
 
   template <typename T>
-  void forward(const StepBatch& batch, std::span<const DeferredToken> deferred);
+  void forward(const StepBatch& batch, std::span<const OverlapToken> overlap_tokens);
   template <typename T>
   void pre_attention(std::size_t l, const RowArrays& r);
   template <typename T>
@@ -304,7 +304,7 @@ CudaBackend::Impl::RowArrays CudaBackend::Impl::upload_decode_rows(const StepBat
 // is the embedding and layer 0 up to attention; segment l + 1 the rest of layer l and
 // layer l + 1 up to attention (for the last layer, the final norm and the LM head).
 template <typename T>
-void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const DeferredToken> deferred) {
+void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const OverlapToken> overlap_tokens) {
   const int32_t n = batch.num_tokens;
   const auto num_logits = static_cast<int32_t>(batch.logits_rows.size());
   const bool decode = is_decode_step(batch);
@@ -352,8 +352,8 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const Deferred
     attention_arrays.num_parts = pack.add(std::span<const int32_t>(tensor->num_parts));
     attention_arrays.tile_partial_index = pack.add(std::span<const int32_t>(tensor->partial_index));
   }
-  const std::size_t at_deferred = pack.add(deferred);
-  // The first profiled piece: the uploads, the deferred ids and segment 0.
+  const std::size_t at_overlap_tokens = pack.add(overlap_tokens);
+  // The first profiled piece: the uploads, the overlap tokens and segment 0.
   if (profiler) profiler->begin_piece(ProfiledPiece::kForward);
   std::byte* device_arrays = step_arrays.upload(pack, stream);
   attention_arrays.base = device_arrays;
@@ -367,10 +367,10 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const Deferred
     for (std::size_t kind = 0; kind < layouts.size(); ++kind)
       r.slots[kind] = reinterpret_cast<const int64_t*>(device_arrays + at_slots[kind]);
   }
-  if (!deferred.empty())
-    launch_fill_deferred_tokens(
-        DeferredTokenArgs{reinterpret_cast<const DeferredToken*>(device_arrays + at_deferred),
-                          static_cast<int32_t>(deferred.size()), sampler.last_device_tokens(), r.token_ids},
+  if (!overlap_tokens.empty())
+    launch_fill_overlap_tokens(
+        OverlapTokenArgs{reinterpret_cast<const OverlapToken*>(device_arrays + at_overlap_tokens),
+                         static_cast<int32_t>(overlap_tokens.size()), sampler.last_device_tokens(), r.token_ids},
         stream);
 
   const uint64_t buffers = num_buffer_moves + decode_rows.device_generation();
@@ -623,13 +623,14 @@ std::vector<SampledToken> CudaBackend::step(const StepBatch& batch, const Sampli
   return collect();
 }
 
-void CudaBackend::submit(const StepBatch& batch, const SamplingBatch& sampling, std::span<const DeferredToken> deferred) {
+void CudaBackend::submit(const StepBatch& batch, const SamplingBatch& sampling,
+                         std::span<const OverlapToken> overlap_tokens) {
   Impl& m = *impl_;
   PG_CHECK(m.num_in_flight < 2, "a third step submitted before the first was collected");
   const auto vocab = static_cast<int32_t>(m.config.vocab_size);
   const auto num_logits_rows = static_cast<int32_t>(batch.logits_rows.size());
   if (m.profiler) m.profiler->begin_step(batch.num_tokens == batch.num_seqs, batch.num_tokens);
-  m.queue_forward(batch, batch.logits_rows.size() * static_cast<std::size_t>(vocab), deferred);
+  m.queue_forward(batch, batch.logits_rows.size() * static_cast<std::size_t>(vocab), overlap_tokens);
   m.profiled(ProfiledPiece::kSampling,
              [&] { m.sampler.enqueue(m.logits.as<float>(), num_logits_rows, vocab, sampling, m.stream); });
   if (m.profiler) m.profiler->end_step();

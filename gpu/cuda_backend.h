@@ -71,9 +71,10 @@ class CudaBackend final : public LogitsBackend {
   bool applies_penalties() const override { return true; }
   bool computes_logprobs() const override { return true; }
   // Queues the step on the backend's stream and returns: its arrays go through pinned
-  // staging buffers, its deferred tokens are read on the device from the ids of the step
+  // staging buffers, its overlap tokens are read on the device from the ids of the step
   // before, its ids come back into pinned memory.
-  void submit(const StepBatch& batch, const SamplingBatch& sampling, std::span<const DeferredToken> deferred) override;
+  void submit(const StepBatch& batch, const SamplingBatch& sampling,
+              std::span<const OverlapToken> overlap_tokens) override;
   // Waits for the oldest submitted step's ids (an event, not the whole stream).
   std::vector<SampledToken> collect() override;
   int64_t vocab_size() const override;

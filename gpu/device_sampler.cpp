@@ -86,7 +86,7 @@ void DeviceSampler::enqueue(const float* logits, int32_t num_logits_rows, int32_
     const std::size_t num_logprob_rows = slot.logprob_rows.size();
     const std::size_t logprob_bytes = num_logprob_rows * (1 + kMaxTopLogprobs) * sizeof(float);
     const std::size_t logprob_out_bytes = logprob_bytes + num_logprob_rows * kMaxTopLogprobs * sizeof(int32_t);
-    // This slot's last ids were collected; the stream may still read them (a deferred
+    // This slot's last ids were collected; the stream may still read them (a overlap_tokens
     // token of the step after them), so a new buffer waits for it.
     if (token_bytes > slot.tokens.bytes() || logprob_out_bytes > slot.logprob_out.bytes()) {
       CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -182,7 +182,7 @@ class ModelledDeviceBackend final : public Backend {
     return collect();
   }
 
-  void submit(const StepBatch& batch, const SamplingBatch& sampling, std::span<const DeferredToken>) override {
+  void submit(const StepBatch& batch, const SamplingBatch& sampling, std::span<const OverlapToken>) override {
     probe_.num_seqs = batch.num_seqs;
     std::lock_guard lock(mutex_);
     queued_.push_back({sampling.rows.size(), Clock::now()});
@@ -256,7 +256,7 @@ struct Phases {
     sampling += t.submit_seconds - probe.logits_seconds;
     wait += t.wait_seconds;
     step_done += t.step_done_seconds;
-    output += t.output_seconds + t.deferred_output_seconds;
+    output += t.output_seconds + t.overlap_output_seconds;
     total += total_seconds;
     device_idle += probe.device_idle_seconds;
   }
@@ -337,12 +337,12 @@ void print_table(const std::vector<Run>& runs, int64_t device_us) {
   }
   fmt::print(
       "  sched+batch  Scheduler::schedule(), which also builds the StepBatch (one call, not split)\n"
-      "  samp.batch   OutputProcessor::sampling_batch (random draws) and deferred tokens, with reject and note_starts\n"
+      "  samp.batch   OutputProcessor::sampling_batch (random draws) and overlap tokens, with reject and note_starts\n"
       "  logits       logits path: rows x {} float32 written to a host buffer (the device-to-host copy)\n"
       "  sampling     Backend::copy_blocks + submit: logits path the host Sampler over every row; ids paths handing\n"
       "               the step over (at once without a device)\n"
       "  step done    Scheduler::on_step_done + the step's KV memory figures (EngineStats snapshot)\n"
-      "  output       OutputProcessor::apply / apply_ahead, and apply_deferred (the step before's ids)\n"
+      "  output       OutputProcessor::apply / start_overlap, and finish_overlap (the step before's ids)\n"
       "  host         the engine's own work: wall minus wait\n"
       "  wait         Backend::collect, waiting for ids\n"
       "  wall         Engine::step() wall time\n"

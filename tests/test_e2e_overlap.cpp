@@ -2,11 +2,11 @@
 // and the default model: the same output file byte for byte and the same stats JSON but
 // for its time and throughput figures, over a workload with shared prefixes (full-block
 // hits and copy-on-write), n > 1 with seeds, stop strings and stop ids, max_tokens and
-// min_tokens, ignore_eos lines (which the overlap applies ahead), structured outputs
+// min_tokens, ignore_eos lines (whose steps are overlapped), structured outputs
 // (json_object and json_schema lines, whose steps wait for their ids), penalties (which
-// read the sequence's tokens: their steps wait too), logprobs and logit_bias applied ahead,
+// read the sequence's tokens: their steps wait too), logprobs and logit_bias overlapped,
 // at two block sizes
-// and in a pool small enough to preempt. The engine-level checks of which steps run ahead
+// and in a pool small enough to preempt. The engine-level checks of which steps are overlapped
 // are test_engine_overlap's.
 #include <doctest/doctest.h>
 #include <fmt/format.h>

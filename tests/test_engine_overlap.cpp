@@ -1,9 +1,9 @@
 // The engine's overlap (engine.h): with it on, a step whose tokens cannot change what the
-// scheduler does next is applied ahead of its ids and the next step is submitted first.
+// scheduler does next is overlapped and the next step is submitted first.
 // Checked here without a model, on a backend whose token ids are a hash of each row's
 // input (its last input token, its position, its random bits), so a step that read a
 // placeholder instead of the id it defers to would give other tokens:
-//   - hand-worked cases: which steps are applied ahead (ignore_eos, max_tokens, stop ids
+//   - hand-worked cases: which steps are overlapped (ignore_eos, max_tokens, stop ids
 //     before and after min_tokens, n > 1 forks), and in which step() call a record comes;
 //   - mixed workloads (prefix sharing and partial-block copies, copy-on-write of n > 1
 //     forks, preemption in a small pool, chunked prefill, seeded sampling, stop ids,
@@ -89,7 +89,7 @@ struct RunResult {
   std::map<uint64_t, std::string> records;  // by input index, as text
   std::vector<std::string> figures;         // the counted figures of EngineStats, one line each
   std::vector<std::string> backend_steps;   // what the backend was given
-  std::vector<bool> applied_ahead;          // per step() call
+  std::vector<bool> overlapped;          // per step() call
   std::vector<int> records_per_call;        // records that came out of each step() call
   int64_t num_errors = 0;
   int64_t num_stops = 0;                    // samples ended by a stop id
@@ -135,9 +135,9 @@ RunResult run(EngineConfig config, const std::vector<PreparedRequest>& requests,
   RunResult result;
   engine.add_requests(requests);
   while (engine.has_unfinished()) {
-    REQUIRE(result.applied_ahead.size() < 100000);
+    REQUIRE(result.overlapped.size() < 100000);
     StepResult step = engine.step();
-    result.applied_ahead.push_back(engine.last_step_timings().applied_ahead);
+    result.overlapped.push_back(engine.last_step_timings().overlapped);
     result.records_per_call.push_back(static_cast<int>(step.finished.size()));
     for (const OutputRecord& record : step.finished) {
       if (std::holds_alternative<RequestError>(record)) ++result.num_errors;
@@ -180,7 +180,7 @@ RunResult check_same_both_ways(const EngineConfig& config, const std::vector<Pre
                                int32_t vocab, uint64_t fail_every) {
   const RunResult off = run(config, requests, false, vocab, fail_every);
   const RunResult on = run(config, requests, true, vocab, fail_every);
-  CHECK(count(off.applied_ahead) == 0);
+  CHECK(count(off.overlapped) == 0);
   CHECK(on.records == off.records);
   CHECK(on.figures == off.figures);
   REQUIRE(on.backend_steps.size() == off.backend_steps.size());
@@ -193,44 +193,44 @@ RunResult check_same_both_ways(const EngineConfig& config, const std::vector<Pre
 
 }  // namespace
 
-TEST_CASE("one request, length ends only: every step applied ahead, the record one step() call later") {
+TEST_CASE("one request, length ends only: every step overlapped, the record one step() call later") {
   // Prompt of 5, 3 new tokens: step 1 prefills and samples token 1, steps 2 and 3 decode.
   const std::vector<PreparedRequest> requests = {request(0, {1, 2, 3, 4, 5}, 3)};
   const RunResult off = run(small_config(), requests, false, 50, 0);
   const RunResult on = run(small_config(), requests, true, 50, 0);
-  CHECK(off.applied_ahead == std::vector<bool>{false, false, false});
+  CHECK(off.overlapped == std::vector<bool>{false, false, false});
   CHECK(off.records_per_call == std::vector<int>{0, 0, 1});
-  // Step 3 ends the sample by length ahead of its id; a fourth call schedules nothing and
+  // Step 3 ends the sample by length before its id is known; a fourth call schedules nothing and
   // applies it.
-  CHECK(on.applied_ahead == std::vector<bool>{true, true, true, false});
+  CHECK(on.overlapped == std::vector<bool>{true, true, true, false});
   CHECK(on.records_per_call == std::vector<int>{0, 0, 0, 1});
   CHECK(on.records == off.records);
   CHECK(on.figures == off.figures);
   CHECK(on.backend_steps == off.backend_steps);
-  // The decode steps read the ids of the steps before (deferred): the input token of step 2
+  // The decode steps read the ids of the steps before (overlap_tokens): the input token of step 2
   // is the hash of step 1's last prompt token at position 4, not a placeholder.
   const std::string& record = on.records.at(0);
   const std::string first = record.substr(record.find('[') + 1, record.find(',') - record.find('[') - 1);
   CHECK(on.backend_steps[1].find("ids " + first + "\n") != std::string::npos);
 }
 
-TEST_CASE("stop ids: a step is applied ahead only while min_tokens holds every stop back") {
+TEST_CASE("stop ids: a step is overlapped only while min_tokens holds every stop back") {
   PreparedRequest r = request(0, {1, 2, 3, 4, 5}, 6);
   r.sampling.stop_token_ids = {1000};  // never sampled (vocab 50): the sample runs to max_tokens
   r.sampling.min_tokens = 2;
   const RunResult on = run(small_config(), {r}, true, 50, 0);
   // Tokens 1 and 2 cannot stop it (min_tokens), tokens 3..6 could.
-  CHECK(on.applied_ahead == std::vector<bool>{true, false, false, false, false, false});
+  CHECK(on.overlapped == std::vector<bool>{true, false, false, false, false, false});
   CHECK(on.records_per_call == std::vector<int>{0, 0, 0, 0, 0, 1});
 }
 
-TEST_CASE("n > 1: the step that forks is not applied ahead; the samples' decode steps are") {
+TEST_CASE("n > 1: the step that forks is not overlapped; the samples' decode steps are") {
   PreparedRequest r = request(0, {1, 2, 3, 4, 5, 6}, 3);
   r.sampling.n = 2;
   r.sampling.temperature = 1.0;
   const RunResult off = run(small_config(), {r}, false, 50, 0);
   const RunResult on = run(small_config(), {r}, true, 50, 0);
-  CHECK(on.applied_ahead == std::vector<bool>{false, true, true, false});
+  CHECK(on.overlapped == std::vector<bool>{false, true, true, false});
   CHECK(on.records == off.records);
   CHECK(on.figures == off.figures);
   CHECK(on.backend_steps == off.backend_steps);
@@ -241,12 +241,12 @@ TEST_CASE("penalties read the sequence's tokens: their steps wait for the ids; l
   penalized.sampling.presence_penalty = 1.0;
   const RunResult on = check_same_both_ways(small_config(), {penalized}, 50, 0);
   // Every row the backend saw carries the real tokens (check_same_both_ways compares them),
-  // and no step runs ahead.
-  CHECK(count(on.applied_ahead) == 0);
+  // and no step is overlapped.
+  CHECK(count(on.overlapped) == 0);
   PreparedRequest biased = request(0, {1, 2, 3, 4, 5}, 3);
   biased.sampling.logit_bias = {{7, -100.0}};
   const RunResult biased_on = check_same_both_ways(small_config(), {biased}, 50, 0);
-  CHECK(biased_on.applied_ahead == std::vector<bool>{true, true, true, false});
+  CHECK(biased_on.overlapped == std::vector<bool>{true, true, true, false});
 }
 
 TEST_CASE("a failed row: its sequence runs one more step both ways, then the request is an error record") {
@@ -308,7 +308,7 @@ TEST_CASE("mixed workloads: the same records, figures and backend inputs with th
     INFO(c.name);
     const RunResult on = check_same_both_ways(c.config, requests, 40, 211);
     // The workload exercises what it claims, and the overlap engaged.
-    CHECK(count(on.applied_ahead) > 0);
+    CHECK(count(on.overlapped) > 0);
     CHECK(on.num_stops > 0);
     const std::string& prefix = on.figures[3];
     if (std::string(c.name) == "tight pool" || std::string(c.name) == "unshared")
@@ -319,7 +319,7 @@ TEST_CASE("mixed workloads: the same records, figures and backend inputs with th
   // With failed rows too (about one in 23).
   const RunResult failing = check_same_both_ways(tight, requests, 40, 23);
   CHECK(failing.num_errors > 0);
-  CHECK(count(failing.applied_ahead) > 0);
+  CHECK(count(failing.overlapped) > 0);
 }
 
 // The ids of a step's tokens (none for a row that gave no token).
@@ -329,7 +329,7 @@ std::vector<std::optional<TokenId>> ids_of(const std::vector<SampledToken>& toke
   return ids;
 }
 
-TEST_CASE("SynchronousSteps: deferred tokens read the ids of the step submitted before") {
+TEST_CASE("SynchronousSteps: overlap tokens read the ids of the step submitted before") {
   SynchronousSteps steps;
   StepBatch batch;
   batch.num_tokens = 3;
@@ -342,8 +342,8 @@ TEST_CASE("SynchronousSteps: deferred tokens read the ids of the step submitted 
   };
   steps.submit(batch, {}, run_step);
   next = {{21, std::nullopt}};
-  const std::vector<DeferredToken> deferred = {{1, 1}, {2, 0}};
-  steps.submit(batch, deferred, run_step);  // row 1 gave no token: kFailedRowInputToken
+  const std::vector<OverlapToken> overlap_tokens = {{1, 1}, {2, 0}};
+  steps.submit(batch, overlap_tokens, run_step);  // row 1 gave no token: kFailedRowInputToken
   CHECK(seen[0] == std::vector<TokenId>{5, 0, 0});
   CHECK(seen[1] == std::vector<TokenId>{5, kFailedRowInputToken, 11});
   CHECK(batch.token_ids == std::vector<TokenId>{5, 0, 0});  // the caller's batch is not changed
@@ -351,7 +351,7 @@ TEST_CASE("SynchronousSteps: deferred tokens read the ids of the step submitted 
   CHECK(ids_of(steps.collect()) == std::vector<std::optional<TokenId>>{21});
 }
 
-TEST_CASE("Scheduler::set_token gives a token appended ahead its value") {
+TEST_CASE("Scheduler::set_token gives a token appended by the overlap its value") {
   Scheduler scheduler(SchedulerConfig{4, 64}, KvCacheConfig{16, 4, true});
   Sequence seq;
   seq.id = 1;

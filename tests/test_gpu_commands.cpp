@@ -59,7 +59,7 @@ void report_differences(const std::filesystem::path& outputs, const std::vector<
 }
 
 // Lines that decode in every bucket from 16 down to 1 as they finish one by one (n = 3
-// lines fork), greedy and sampled, with logprobs and logit_bias (applied ahead of the ids)
+// lines fork), greedy and sampled, with logprobs and logit_bias (overlapped of the ids)
 // and one with a penalty (whose steps wait for them).
 std::string graphs_overlap_input() {
   std::string text;

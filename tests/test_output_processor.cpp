@@ -1,7 +1,7 @@
 // The output processor on its own (core/engine/output_processor.h), driven step by step the
 // way Engine::step drives it, with hand-made token ids instead of a backend: which rows each
 // step samples, how tokens become records, the fork of n > 1 samples, a failed row, and the
-// overlap (rows applied ahead of their ids, the ids applied one step later) giving the same
+// overlap (rows overlapped, the ids applied one step later) giving the same
 // records as applying each step's ids at once.
 #include <doctest/doctest.h>
 
@@ -35,58 +35,57 @@ using TokenRule = std::optional<TokenId> (*)(int32_t step, int32_t row);
 std::optional<TokenId> step_and_row(int32_t step, int32_t row) { return 1000 + 100 * step + row; }
 
 // Runs a batch to the end without a tokenizer (samples end by length only), the way
-// Engine::step orders the calls; with `overlap`, every step whose rows allow it is applied
-// ahead and its ids applied during the next step. Records by request index; also the
+// Engine::step orders the calls; with `overlap`, every step whose rows allow it is
+// overlapped and its ids applied during the next step. Records by request index; also the
 // number of rows each step sampled.
 struct Run {
   std::map<uint64_t, OutputRecord> records;
   std::vector<int32_t> rows_per_step;
-  int32_t steps_applied_ahead = 0;
+  int32_t steps_overlapped = 0;
 };
 
 Run run(std::vector<PreparedRequest> requests, bool overlap, TokenRule rule = step_and_row) {
   Scheduler scheduler(SchedulerConfig{.max_num_seqs = 8, .max_batch_tokens = 64},
                       KvCacheConfig{.num_blocks = 64, .block_size = 4, .enable_prefix_caching = true});
-  OutputProcessor processor(nullptr, /*run_seed=*/7, /*max_model_len=*/256);
   EngineStats stats;
+  OutputProcessor processor(nullptr, /*run_seed=*/7, /*max_model_len=*/256, stats);
   std::vector<int32_t> order(requests.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
-  processor.start_batch(std::move(requests), order, scheduler, stats);
+  processor.start_batch(std::move(requests), order, scheduler);
 
   Run result;
-  std::vector<OutputRecord> done;
-  std::vector<SampledToken> ahead_tokens;  // the ids of the step applied ahead
+  std::vector<SampledToken> overlap_tokens;  // the ids of the step overlapped
   auto tokens_for = [&](const SamplingBatch& batch, int32_t step) {
     std::vector<SampledToken> tokens(batch.rows.size());
     for (std::size_t row = 0; row < tokens.size(); ++row) tokens[row].id = rule(step, static_cast<int32_t>(row));
     return tokens;
   };
-  for (int32_t step = 0; scheduler.has_unfinished() || processor.has_step_ahead(); ++step) {
+  for (int32_t step = 0; scheduler.has_unfinished() || processor.has_overlapped_step(); ++step) {
     REQUIRE(step < 100);
     if (!scheduler.has_unfinished()) {  // only the last step's ids are left
-      processor.apply_deferred(ahead_tokens, scheduler, done, stats);
+      processor.finish_overlap(overlap_tokens);
       break;
     }
     const SchedulerOutput out = scheduler.schedule();
-    processor.reject(out.rejected, done, stats);
+    processor.reject(out.rejected);
     if (out.scheduled.empty()) {
-      if (processor.has_step_ahead()) processor.apply_deferred(ahead_tokens, scheduler, done, stats);
+      if (processor.has_overlapped_step()) processor.finish_overlap(overlap_tokens);
       continue;
     }
-    const SamplingBatch batch = processor.sampling_batch(out, scheduler);
+    const SamplingBatch batch = processor.sampling_batch(out);
     result.rows_per_step.push_back(static_cast<int32_t>(batch.rows.size()));
     const std::vector<SampledToken> tokens = tokens_for(batch, step);
-    if (processor.has_step_ahead()) processor.apply_deferred(ahead_tokens, scheduler, done, stats);
+    if (processor.has_overlapped_step()) processor.finish_overlap(overlap_tokens);
     scheduler.on_step_done(out);
-    if (overlap && processor.can_apply_ahead()) {
-      processor.apply_ahead(scheduler);
-      ahead_tokens = tokens;
-      ++result.steps_applied_ahead;
+    if (overlap && processor.can_overlap()) {
+      processor.start_overlap();
+      overlap_tokens = tokens;
+      ++result.steps_overlapped;
     } else {
-      processor.apply(tokens, scheduler, done, stats);
+      processor.apply(tokens);
     }
   }
-  for (OutputRecord& record : done) {
+  for (OutputRecord& record : processor.take_records()) {
     const uint64_t index = std::visit([](const auto& r) { return r.index; }, record);
     CHECK(result.records.emplace(index, std::move(record)).second);
   }
@@ -138,15 +137,15 @@ TEST_CASE("n = 3: the prompt's logits start all three samples, one row each, the
   CHECK(seconds == std::vector<TokenId>{1100, 1101, 1102});
 }
 
-TEST_CASE("applied ahead of their ids, the steps give the records of applying each step at once") {
+TEST_CASE("overlapped, the steps give the records of applying each step at once") {
   auto batch = [] {
     return std::vector<PreparedRequest>{request(0, {1, 2, 3, 4, 5}, 4), request(1, {1, 2, 3, 9}, 2),
                                         request(2, {6}, 6), request(3, {4, 4, 4, 4, 4, 4, 4, 4, 4}, 1)};
   };
   const Run plain = run(batch(), false);
   const Run overlapped = run(batch(), true);
-  CHECK(plain.steps_applied_ahead == 0);
-  CHECK(overlapped.steps_applied_ahead == static_cast<int32_t>(overlapped.rows_per_step.size()));
+  CHECK(plain.steps_overlapped == 0);
+  CHECK(overlapped.steps_overlapped == static_cast<int32_t>(overlapped.rows_per_step.size()));
   CHECK(overlapped.rows_per_step == plain.rows_per_step);
   REQUIRE(overlapped.records.size() == 4);
   for (uint64_t index = 0; index < 4; ++index) {

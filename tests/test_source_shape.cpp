@@ -31,7 +31,7 @@ const std::map<std::string, KnownOverLimit> kKnownOverLimit = {
     {"core/cpu/cpu_gemm.cpp: tile", {80, "the float GEMM's micro-kernel"}},
     {"core/cpu/paged_attention.cpp: paged_attention", {69, "the CPU attention kernel's task body"}},
     {"core/tokenizer/gguf_pretokenizer.cpp: preset_table", {126, "a data table"}},
-    {"gpu/cuda_backend.cpp", {725, kToSplit}},
+    {"gpu/cuda_backend.cpp", {726, kToSplit}},
     {"gpu/cuda_backend.cpp: CudaBackend::Impl::forward", {94, kToSplit}},
     {"core/cpu/cpu_backend.cpp: CpuBackend::forward", {113, kToSplit}},
     {"app/cmd_inspect.cpp: run_inspect", {101, kToSplit}},

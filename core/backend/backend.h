@@ -6,7 +6,7 @@
 // A step is submitted, then collected, so that the host can prepare step N+1 while step N
 // runs (the engine's overlap, engine.h):
 //   copy_blocks(N); submit(N)          queued behind whatever runs; returns at once on a GPU
-//   copy_blocks(N+1); submit(N+1, deferred)   N+1 reads some input ids from N's results
+//   copy_blocks(N+1); submit(N+1, overlap_tokens)   N+1 reads some input ids from N's results
 //   collect() -> N's ids; collect() -> N+1's ids   in submission order
 // A backend that computes a step at once (CPU, dry run, tests) implements step() only; the
 // default submit()/collect() run it at submission (synchronous_steps.h).
@@ -82,13 +82,14 @@ class Backend {
   // in the batch, the block size or the block ids (determinism contract).
   virtual std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) = 0;
 
-  // The same step, queued: it runs after the steps submitted before it. `deferred` lists the
-  // input tokens whose ids are the results of the step submitted just before (their value
-  // in batch.token_ids is a placeholder; a row with no token gives kFailedRowInputToken).
+  // The same step, queued: it runs after the steps submitted before it. `overlap_tokens`
+  // lists the input tokens whose ids are the results of the step submitted just before (their
+  // value in batch.token_ids is a placeholder; a row with no token gives kFailedRowInputToken).
   // `batch` and `sampling` (and what they point to) may change or go once submit returns.
   // At most two steps are submitted and not yet collected.
-  virtual void submit(const StepBatch& batch, const SamplingBatch& sampling, std::span<const DeferredToken> deferred) {
-    synchronous_steps_.submit(batch, deferred, [&](const StepBatch& b) { return step(b, sampling); });
+  virtual void submit(const StepBatch& batch, const SamplingBatch& sampling,
+                      std::span<const OverlapToken> overlap_tokens) {
+    synchronous_steps_.submit(batch, overlap_tokens, [&](const StepBatch& b) { return step(b, sampling); });
   }
   // Waits for the oldest step submitted and not collected; returns what step() would have.
   virtual std::vector<SampledToken> collect() { return synchronous_steps_.collect(); }

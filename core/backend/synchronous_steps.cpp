@@ -4,15 +4,16 @@
 
 namespace pagedgen {
 
-void SynchronousSteps::submit(const StepBatch& batch, std::span<const DeferredToken> deferred, const RunStep& run) {
+void SynchronousSteps::submit(const StepBatch& batch, std::span<const OverlapToken> overlap_tokens,
+                              const RunStep& run) {
   PG_CHECK(results_.size() < 2, "a third step submitted before the first was collected");
   const StepBatch* input = &batch;
-  if (!deferred.empty()) {
+  if (!overlap_tokens.empty()) {
     filled_ = batch;
-    for (const DeferredToken& d : deferred) {
+    for (const OverlapToken& d : overlap_tokens) {
       PG_CHECK(d.token_index >= 0 && d.token_index < filled_.num_tokens && d.sampling_row >= 0 &&
                    static_cast<std::size_t>(d.sampling_row) < last_.size(),
-               "deferred token {} from row {}: the batch has {} tokens, the previous step {} rows", d.token_index,
+               "overlap token {} from row {}: the batch has {} tokens, the previous step {} rows", d.token_index,
                d.sampling_row, filled_.num_tokens, last_.size());
       filled_.token_ids[static_cast<std::size_t>(d.token_index)] =
           last_[static_cast<std::size_t>(d.sampling_row)].id.value_or(kFailedRowInputToken);

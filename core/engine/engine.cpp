@@ -26,7 +26,7 @@ Engine::Engine(const EngineConfig& config, Backend& backend, const Tokenizer* to
     : config_(config),
       backend_(backend),
       uses_grammars_(tokenizer != nullptr),
-      output_(tokenizer, config.run_seed, config.max_model_len) {
+      output_(tokenizer, config.run_seed, config.max_model_len, stats_) {
   const auto block_size = static_cast<std::size_t>(config.block_size);
   kind_windows_ = backend.kv_kind_windows();
   std::vector<std::size_t> kind_bytes;
@@ -68,73 +68,74 @@ void Engine::add_requests(std::vector<PreparedRequest> requests) {
   for (std::size_t kind = 1; kind < kind_windows_.size(); ++kind)
     kv_config.window_kinds.push_back({.window = kind_windows_[kind], .num_blocks = kind_num_blocks_[kind]});
   scheduler_ = std::make_unique<Scheduler>(SchedulerConfig{config_.max_num_seqs, config_.max_batch_tokens}, kv_config);
-  output_.start_batch(std::move(requests), plan.order, *scheduler_, stats_);
+  output_.start_batch(std::move(requests), plan.order, *scheduler_);
   stats_.generate_seconds += seconds_since(start);
   if (!has_unfinished()) end_batch();
 }
 
-// schedule -> submit -> (the ids of the step before, when it was applied ahead) -> KV
-// bookkeeping -> apply this step ahead, or wait for its ids and apply them.
+// schedule -> submit -> (the ids of the step before, when it was overlapped) -> KV
+// bookkeeping -> overlap this step, or wait for its ids and apply them.
 StepResult Engine::step() {
   PG_CHECK(has_unfinished(), "step with nothing to run");
   const auto start = Clock::now();
   last_step_timings_ = StepTimings{};
   StepTimings& t = last_step_timings_;
   StepResult result;
-  std::vector<OutputRecord>& done = result.finished;
   if (!scheduler_->has_unfinished()) {  // only the last step's ids are left
-    apply_step_ahead(done);
+    finish_overlap();
+    result.finished = output_.take_records();
     stats_.generate_seconds += seconds_since(start);
     end_batch();
     return result;
   }
   const SchedulerOutput out = scheduler_->schedule();
   auto phase_start = lap(start, t.schedule_seconds);
-  output_.reject(out.rejected, done, stats_);
+  output_.reject(out.rejected);
   if (out.scheduled.empty()) {
-    apply_step_ahead(done);
+    finish_overlap();
   } else {
-    output_.note_starts(out, *scheduler_, result.started);
-    const SamplingBatch sampling = output_.sampling_batch(out, *scheduler_);
-    const std::vector<DeferredToken> deferred = output_.deferred_tokens(out);
+    output_.note_starts(out, result.started);
+    const SamplingBatch sampling = output_.sampling_batch(out);
+    const std::vector<OverlapToken> overlap_tokens = output_.overlap_tokens(out);
     phase_start = lap(phase_start, t.sampling_batch_seconds);
     backend_.copy_blocks(out.block_copies);
-    backend_.submit(out.batch, sampling, deferred);
+    backend_.submit(out.batch, sampling, overlap_tokens);
     phase_start = lap(phase_start, t.submit_seconds);
     // While this step runs: the ids of the one before, which its K/V bookkeeping needs (the
     // prefix cache keys blocks by their tokens).
-    apply_step_ahead(done);
+    finish_overlap();
     phase_start = Clock::now();
     scheduler_->on_step_done(out);
     // The KV memory this step used: taken before finished samples give their blocks back.
     stats_.add_snapshot(take_kv_snapshot(*scheduler_, config_.max_model_len));
     phase_start = lap(phase_start, t.step_done_seconds);
-    if (config_.overlap && output_.can_apply_ahead()) {
-      output_.apply_ahead(*scheduler_);
-      t.applied_ahead = true;
+    if (config_.overlap && output_.can_overlap()) {
+      output_.start_overlap();
+      t.overlapped = true;
       lap(phase_start, t.output_seconds);
     } else {
       const std::vector<SampledToken> tokens = backend_.collect();
       phase_start = lap(phase_start, t.wait_seconds);
-      output_.apply(tokens, *scheduler_, done, stats_);
+      output_.apply(tokens);
       lap(phase_start, t.output_seconds);
     }
     t.computes_prompt = out.computes_prompt;
     const double seconds = seconds_since(start);
     (out.computes_prompt ? stats_.prefill_seconds : stats_.decode_seconds) += seconds;
   }
+  result.finished = output_.take_records();
   stats_.generate_seconds += seconds_since(start);
   if (!has_unfinished()) end_batch();
   return result;
 }
 
-void Engine::apply_step_ahead(std::vector<OutputRecord>& done) {
-  if (!output_.has_step_ahead()) return;
+void Engine::finish_overlap() {
+  if (!output_.has_overlapped_step()) return;
   auto phase_start = Clock::now();
   const std::vector<SampledToken> tokens = backend_.collect();
   phase_start = lap(phase_start, last_step_timings_.wait_seconds);
-  output_.apply_deferred(tokens, *scheduler_, done, stats_);
-  lap(phase_start, last_step_timings_.deferred_output_seconds);
+  output_.finish_overlap(tokens);
+  lap(phase_start, last_step_timings_.overlap_output_seconds);
 }
 
 EngineStats Engine::stats_so_far() const {

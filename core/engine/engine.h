@@ -10,13 +10,14 @@
 // (run_to_completion.h is that loop for callers that want only the records.)
 //
 // The overlap (EngineConfig::overlap): when no token of step N can change what the
-// scheduler does next (OutputProcessor::can_apply_ahead: no row can stop by its value, no
-// grammar, no fork, no penalty reading the sequence's tokens), step N is applied ahead of its ids, and the next step() schedules and
-// submits step N+1 before it waits for them, so a GPU runs N+1 right after N while the host
-// applies N's ids (text, stop strings, records) and the job writes its lines:
+// scheduler does next (OutputProcessor::can_overlap: no row can stop by its value, no
+// grammar, no fork, no penalty reading the sequence's tokens), step N is applied without
+// its ids (overlapped), and the next step() schedules and submits step N+1 before it waits
+// for them, so a GPU runs N+1 right after N while the host applies N's ids (text, stop
+// strings, records) and the job writes its lines:
 //
-//   step() k:  schedule(k)  sampling batch(k)  submit(k)  | collect(k-1) apply ids(k-1) |
-//              on_step_done(k)  KV figures(k)  apply ahead(k), or collect(k) + apply(k)
+//   step() k:  schedule(k)  sampling batch(k)  submit(k)  | collect(k-1) finish overlap(k-1) |
+//              on_step_done(k)  KV figures(k)  start overlap(k), or collect(k) + apply(k)
 //
 // Otherwise step N's ids are collected at the end of its own step(). Either way the
 // scheduler gets the same calls in the same order, so outputs and figures are the same
@@ -63,7 +64,7 @@ class Engine {
   // format is constrained needs a backend that applies token masks (the job refuses it
   // otherwise: job/prompt_builder.h).
   void add_requests(std::vector<PreparedRequest> requests);
-  bool has_unfinished() const { return scheduler_ && (scheduler_->has_unfinished() || output_.has_step_ahead()); }
+  bool has_unfinished() const { return scheduler_ && (scheduler_->has_unfinished() || output_.has_overlapped_step()); }
 
   // Runs one step; returns the records of the requests whose last token it applied and the
   // requests that started in it. With the overlap, the last step() of a batch may schedule
@@ -83,17 +84,17 @@ class Engine {
 
  private:
   void end_batch();
-  // The ids of the step applied ahead, applied.
-  void apply_step_ahead(std::vector<OutputRecord>& done);
+  // Applies the overlapped step's ids, when a step was overlapped.
+  void finish_overlap();
 
   EngineConfig config_;
   Backend& backend_;
   std::vector<int32_t> kind_windows_;    // [num_kinds] the backend's layer kinds, kind 0 (window 0) first
   std::vector<int32_t> kind_num_blocks_; // [num_kinds] each kind's pool
   bool uses_grammars_;  // a tokenizer was given: constrained response formats get masks
+  EngineStats stats_;   // (before output_, which counts into it)
   OutputProcessor output_;
   std::unique_ptr<Scheduler> scheduler_;  // of the current batch
-  EngineStats stats_;
   StepTimings last_step_timings_;
 };
 

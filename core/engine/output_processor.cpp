@@ -10,8 +10,9 @@
 
 namespace pagedgen {
 
-OutputProcessor::OutputProcessor(const Tokenizer* tokenizer, uint64_t run_seed, int64_t max_model_len)
-    : tokenizer_(tokenizer), run_seed_(run_seed), max_model_len_(max_model_len) {
+OutputProcessor::OutputProcessor(const Tokenizer* tokenizer, uint64_t run_seed, int64_t max_model_len,
+                                 EngineStats& stats)
+    : tokenizer_(tokenizer), run_seed_(run_seed), max_model_len_(max_model_len), stats_(stats) {
   if (tokenizer_) {
     end_of_generation_ = tokenizer_->special().end_of_generation;
     grammars_.emplace(*tokenizer_);
@@ -46,8 +47,8 @@ std::unique_ptr<OutputProcessor::SampleState> OutputProcessor::new_sample(const 
   const uint64_t seed = sample_seed(r.sampling.seed, run_seed_, r.seed_key, static_cast<uint64_t>(sample_index));
   std::optional<IncrementalDecoder> decoder;
   if (tokenizer_) decoder.emplace(*tokenizer_, false, false);
-  auto sample = std::make_unique<SampleState>(
-      SampleState{Rng(seed), std::move(decoder), StopChecker(r.sampling, end_of_generation_), std::nullopt, {}, {}, 0});
+  auto sample = std::make_unique<SampleState>(SampleState{
+      .rng = Rng(seed), .decoder = std::move(decoder), .stop = StopChecker(r.sampling, end_of_generation_)});
   if (grammars_ && r.sampling.response_format.is_constrained()) {
     GrammarMatcher& matcher = sample->grammar.emplace(grammars_->get(r.sampling.response_format));
     sample->allowed_tokens.resize(token_mask_words(matcher.grammar().vocabulary().size()));
@@ -57,8 +58,9 @@ std::unique_ptr<OutputProcessor::SampleState> OutputProcessor::new_sample(const 
 }
 
 void OutputProcessor::start_batch(std::vector<PreparedRequest> requests, std::span<const int32_t> order,
-                                  Scheduler& scheduler, EngineStats& stats) {
+                                  Scheduler& scheduler) {
   PG_CHECK(samples_.empty(), "a new batch while {} samples of the last one run", samples_.size());
+  scheduler_ = &scheduler;
   requests_ = std::move(requests);
   states_.assign(requests_.size(), RequestState{});
   for (int32_t request_index : order) {
@@ -73,12 +75,11 @@ void OutputProcessor::start_batch(std::vector<PreparedRequest> requests, std::sp
     seq.max_tokens = r.sampling.max_tokens;
     samples_.emplace(seq.id, new_sample(r, 0));
     scheduler.add(std::move(seq));
-    ++stats.num_samples;
+    ++stats_.num_samples;
   }
 }
 
-void OutputProcessor::reject(std::span<const RejectedSequence> rejected, std::vector<OutputRecord>& done,
-                             EngineStats& stats) {
+void OutputProcessor::reject(std::span<const RejectedSequence> rejected) {
   for (const RejectedSequence& x : rejected) {
     const int64_t request_index = x.sequence.request_index;
     RequestState& state = states_[static_cast<std::size_t>(request_index)];
@@ -90,16 +91,15 @@ void OutputProcessor::reject(std::span<const RejectedSequence> rejected, std::ve
     if (!state.error) state.error = RequestError{r.index, r.id_json, "request_too_large", x.reason};
     // A request with forked samples counts all of them: the ones not started are done too.
     state.num_finished += state.forked ? 1 : r.sampling.n;
-    finish_request_if_done(request_index, done, stats);
+    finish_request_if_done(request_index);
   }
 }
 
 // Rows in the order apply() consumes them: per sequence that needs logits, the new samples
 // of its fork (1..n-1), then its own next token.
-void OutputProcessor::note_starts(const SchedulerOutput& out, const Scheduler& scheduler,
-                                  std::vector<RequestStart>& started) {
+void OutputProcessor::note_starts(const SchedulerOutput& out, std::vector<RequestStart>& started) {
   for (const ScheduledSequence& s : out.scheduled) {
-    const Sequence& seq = scheduler.sequence(s.seq_id);
+    const Sequence& seq = scheduler_->sequence(s.seq_id);
     RequestState& state = states_[static_cast<std::size_t>(seq.request_index)];
     if (seq.sample_index != 0 || state.started) continue;
     state.started = true;
@@ -107,7 +107,7 @@ void OutputProcessor::note_starts(const SchedulerOutput& out, const Scheduler& s
   }
 }
 
-SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out, const Scheduler& scheduler) {
+SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out) {
   SamplingBatch batch;
   batch.end_of_generation = end_of_generation_;
   planned_.clear();
@@ -117,13 +117,14 @@ SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out, const 
   };
   for (const ScheduledSequence& s : out.scheduled) {
     if (!s.needs_logits) continue;
-    const Sequence& seq = scheduler.sequence(s.seq_id);
+    const Sequence& seq = scheduler_->sequence(s.seq_id);
     RequestState& state = states_[static_cast<std::size_t>(seq.request_index)];
     const PreparedRequest& r = requests_[static_cast<std::size_t>(seq.request_index)];
     if (!state.forked && r.sampling.n > 1 && seq.num_generated_tokens() == 0) {
       state.forked = true;
       for (int32_t i = 1; i < r.sampling.n; ++i) {
-        PlannedRow row{s.seq_id, new_sample(r, i), i, seq.request_index, seq.num_tokens(), std::nullopt, false};
+        PlannedRow row{.seq_id = s.seq_id, .child = new_sample(r, i), .child_index = i,
+                       .request_index = seq.request_index, .num_tokens = seq.num_tokens()};
         batch.rows.push_back(
             {logits_row, &r.sampling, 0, draw(r.sampling, *row.child), row.child->allowed_tokens, seq.token_ids});
         planned_.push_back(std::move(row));
@@ -132,16 +133,16 @@ SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out, const 
     SampleState& sample = *samples_.at(s.seq_id);
     batch.rows.push_back({logits_row, &r.sampling, seq.num_generated_tokens(), draw(r.sampling, sample),
                           sample.allowed_tokens, seq.token_ids});
-    planned_.push_back(PlannedRow{s.seq_id, nullptr, 0, seq.request_index, seq.num_tokens(), std::nullopt, false});
+    planned_.push_back(
+        PlannedRow{.seq_id = s.seq_id, .request_index = seq.request_index, .num_tokens = seq.num_tokens()});
     ++logits_row;
   }
   return batch;
 }
 
-bool OutputProcessor::extend(SampleState& sample, const SampledToken& sampled, int32_t num_tokens,
-                             EngineStats& stats) const {
+bool OutputProcessor::extend(SampleState& sample, const SampledToken& sampled, int32_t num_tokens) {
   const TokenId token = *sampled.id;
-  ++stats.num_generated_tokens;
+  ++stats_.num_generated_tokens;
   const bool value_closed = sample.grammar && advance_grammar(sample, token);
   const std::string text = sample.decoder ? sample.decoder->push(token) : "";
   if (sampled.logprobs) record_logprobs(sample, token, *sampled.logprobs);
@@ -169,8 +170,8 @@ bool OutputProcessor::ends_by_length(const PlannedRow& row, const SampleState& s
   return sample.stop.num_tokens() + 1 >= params.max_tokens || row.num_tokens + 1 >= max_model_len_;
 }
 
-void OutputProcessor::end_failed_sequence(uint64_t seq_id, Scheduler& scheduler) {
-  scheduler.finish(seq_id);
+void OutputProcessor::end_failed_sequence(uint64_t seq_id) {
+  scheduler_->finish(seq_id);
   samples_.erase(seq_id);
 }
 
@@ -182,52 +183,50 @@ bool OutputProcessor::advance_grammar(SampleState& sample, TokenId token) const 
   return matcher.is_complete() && allows_only(sample.allowed_tokens, end_of_generation_);
 }
 
-void OutputProcessor::apply(std::span<const SampledToken> tokens, Scheduler& scheduler,
-                            std::vector<OutputRecord>& done, EngineStats& stats) {
+void OutputProcessor::apply(std::span<const SampledToken> tokens) {
+  Scheduler& scheduler = *scheduler_;
   PG_CHECK(tokens.size() == planned_.size(), "{} token ids for {} sampling rows", tokens.size(), planned_.size());
   for (std::size_t i = 0; i < planned_.size(); ++i) {
     PlannedRow& row = planned_[i];
     if (!row.child && samples_.at(row.seq_id)->failed) {
-      end_failed_sequence(row.seq_id, scheduler);  // its last step: the token is nobody's
+      end_failed_sequence(row.seq_id);  // its last step: the token is nobody's
       continue;
     }
     const Sequence& seq = scheduler.sequence(row.seq_id);
     if (!tokens[i].id) {
-      fail_row(row, done, stats);
+      fail_row(row);
       if (row.child) continue;
-      if (ends_by_length(row, *samples_.at(row.seq_id))) end_failed_sequence(row.seq_id, scheduler);
+      if (ends_by_length(row, *samples_.at(row.seq_id))) end_failed_sequence(row.seq_id);
       else scheduler.append_token(row.seq_id, kFailedRowInputToken);
       continue;
     }
     const TokenId token = *tokens[i].id;
     if (row.child) {
-      start_child(seq, row, tokens[i], scheduler, done, stats);
+      start_child(seq, row, tokens[i]);
       continue;
     }
     states_[static_cast<std::size_t>(seq.request_index)].forked = true;
     SampleState& sample = *samples_.at(row.seq_id);
-    if (!extend(sample, tokens[i], row.num_tokens, stats)) {
+    if (!extend(sample, tokens[i], row.num_tokens)) {
       scheduler.append_token(row.seq_id, token);
       continue;
     }
-    complete_sequence(scheduler.finish(row.seq_id), token, sample, done, stats);
+    complete_sequence(scheduler.finish(row.seq_id), token, sample);
   }
   planned_.clear();
 }
 
 // A sample whose sequence `finished` has left the scheduler, `last` its final token.
-void OutputProcessor::complete_sequence(const Sequence& finished, TokenId last, SampleState& sample,
-                                        std::vector<OutputRecord>& done, EngineStats& stats) {
+void OutputProcessor::complete_sequence(const Sequence& finished, TokenId last, SampleState& sample) {
   std::vector<TokenId> generated(finished.token_ids.begin() + finished.num_prompt_tokens, finished.token_ids.end());
   generated.push_back(last);
-  complete_sample(finished.request_index, finished.sample_index, sample, std::move(generated),
-                  finished.num_cached_prompt_tokens, done, stats);
+  complete_sample(finished, finished.sample_index, sample, std::move(generated));
   samples_.erase(finished.id);
 }
 
 // A row whose logits were unusable: its sample fails (a fork child is never created) and the
 // request's record becomes an error; its other samples run on, their text unused.
-void OutputProcessor::fail_row(PlannedRow& row, std::vector<OutputRecord>& done, EngineStats& stats) {
+void OutputProcessor::fail_row(PlannedRow& row) {
   const int64_t request_index = row.request_index;
   RequestState& state = states_[static_cast<std::size_t>(request_index)];
   const PreparedRequest& r = requests_[static_cast<std::size_t>(request_index)];
@@ -246,24 +245,22 @@ void OutputProcessor::fail_row(PlannedRow& row, std::vector<OutputRecord>& done,
                                            "after {} tokens; the weights or the computation in this dtype are broken "
                                            "for this input", row.num_tokens)};
   if (row.child) {
-    ++stats.num_samples;
+    ++stats_.num_samples;
   } else {
     state.forked = true;
     sample.failed = true;
   }
   ++state.num_finished;
-  finish_request_if_done(request_index, done, stats);
+  finish_request_if_done(request_index);
 }
 
 // A new sample of an n > 1 fork: done at its first token, or a child sharing the parent's
 // blocks (its first token then goes into a copy of the shared partial block).
-void OutputProcessor::start_child(const Sequence& parent, PlannedRow& row, const SampledToken& sampled,
-                                  Scheduler& scheduler, std::vector<OutputRecord>& done, EngineStats& stats) {
-  ++stats.num_samples;
+void OutputProcessor::start_child(const Sequence& parent, PlannedRow& row, const SampledToken& sampled) {
+  ++stats_.num_samples;
   const TokenId token = *sampled.id;
-  if (extend(*row.child, sampled, row.num_tokens, stats)) {
-    complete_sample(parent.request_index, row.child_index, *row.child, {token}, parent.num_cached_prompt_tokens, done,
-                    stats);
+  if (extend(*row.child, sampled, row.num_tokens)) {
+    complete_sample(parent, row.child_index, *row.child, {token});
     return;
   }
   Sequence child;
@@ -275,30 +272,29 @@ void OutputProcessor::start_child(const Sequence& parent, PlannedRow& row, const
   child.num_prompt_tokens = parent.num_prompt_tokens;
   child.max_tokens = parent.max_tokens;
   samples_.emplace(child.id, std::move(row.child));
-  scheduler.fork(parent.id, std::move(child));
+  scheduler_->fork(parent.id, std::move(child));
 }
 
-void OutputProcessor::complete_sample(int64_t request_index, int32_t sample_index, SampleState& sample,
-                                      std::vector<TokenId> token_ids, int32_t num_cached_prompt_tokens,
-                                      std::vector<OutputRecord>& done, EngineStats& stats) {
+void OutputProcessor::complete_sample(const Sequence& sequence, int32_t sample_index, SampleState& sample,
+                                      std::vector<TokenId> token_ids) {
+  const int64_t request_index = sequence.request_index;
   RequestState& state = states_[static_cast<std::size_t>(request_index)];
-  if (sample_index == 0) state.cached_tokens = num_cached_prompt_tokens;
+  if (sample_index == 0) state.cached_tokens = sequence.num_cached_prompt_tokens;
   sample.stop.append_held_back(sample.decoder ? sample.decoder->finish() : "");
   Completion& choice = state.choices[static_cast<std::size_t>(sample_index)].emplace(
       Completion{sample.stop.text(), *sample.stop.finish_reason(), sample.stop.num_tokens(), std::move(token_ids), {}});
   if (requests_[static_cast<std::size_t>(request_index)].sampling.logprobs) choice.logprobs = std::move(sample.logprobs);
   ++state.num_finished;
-  finish_request_if_done(request_index, done, stats);
+  finish_request_if_done(request_index);
 }
 
-void OutputProcessor::finish_request_if_done(int64_t request_index, std::vector<OutputRecord>& done,
-                                             EngineStats& stats) {
+void OutputProcessor::finish_request_if_done(int64_t request_index) {
   RequestState& state = states_[static_cast<std::size_t>(request_index)];
   const PreparedRequest& r = requests_[static_cast<std::size_t>(request_index)];
   if (state.num_finished < r.sampling.n) return;
   if (state.error) {
-    done.push_back(*state.error);
-    ++stats.num_rejected_requests;
+    records_.push_back(*state.error);
+    ++stats_.num_rejected_requests;
     return;
   }
   RequestOutput output;
@@ -307,8 +303,8 @@ void OutputProcessor::finish_request_if_done(int64_t request_index, std::vector<
   output.prompt_tokens = static_cast<int64_t>(r.prompt_ids.size());
   output.cached_tokens = state.cached_tokens;
   for (auto& c : state.choices) output.choices.push_back(std::move(*c));
-  stats.num_prompt_tokens += output.prompt_tokens;
-  done.push_back(std::move(output));
+  stats_.num_prompt_tokens += output.prompt_tokens;
+  records_.push_back(std::move(output));
 }
 
 }  // namespace pagedgen

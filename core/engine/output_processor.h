@@ -14,17 +14,21 @@
 // token, so a mask depends only on the sample's own tokens. A token after which nothing
 // but the end may follow ends the sample at once ("stop").
 //
-// Applying ahead (the engine's overlap, engine.h): when no row of a step can change what
-// the scheduler does next by the value of its token (output_processor_ahead.cpp says which
-// can), apply_ahead() applies the step before its tokens are known: each sample that goes
-// on gets a placeholder token, which the next step reads as a DeferredToken, and each that
-// ends by length ends now. apply_deferred() then applies the tokens (text, stops, records)
-// while the next step runs. Either way the scheduler sees the same calls in the same order.
+// The overlap (the engine's, engine.h): when no row of a step can change what the
+// scheduler does next by the value of its token (output_processor_overlap.cpp says which
+// can), start_overlap() applies the step before its tokens are known: each sample that
+// goes on gets a placeholder token, which the next step reads as an OverlapToken, and each
+// that ends by length ends now. finish_overlap() then applies the tokens (text, stops,
+// records) while the next step runs. Either way the scheduler sees the same calls in the
+// same order.
 //
 // A row with no token (unusable logits) fails its sample; its sequence ends where the
 // scheduler would see it end had the row given a token: at once if it ended by length,
 // else after one more step (its token kFailedRowInputToken, that step's row discarded),
 // since with the overlap that step is already scheduled when the failure is known.
+//
+// Each batch runs on its own scheduler (start_batch); the counts go to the engine's stats
+// given at construction, and the records of finished requests wait for take_records().
 #pragma once
 
 #include <cstdint>
@@ -32,6 +36,7 @@
 #include <optional>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/engine_stats.h"
@@ -44,7 +49,7 @@
 #include "sample/sampling_batch.h"
 #include "sample/stop_checker.h"
 #include "sched/scheduler.h"
-#include "step/deferred_token.h"
+#include "step/overlap_token.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pagedgen {
@@ -52,41 +57,43 @@ namespace pagedgen {
 class OutputProcessor {
  public:
   // `tokenizer` null: no text and no grammar (dry runs); samples then end by length only.
-  OutputProcessor(const Tokenizer* tokenizer, uint64_t run_seed, int64_t max_model_len);
+  // `stats` (the engine's) must outlive the processor.
+  OutputProcessor(const Tokenizer* tokenizer, uint64_t run_seed, int64_t max_model_len, EngineStats& stats);
 
-  // Takes a batch's requests and queues their first samples in `order` (the plan's).
-  void start_batch(std::vector<PreparedRequest> requests, std::span<const int32_t> order, Scheduler& scheduler,
-                   EngineStats& stats);
+  // Takes a batch's requests and queues their first samples in `order` (the plan's) on
+  // `scheduler`, the batch's, which must outlive the batch.
+  void start_batch(std::vector<PreparedRequest> requests, std::span<const int32_t> order, Scheduler& scheduler);
 
   // The requests the scheduler turned away: one error record each, once all their samples
   // are accounted for.
-  void reject(std::span<const RejectedSequence> rejected, std::vector<OutputRecord>& done, EngineStats& stats);
+  void reject(std::span<const RejectedSequence> rejected);
 
   // Adds to `started` the requests whose first sample `out` admits for the first time.
-  void note_starts(const SchedulerOutput& out, const Scheduler& scheduler, std::vector<RequestStart>& started);
+  void note_starts(const SchedulerOutput& out, std::vector<RequestStart>& started);
 
   // The rows to sample after the step of `out` (draws each sample's random bits).
-  SamplingBatch sampling_batch(const SchedulerOutput& out, const Scheduler& scheduler);
+  SamplingBatch sampling_batch(const SchedulerOutput& out);
 
   // Applies the step's token ids (one per row of the last sampling_batch()). A row with no
   // token (unusable logits) fails its sample, and its request becomes an error record.
-  void apply(std::span<const SampledToken> tokens, Scheduler& scheduler, std::vector<OutputRecord>& done,
-             EngineStats& stats);
+  void apply(std::span<const SampledToken> tokens);
 
-  // Whether the rows of the last sampling_batch() may be applied ahead of their tokens: no
-  // token value could end a sample or start one (stop ids, stop strings, grammars, forks).
-  bool can_apply_ahead() const;
-  // Applies the last sampling_batch()'s rows without their tokens; they wait for
-  // apply_deferred().
-  void apply_ahead(Scheduler& scheduler);
-  // A step was applied ahead and its ids are not applied yet (it may have no rows: a
-  // chunk of a prefill samples nothing, yet its ids, none, are collected in turn).
-  bool has_step_ahead() const { return step_ahead_; }
-  // The input tokens of `out` that are placeholders of rows applied ahead.
-  std::vector<DeferredToken> deferred_tokens(const SchedulerOutput& out) const;
-  // The tokens of the rows applied ahead (one per row, in order).
-  void apply_deferred(std::span<const SampledToken> tokens, Scheduler& scheduler, std::vector<OutputRecord>& done,
-                      EngineStats& stats);
+  // Whether the rows of the last sampling_batch() may be overlapped: no token value could
+  // end a sample or start one (stop ids, stop strings, grammars, forks).
+  bool can_overlap() const;
+  // Applies the last sampling_batch()'s rows without their tokens, which finish_overlap()
+  // applies.
+  void start_overlap();
+  // A step was overlapped and its ids are not applied yet (it may have no rows: a chunk of
+  // a prefill samples nothing, yet its ids, none, are collected in turn).
+  bool has_overlapped_step() const { return overlapped_.has_value(); }
+  // The input tokens of `out` that are placeholders of the overlapped step's rows.
+  std::vector<OverlapToken> overlap_tokens(const SchedulerOutput& out) const;
+  // The tokens of the overlapped step's rows (one per row, in order).
+  void finish_overlap(std::span<const SampledToken> tokens);
+
+  // The records of the requests finished since the last call, in the order they finished.
+  std::vector<OutputRecord> take_records() { return std::exchange(records_, {}); }
 
  private:
   // Decoding state of one sample, beside its Sequence in the scheduler.
@@ -94,9 +101,9 @@ class OutputProcessor {
     Rng rng;
     std::optional<IncrementalDecoder> decoder;  // none without a tokenizer
     StopChecker stop;
-    std::optional<GrammarMatcher> grammar;      // a constrained response format's
-    std::vector<uint32_t> allowed_tokens;       // grammar's mask for the next token (token_bitmask.h)
-    std::vector<GeneratedTokenLogprobs> logprobs;  // [generated] when the request asks for them
+    std::optional<GrammarMatcher> grammar = {};    // a constrained response format's
+    std::vector<uint32_t> allowed_tokens = {};     // grammar's mask for the next token (token_bitmask.h)
+    std::vector<GeneratedTokenLogprobs> logprobs = {};  // [generated] when the request asks for them
     int64_t num_text_chars = 0;                 // characters the decoder gave so far
     bool failed = false;  // a row gave no token; its sequence runs one last step, unsampled
   };
@@ -112,47 +119,52 @@ class OutputProcessor {
   // What one sampling row extends: a running sample, or a sample of a fork not yet created.
   struct PlannedRow {
     uint64_t seq_id = 0;                  // the running sequence whose logits it reads
-    std::unique_ptr<SampleState> child;   // set for a new sample of an n > 1 fork
+    std::unique_ptr<SampleState> child = nullptr;  // set for a new sample of an n > 1 fork
     int32_t child_index = 0;              // its sample index
     int64_t request_index = 0;
     int32_t num_tokens = 0;               // the sequence's tokens when planned: the new one goes here
-    std::optional<Sequence> finished;     // applied ahead: the sequence it ended (by length)
+    std::optional<Sequence> finished = {};  // overlapped: the sequence it ended (by length)
     bool discarded = false;               // a failed sample's last step: no token to apply
+  };
+
+  // The rows a step overlapped, waiting for their tokens.
+  struct OverlappedStep {
+    std::vector<PlannedRow> rows;
   };
 
   std::unique_ptr<SampleState> new_sample(const PreparedRequest& request, int32_t sample_index);
   // Records the token (a row's with an id); true when the sample is done.
-  bool extend(SampleState& sample, const SampledToken& sampled, int32_t num_tokens, EngineStats& stats) const;
+  bool extend(SampleState& sample, const SampledToken& sampled, int32_t num_tokens);
   void record_logprobs(SampleState& sample, TokenId token, const TokenLogprobs& logprobs) const;
   // Whether the sample ends at its next token whatever it is (max_tokens, the model's length).
   bool ends_by_length(const PlannedRow& row, const SampleState& sample) const;
   // Ends a sample whose sequence `seq_id` ran its last step (see the header: failed rows).
-  void end_failed_sequence(uint64_t seq_id, Scheduler& scheduler);
+  void end_failed_sequence(uint64_t seq_id);
   // Moves the sample's grammar past `token` and fills its next mask; true when nothing but
   // the end may follow (the value is closed).
   bool advance_grammar(SampleState& sample, TokenId token) const;
-  void complete_sequence(const Sequence& finished, TokenId last, SampleState& sample, std::vector<OutputRecord>& done,
-                         EngineStats& stats);
-  void complete_sample(int64_t request_index, int32_t sample_index, SampleState& sample,
-                       std::vector<TokenId> token_ids, int32_t num_cached_prompt_tokens,
-                       std::vector<OutputRecord>& done, EngineStats& stats);
-  void finish_request_if_done(int64_t request_index, std::vector<OutputRecord>& done, EngineStats& stats);
+  void complete_sequence(const Sequence& finished, TokenId last, SampleState& sample);
+  // The sample's Completion, from its generated `token_ids`.
+  void complete_sample(const Sequence& sequence, int32_t sample_index, SampleState& sample,
+                       std::vector<TokenId> token_ids);
+  void finish_request_if_done(int64_t request_index);
   // Fails the row's sample (the request's error record); the caller ends its sequence.
-  void fail_row(PlannedRow& row, std::vector<OutputRecord>& done, EngineStats& stats);
-  void start_child(const Sequence& parent, PlannedRow& row, const SampledToken& sampled, Scheduler& scheduler,
-                   std::vector<OutputRecord>& done, EngineStats& stats);
+  void fail_row(PlannedRow& row);
+  void start_child(const Sequence& parent, PlannedRow& row, const SampledToken& sampled);
 
   const Tokenizer* tokenizer_;
   std::optional<GrammarCache> grammars_;   // with a tokenizer
   std::vector<TokenId> end_of_generation_;
   uint64_t run_seed_;
   int64_t max_model_len_;
+  EngineStats& stats_;
+  Scheduler* scheduler_ = nullptr;         // the batch's
   std::vector<PreparedRequest> requests_;  // the batch, input order
   std::vector<RequestState> states_;       // [requests_]
   std::unordered_map<uint64_t, std::unique_ptr<SampleState>> samples_;  // by sequence id
   std::vector<PlannedRow> planned_;        // the rows of the last sampling_batch()
-  std::vector<PlannedRow> ahead_;          // rows applied ahead, waiting for their tokens
-  bool step_ahead_ = false;                // a step applied ahead, ids not applied
+  std::optional<OverlappedStep> overlapped_;
+  std::vector<OutputRecord> records_;      // finished requests', until take_records()
   uint64_t next_seq_id_ = 0;
 };
 

@@ -7,13 +7,13 @@ namespace pagedgen {
 
 struct StepTimings {
   double schedule_seconds = 0;        // Scheduler::schedule(), which also builds the StepBatch
-  double sampling_batch_seconds = 0;  // rejected records, starts, the SamplingBatch (random draws), deferred tokens
+  double sampling_batch_seconds = 0;  // rejected records, starts, the SamplingBatch (random draws), overlap tokens
   double submit_seconds = 0;          // Backend::copy_blocks + Backend::submit (all of a synchronous backend's step)
   double wait_seconds = 0;            // Backend::collect: waiting for ids (the step before's, or this one's)
-  double deferred_output_seconds = 0; // OutputProcessor::apply_deferred: the step before's ids, while this one runs
+  double overlap_output_seconds = 0;  // OutputProcessor::finish_overlap: the step before's ids, while this one runs
   double step_done_seconds = 0;       // Scheduler::on_step_done + the step's KV memory figures
-  double output_seconds = 0;          // OutputProcessor::apply (stops, forks, finished records), or apply_ahead
-  bool applied_ahead = false;         // this step was applied ahead of its ids (the overlap)
+  double output_seconds = 0;          // OutputProcessor::apply (stops, forks, finished records), or start_overlap
+  bool overlapped = false;            // this step was applied before its ids (the overlap)
   bool computes_prompt = false;       // some chunk of the step computed prompt positions
 };
 

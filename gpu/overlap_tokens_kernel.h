@@ -1,4 +1,4 @@
-// The kernel that gives a step its deferred input tokens (step/deferred_token.h): each
+// The kernel that gives a step its overlap tokens (step/overlap_token.h): each
 // listed token id is read from the previous step's sampled ids, still on the device, so a
 // decode step can be queued before the step it follows has finished.
 // CPU: SynchronousSteps::submit (backend/synchronous_steps.h).
@@ -8,18 +8,18 @@
 
 #include <cstdint>
 
-#include "step/deferred_token.h"
+#include "step/overlap_token.h"
 
 namespace pagedgen::gpu {
 
-struct DeferredTokenArgs {
-  const DeferredToken* deferred;   // [num_deferred], on the device
-  int32_t num_deferred;
+struct OverlapTokenArgs {
+  const OverlapToken* tokens;      // [num_overlap_tokens], on the device
+  int32_t num_overlap_tokens;
   const int32_t* previous_tokens;  // the previous step's sampled ids; -1: no token
   int32_t* token_ids;              // [num_tokens] the step's input ids, filled in place
 };
 
-// token_ids[d.token_index] = previous_tokens[d.sampling_row], or kFailedRowInputToken for -1.
-void launch_fill_deferred_tokens(const DeferredTokenArgs& args, cudaStream_t stream);
+// token_ids[t.token_index] = previous_tokens[t.sampling_row], or kFailedRowInputToken for -1.
+void launch_fill_overlap_tokens(const OverlapTokenArgs& args, cudaStream_t stream);
 
 }  // namespace pagedgen::gpu

@@ -1,9 +1,10 @@
-// OutputProcessor, applying a step ahead of its tokens (the engine's overlap; the header
-// says what it is). The rule that makes it exact: a step is applied ahead only when the
+// OutputProcessor, applying a step before its tokens (the engine's overlap; the header
+// says what it is). The rule that makes it exact: a step is overlapped only when the
 // value of none of its tokens can change the scheduler's calls, so the scheduler sees the
 // same calls, in the same order, as when each step's tokens are applied at once; the
 // tokens are then applied where nothing but the sample's own record depends on them.
 #include <unordered_map>
+#include <utility>
 
 #include "engine/output_processor.h"
 #include "util/error.h"
@@ -12,8 +13,8 @@ namespace pagedgen {
 
 namespace {
 
-// What a sequence holds for a token applied ahead until its value arrives; the step that
-// reads it takes it as a DeferredToken, and the scheduler computes no K/V from it before.
+// What a sequence holds for an overlapped token until its value arrives; the step that
+// reads it takes it as an OverlapToken, and the scheduler computes no K/V from it before.
 constexpr TokenId kPlaceholderToken = 0;
 
 }  // namespace
@@ -24,7 +25,7 @@ constexpr TokenId kPlaceholderToken = 0;
 // token too, and so do the penalties, which read the sequence's tokens when the next step's
 // sampling batch is built (logit_bias does not). Length ends and a failed sample's last step
 // do not depend on the value.
-bool OutputProcessor::can_apply_ahead() const {
+bool OutputProcessor::can_overlap() const {
   for (const PlannedRow& row : planned_) {
     if (row.child) return false;
     const SampleState& sample = *samples_.at(row.seq_id);
@@ -40,31 +41,30 @@ bool OutputProcessor::can_apply_ahead() const {
 }
 
 // What apply() would do to the scheduler for these rows, whatever their tokens turn out to be.
-void OutputProcessor::apply_ahead(Scheduler& scheduler) {
-  PG_CHECK(!step_ahead_, "a step applied ahead while the last one waits for its tokens");
-  PG_CHECK(can_apply_ahead(), "apply_ahead of a step whose tokens decide what comes next");
+void OutputProcessor::start_overlap() {
+  PG_CHECK(!overlapped_, "a step overlapped while the last one waits for its tokens");
+  PG_CHECK(can_overlap(), "start_overlap of a step whose tokens decide what comes next");
   for (PlannedRow& row : planned_) {
     const SampleState& sample = *samples_.at(row.seq_id);
     if (sample.failed) {
-      end_failed_sequence(row.seq_id, scheduler);
+      end_failed_sequence(row.seq_id);
       row.discarded = true;
     } else if (ends_by_length(row, sample)) {
-      row.finished = scheduler.finish(row.seq_id);
+      row.finished = scheduler_->finish(row.seq_id);
     } else {
-      scheduler.append_token(row.seq_id, kPlaceholderToken);
+      scheduler_->append_token(row.seq_id, kPlaceholderToken);
     }
   }
-  ahead_ = std::move(planned_);
-  planned_.clear();
-  step_ahead_ = true;
+  overlapped_.emplace(OverlappedStep{.rows = std::exchange(planned_, {})});
 }
 
-std::vector<DeferredToken> OutputProcessor::deferred_tokens(const SchedulerOutput& out) const {
-  std::vector<DeferredToken> deferred;
-  if (ahead_.empty()) return deferred;  // (a step ahead with no rows defers nothing)
-  std::unordered_map<uint64_t, int32_t> row_of;  // sequence -> its row applied ahead
-  for (std::size_t i = 0; i < ahead_.size(); ++i)
-    if (!ahead_[i].finished && !ahead_[i].discarded) row_of.emplace(ahead_[i].seq_id, static_cast<int32_t>(i));
+std::vector<OverlapToken> OutputProcessor::overlap_tokens(const SchedulerOutput& out) const {
+  std::vector<OverlapToken> tokens;
+  if (!overlapped_) return tokens;
+  const std::vector<PlannedRow>& rows = overlapped_->rows;
+  std::unordered_map<uint64_t, int32_t> row_of;  // sequence -> its overlapped row
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (!rows[i].finished && !rows[i].discarded) row_of.emplace(rows[i].seq_id, static_cast<int32_t>(i));
   for (std::size_t i = 0; i < out.scheduled.size(); ++i) {
     const auto it = row_of.find(out.scheduled[i].seq_id);
     if (it == row_of.end()) continue;  // not scheduled in this step (preempted, or no tokens left in the budget)
@@ -72,39 +72,39 @@ std::vector<DeferredToken> OutputProcessor::deferred_tokens(const SchedulerOutpu
     const int32_t token_index = out.batch.query_start[i + 1] - 1;
     PG_CHECK(out.scheduled[i].needs_logits &&
                  out.batch.positions[static_cast<std::size_t>(token_index)] ==
-                     ahead_[static_cast<std::size_t>(it->second)].num_tokens,
-             "sequence {}'s token applied ahead is not the end of its chunk", it->first);
-    deferred.push_back({token_index, it->second});
+                     rows[static_cast<std::size_t>(it->second)].num_tokens,
+             "sequence {}'s overlapped token is not the end of its chunk", it->first);
+    tokens.push_back({.token_index = token_index, .sampling_row = it->second});
   }
-  return deferred;
+  return tokens;
 }
 
-void OutputProcessor::apply_deferred(std::span<const SampledToken> tokens, Scheduler& scheduler,
-                                     std::vector<OutputRecord>& done, EngineStats& stats) {
-  PG_CHECK(tokens.size() == ahead_.size(), "{} token ids for {} rows applied ahead", tokens.size(), ahead_.size());
-  for (std::size_t i = 0; i < ahead_.size(); ++i) {
-    PlannedRow& row = ahead_[i];
+void OutputProcessor::finish_overlap(std::span<const SampledToken> tokens) {
+  PG_CHECK(overlapped_, "finish_overlap with no step overlapped");
+  std::vector<PlannedRow>& rows = overlapped_->rows;
+  PG_CHECK(tokens.size() == rows.size(), "{} token ids for {} overlapped rows", tokens.size(), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    PlannedRow& row = rows[i];
     if (row.discarded) continue;
     if (!tokens[i].id) {
-      fail_row(row, done, stats);
+      fail_row(row);
       if (row.finished) samples_.erase(row.seq_id);
-      else scheduler.set_token(row.seq_id, row.num_tokens, kFailedRowInputToken);  // what the next step read
+      else scheduler_->set_token(row.seq_id, row.num_tokens, kFailedRowInputToken);  // what the next step read
       continue;
     }
     const TokenId token = *tokens[i].id;
     states_[static_cast<std::size_t>(row.request_index)].forked = true;
     SampleState& sample = *samples_.at(row.seq_id);
-    const bool ended = extend(sample, tokens[i], row.num_tokens, stats);
-    PG_CHECK(ended == row.finished.has_value(), "token {} of sequence {} {} its sample, applied ahead as {}", token,
+    const bool ended = extend(sample, tokens[i], row.num_tokens);
+    PG_CHECK(ended == row.finished.has_value(), "token {} of sequence {} {} its sample, overlapped as {}", token,
              row.seq_id, ended ? "ends" : "continues", row.finished ? "ended" : "continuing");
     if (!ended) {
-      scheduler.set_token(row.seq_id, row.num_tokens, token);
+      scheduler_->set_token(row.seq_id, row.num_tokens, token);
       continue;
     }
-    complete_sequence(*row.finished, token, sample, done, stats);
+    complete_sequence(*row.finished, token, sample);
   }
-  ahead_.clear();
-  step_ahead_ = false;
+  overlapped_.reset();
 }
 
 }  // namespace pagedgen
