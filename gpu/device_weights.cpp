@@ -10,7 +10,7 @@
 #include "dtype_dispatch.h"
 #include "model/device_weight_layout.h"
 #include "model/dummy_weights.h"
-#include "model/weight_upload_plan.h"
+#include "weight_upload_plan.h"
 #include "staged_upload.h"
 #include "util/error.h"
 #include "util/mapped_file.h"

@@ -9,7 +9,7 @@
 
 #include "model/device_weight_layout.h"
 #include "model/tensor_chunks.h"
-#include "model/weight_upload_plan.h"
+#include "weight_upload_plan.h"
 
 namespace pagedgen::test {
 

@@ -14,7 +14,7 @@
 #include "host_weight_upload.h"
 #include "loader/model_files.h"
 #include "model/tensor_chunks.h"
-#include "model/weight_upload_plan.h"
+#include "weight_upload_plan.h"
 #include "random_blocks.h"
 #include "test_paths.h"
 #include "weight_kernels.h"

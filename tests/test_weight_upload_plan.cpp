@@ -16,7 +16,7 @@
 #include "loader/model_files.h"
 #include "model/device_weight_layout.h"
 #include "model/model_weights.h"
-#include "model/weight_upload_plan.h"
+#include "weight_upload_plan.h"
 #include "host_weight_upload.h"
 #include "test_paths.h"
 #include "util/error.h"

@@ -1,4 +1,4 @@
-#include "model/weight_upload_plan.h"
+#include "weight_upload_plan.h"
 
 #include <algorithm>
 
