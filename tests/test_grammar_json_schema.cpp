@@ -2,6 +2,7 @@
 // byte), the fixed compact form and key order, recursion through $ref, and the refusal of
 // what the grammar cannot enforce, with messages that name the keyword and its place.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <string>
 
@@ -300,6 +301,60 @@ TEST_CASE("json_object mode: any object, nested, compact") {
   CHECK_FALSE(byte_matches(object, R"("a")"));
   CHECK_FALSE(byte_matches(object, R"({"a":1,})"));
   CHECK_FALSE(byte_matches(object, R"({"a" :1})"));
+}
+
+// `n` $defs entries, each referring to the next (flat in the JSON, as deep as n when read).
+std::string def_chain(int n, const std::string& link, const std::string& last) {
+  std::string text = R"({"$ref": "#/$defs/d0", "$defs": {)";
+  for (int i = 0; i < n; ++i) text += fmt::format(R"("d{}": {}, )", i, fmt::format(fmt::runtime(link), i + 1));
+  return text + fmt::format(R"("d{}": {}}}}})", n, last);
+}
+
+TEST_CASE("schemas as deep as their size: 100,000 chained $refs, 10,000 nested objects, no recursion") {
+  // Each $ref is read and compiled without deepening the stack (they once overflowed it).
+  const auto chain = schema(def_chain(100000, R"({{"$ref": "#/$defs/d{}"}})", R"({"type": "string", "maxLength": 3})"));
+  CHECK(byte_matches(chain, R"("abc")"));
+  CHECK_FALSE(byte_matches(chain, R"("abcd")"));
+  const auto nested = schema(def_chain(
+      10000, R"({{"type": "object", "properties": {{"a": {{"$ref": "#/$defs/d{}"}}}}, "required": ["a"]}})", R"({"type": "null"})"));
+  std::string deep;
+  for (int i = 0; i < 10000; ++i) deep += R"({"a":)";
+  deep += "null" + std::string(10000, '}');
+  CHECK(byte_matches(nested, deep));
+  CHECK_FALSE(byte_matches(nested, deep.substr(6)));
+  // 100,000 objects in a chain are past the node cap: refused, not a crash.
+  CHECK(refusal(def_chain(100000, R"({{"type": "object", "properties": {{"a": {{"$ref": "#/$defs/d{}"}}}}}})", R"({"type": "null"})"))
+            .find("automaton states") != std::string::npos);
+}
+
+TEST_CASE("a schema that refers back to itself through a type list builds its rule first") {
+  const auto list = schema(R"({"type": ["object", "null"], "properties": {"next": {"$ref": "#"}}, "required": ["next"]})");
+  CHECK(byte_matches(list, R"({"next":{"next":null}})"));
+  CHECK_FALSE(byte_matches(list, R"({"next":{}})"));
+}
+
+TEST_CASE("optional keys cost the square of a run of them: past 65,536 key choices the schema is refused") {
+  const auto properties = [](int n, bool every_tenth_required) {
+    std::string text = R"({"type": "object", "properties": {)";
+    std::string required;
+    for (int i = 0; i < n; ++i) {
+      text += fmt::format(R"({}"p{}": {{"type": "integer"}})", i ? ", " : "", i);
+      if (every_tenth_required && i % 10 == 9) required += fmt::format(R"({}"p{}")", required.empty() ? "" : ", ", i);
+    }
+    return text + "}, \"required\": [" + required + "]}";
+  };
+  // n optional keys: n (n + 1) / 2 choices. 361: 65,341, within; 362: 65,703, refused.
+  CHECK(refusal(properties(361, false)) == "(accepted)");
+  CHECK(refusal(properties(362, false)).find("65703 choices of the next key") != std::string::npos);
+  bool unsupported = false;
+  try {
+    (void)json_schema_grammar(properties(100000, false));
+  } catch (const UnsupportedSchemaError&) {
+    unsupported = true;
+  }
+  CHECK(unsupported);
+  // Runs of ten between required keys: 100,000 properties cost 11 choices each at most.
+  CHECK(refusal(properties(10000, true)) == "(accepted)");
 }
 
 }  // namespace

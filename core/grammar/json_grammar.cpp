@@ -1,7 +1,9 @@
 // Schema nodes to grammar rules: one rule per object, array, union and enum schema; the
 // primitive rules (strings by length range, numbers, integers by bounds, booleans, null)
 // and the any-value rules shared by every place that uses them, so their tokens are
-// classified once. A value inside an object or array is a call to its rule.
+// classified once. A value inside an object or array is a call to its rule. A composite
+// rule is created when first called and built later, from a stack of rules to build, so
+// that no depth of schemas deepens the C++ stack.
 #include "grammar/json_grammar.h"
 
 #include <algorithm>
@@ -19,34 +21,25 @@
 namespace pagedgen {
 namespace {
 
+// The most key edges one object schema may spell out (check_key_choices): about 360
+// optional properties in a row.
+constexpr uint64_t kMaxKeyChoices = uint64_t{1} << 16;
+
 class JsonGrammarCompiler {
  public:
   explicit JsonGrammarCompiler(const JsonSchema* schema)
-      : schema_(schema), rule_of_(schema ? schema->schemas.size() : 0), in_progress_(rule_of_.size()) {}
+      : schema_(schema), rule_of_(schema ? schema->schemas.size() : 0) {}
 
   GrammarBuilder& builder() { return builder_; }
 
-  RuleId schema_rule(SchemaId id) {
-    if (rule_of_[id]) return *rule_of_[id];
-    const Schema& s = schema_->schemas[id];
-    if (in_progress_[id]) {
-      // Only references alias without a rule of their own, so only they can loop here.
-      fail("{}: $ref leads back to itself with nothing in between; fix the schema", s.location);
+  // The rule of the schema `id`, built whole (with every rule it reaches).
+  RuleId compile(SchemaId id) {
+    const RuleId rule = schema_rule(id);
+    while (!to_build_.empty()) {
+      const PendingBuild next = to_build_.back();
+      to_build_.pop_back();
+      (this->*next.build)(schema_->schemas[next.schema], next.rule);
     }
-    in_progress_[id] = true;
-    RuleId rule = 0;
-    switch (s.kind) {
-      case Schema::Kind::kAny: rule = any_value_rule(); break;
-      case Schema::Kind::kNothing: rule = builder_.add_rule(s.location); break;  // no way through: cut at finish
-      case Schema::Kind::kRef: rule = schema_rule(s.ref); break;
-      case Schema::Kind::kLiterals: rule = literals_rule(s.literals, s.location); break;
-      case Schema::Kind::kAnyOf:
-        rule = s.alternatives.size() == 1 ? schema_rule(s.alternatives[0]) : any_of_rule(id);
-        break;
-      case Schema::Kind::kTyped: rule = typed_rule(id); break;
-    }
-    in_progress_[id] = false;
-    rule_of_[id] = rule;
     return rule;
   }
 
@@ -71,28 +64,70 @@ class JsonGrammarCompiler {
   }
 
  private:
-  // The union's rule exists before its alternatives, which may refer back to it.
-  RuleId any_of_rule(SchemaId id) {
+  using Build = void (JsonGrammarCompiler::*)(const Schema&, RuleId);
+  // A composite rule created, to be built: its body calls the rules of its subschemas.
+  struct PendingBuild {
+    Build build;
+    SchemaId schema;
+    RuleId rule;
+  };
+
+  // The rule of the schema `id`: a reference (or a union of one) is its target's rule, found
+  // by following the chain; a composite's rule is created now and queued to be built.
+  RuleId schema_rule(SchemaId id) {
+    std::vector<SchemaId> aliases;  // the references followed to reach a schema with a rule
+    SchemaId at = id;
+    while (!rule_of_[at]) {
+      const Schema& s = schema_->schemas[at];
+      const bool alias = s.kind == Schema::Kind::kRef || (s.kind == Schema::Kind::kAnyOf && s.alternatives.size() == 1);
+      if (!alias) {
+        rule_of_[at] = new_rule(at);
+        break;
+      }
+      // Only references alias without a rule of their own, so only they can loop here.
+      if (std::ranges::find(aliases, at) != aliases.end())
+        fail("{}: $ref leads back to itself with nothing in between; fix the schema", s.location);
+      aliases.push_back(at);
+      at = s.kind == Schema::Kind::kRef ? s.ref : s.alternatives[0];
+    }
+    for (const SchemaId alias : aliases) rule_of_[alias] = rule_of_[at];
+    return *rule_of_[at];
+  }
+
+  RuleId new_rule(SchemaId id) {
     const Schema& s = schema_->schemas[id];
-    const RuleId rule = builder_.add_rule(s.location);
-    rule_of_[id] = rule;
-    std::vector<RuleId> alternatives;
-    for (const SchemaId alternative : s.alternatives) alternatives.push_back(schema_rule(alternative));
-    add_alternatives(rule, alternatives);
+    switch (s.kind) {
+      case Schema::Kind::kAny: return any_value_rule();
+      case Schema::Kind::kNothing: return builder_.add_rule(s.location);  // no way through: cut at finish
+      case Schema::Kind::kLiterals: return literals_rule(s.literals, s.location);
+      case Schema::Kind::kAnyOf: return queued_rule(&JsonGrammarCompiler::build_any_of, id, s.location);
+      case Schema::Kind::kTyped: return typed_rule(id);
+      case Schema::Kind::kRef: break;
+    }
+    fail("{}: a reference has no rule of its own", s.location);
+  }
+
+  // A rule named `name`, built from the schema `id` by `build` once the current rule is done.
+  RuleId queued_rule(Build build, SchemaId id, std::string name) {
+    const RuleId rule = builder_.add_rule(std::move(name));
+    to_build_.push_back({build, id, rule});
     return rule;
   }
 
+  void build_any_of(const Schema& s, RuleId rule) {
+    std::vector<RuleId> alternatives;
+    for (const SchemaId alternative : s.alternatives) alternatives.push_back(schema_rule(alternative));
+    add_alternatives(rule, alternatives);
+  }
+
   // One rule per allowed type; a single type is that rule itself. Object and array rules
-  // are registered before they are built, as their values may refer back to the schema.
+  // are built later (queued_rule), as their values may refer back to the schema.
   RuleId typed_rule(SchemaId id) {
     const Schema& s = schema_->schemas[id];
     const uint8_t types = (s.types & kJsonNumber) ? s.types & ~kJsonInteger : s.types;  // integers are numbers
     const bool single = (types & (types - 1)) == 0;
-    const auto composite = [&](auto build, std::string_view what) {
-      const RuleId rule = builder_.add_rule(single ? s.location : fmt::format("{} ({})", s.location, what));
-      if (single) rule_of_[id] = rule;
-      (this->*build)(s, rule);
-      return rule;
+    const auto composite = [&](Build build, std::string_view what) {
+      return queued_rule(build, id, single ? s.location : fmt::format("{} ({})", s.location, what));
     };
     std::vector<RuleId> alternatives;
     if (types & kJsonNull) alternatives.push_back(literals_rule({"null"}, "(null)"));
@@ -125,6 +160,7 @@ class JsonGrammarCompiler {
   //   '{' --'"'--> key j ... '":' --call value j--> after j --','--> '"' --> key j' > j ... --'}'--> end
   void build_object(const Schema& s, RuleId rule) {
     const size_t num_properties = s.properties.size();
+    check_key_choices(s);
     const GrammarNodeId open = builder_.add_node(rule), end = builder_.add_node(rule);
     builder_.set_final(end);
     builder_.add_byte(builder_.rule_start(rule), '{', open);
@@ -169,6 +205,22 @@ class JsonGrammarCompiler {
       builder_.add_byte(after[i], '}', end);
       if (extra_key) builder_.add_call(next_key, *extra_key, after_extra_key);
     }
+  }
+
+  // The key edges build_object spells out: from each position, one per key that may come
+  // next (up to the first required one), so a run of k optional keys costs k(k+1)/2.
+  // Refused past kMaxKeyChoices, as the node cap refuses schemas too big to compile.
+  static void check_key_choices(const Schema& s) {
+    uint64_t num_choices = 0;
+    uint64_t reachable = 0;  // keys that may follow position i, counted from the end
+    for (size_t i = s.properties.size(); i-- > 0;) {
+      reachable = 1 + (s.properties[i].required ? 0 : reachable);
+      num_choices += reachable;
+    }
+    if (num_choices > kMaxKeyChoices)
+      refuse_schema("{}: {} properties in this order allow {} choices of the next key, more than the {} the grammar "
+                    "spells out (a run of optional properties costs the square of its length); mark some of them "
+                    "required or split the object", s.location, s.properties.size(), num_choices, kMaxKeyChoices);
   }
 
   // An additional key: any string without escapes that is not a listed key.
@@ -296,7 +348,7 @@ class JsonGrammarCompiler {
   const JsonSchema* schema_;  // null for json_object_grammar
   GrammarBuilder builder_;
   std::vector<std::optional<RuleId>> rule_of_;  // [schema id]
-  std::vector<bool> in_progress_;               // [schema id]
+  std::vector<PendingBuild> to_build_;
   std::map<std::vector<std::string>, RuleId> literal_rules_;
   std::map<std::pair<uint64_t, std::optional<uint64_t>>, RuleId> string_rules_;
   std::map<std::pair<std::optional<int64_t>, std::optional<int64_t>>, RuleId> integer_rules_;
@@ -307,7 +359,7 @@ class JsonGrammarCompiler {
 
 Grammar json_schema_grammar(const JsonSchema& schema) {
   JsonGrammarCompiler compiler(&schema);
-  const RuleId root = compiler.schema_rule(schema.root);
+  const RuleId root = compiler.compile(schema.root);
   return compiler.builder().finish(root);
 }
 

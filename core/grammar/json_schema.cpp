@@ -1,6 +1,8 @@
 // Reading a JSON Schema document with simdjson's DOM: one Schema per subschema reached,
 // memoized by JSON pointer so that every $ref to the same place (recursion included)
-// reaches the same node.
+// reaches the same node. A subschema gets its id when first reached and is read later,
+// from a stack of pending ones, so that no chain of $refs, however long, deepens the C++
+// stack (the document's own nesting is bounded by the JSON reader's depth limit).
 #include "grammar/json_schema.h"
 
 #include <simdjson.h>
@@ -10,6 +12,8 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <unordered_map>
 
 #include "grammar/grammar_error.h"
 #include "grammar/json_schema_bounds.h"
@@ -94,6 +98,20 @@ std::string pointer_token(std::string_view key) {
   return out;
 }
 
+// A JSON pointer reference token's key: "~1" is '/', "~0" is '~'.
+std::string unescape_pointer_token(std::string_view token) {
+  std::string out;
+  for (std::size_t i = 0; i < token.size(); ++i) {
+    if (token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1')) {
+      out += token[i + 1] == '0' ? '~' : '/';
+      ++i;
+    } else {
+      out += token[i];
+    }
+  }
+  return out;
+}
+
 std::string percent_decode(std::string_view text) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -112,20 +130,40 @@ class SchemaReader {
  public:
   explicit SchemaReader(element root) : root_(root) {}
 
-  // The schema at `pointer` (a JSON pointer into the document, "" for the root).
-  SchemaId read(element value, const std::string& pointer) {
-    if (const auto it = by_pointer_.find(pointer); it != by_pointer_.end()) return it->second;
-    const auto id = static_cast<SchemaId>(schemas_.size());
-    by_pointer_.emplace(pointer, id);
-    schemas_.emplace_back();
-    Schema schema = read_schema(value, pointer);
-    schemas_[id] = std::move(schema);
-    return id;
+  // Reads the whole document, the root first; returns the root's id.
+  SchemaId read_document() {
+    const SchemaId root = read(root_, "");
+    while (!pending_.empty()) {
+      const Pending next = pending_.back();
+      pending_.pop_back();
+      const std::size_t num_pending = pending_.size();
+      schemas_[next.id] = read_schema(next.value, next.pointer);
+      // The subschemas it reached are read next, in document order.
+      std::reverse(pending_.begin() + static_cast<std::ptrdiff_t>(num_pending), pending_.end());
+    }
+    return root;
   }
 
   std::vector<Schema> take() { return std::move(schemas_); }
 
  private:
+  struct Pending {
+    element value;
+    std::string pointer;
+    SchemaId id;
+  };
+
+  // The id of the schema at `pointer` (a JSON pointer into the document, "" for the root);
+  // a schema not reached before is read by read_document's loop.
+  SchemaId read(element value, const std::string& pointer) {
+    if (const auto it = by_pointer_.find(pointer); it != by_pointer_.end()) return it->second;
+    const auto id = static_cast<SchemaId>(schemas_.size());
+    by_pointer_.emplace(pointer, id);
+    schemas_.emplace_back();
+    pending_.push_back({value, pointer, id});
+    return id;
+  }
+
   Schema read_schema(element value, const std::string& pointer) {
     Schema schema;
     schema.location = "#" + pointer;
@@ -221,11 +259,36 @@ class SchemaReader {
     if (!pointer.empty() && pointer.front() != '/') {
       refuse_schema("{}: $ref '{}' names an anchor, which is not supported; use a JSON pointer such as '#/$defs/Name'", at, ref);
     }
-    element target = root_;
-    if (!pointer.empty() && root_.at_pointer(pointer).get(target) != simdjson::SUCCESS) {
-      fail("{}: $ref '{}' points to nothing in the schema", at, ref);
+    const std::optional<element> target = resolve(pointer);
+    if (!target) fail("{}: $ref '{}' points to nothing in the schema", at, ref);
+    return read(*target, pointer);
+  }
+
+  // The element a JSON pointer names, token by token. Each object on the way has its keys
+  // indexed once, so that thousands of $refs into one $defs cost one lookup each.
+  std::optional<element> resolve(const std::string& pointer) {
+    element at = root_;
+    for (std::size_t begin = 0; begin < pointer.size();) {  // pointer[begin] == '/'
+      const std::size_t end = std::min(pointer.find('/', begin + 1), pointer.size());
+      const std::string token = unescape_pointer_token(std::string_view(pointer).substr(begin + 1, end - begin - 1));
+      if (at.type() == element_type::OBJECT) {
+        const auto& keys = object_index(pointer.substr(0, begin), at);
+        const auto it = keys.find(token);
+        if (it == keys.end()) return std::nullopt;
+        at = it->second;
+      } else if (at.type() != element_type::ARRAY || at.at_pointer("/" + token).get(at) != simdjson::SUCCESS) {
+        return std::nullopt;
+      }
+      begin = end;
     }
-    return read(target, pointer);
+    return at;
+  }
+
+  const std::unordered_map<std::string, element>& object_index(const std::string& pointer, element object) {
+    const auto [it, added] = object_keys_.try_emplace(pointer);
+    if (added)
+      for (const auto field : simdjson::dom::object(object)) it->second.emplace(std::string(field.key), field.value);
+    return it->second;
   }
 
   static uint8_t read_types(element value, const std::string& at) {
@@ -371,6 +434,8 @@ class SchemaReader {
   element root_;
   std::vector<Schema> schemas_;
   std::map<std::string, SchemaId> by_pointer_;
+  std::vector<Pending> pending_;  // reached, not read yet
+  std::unordered_map<std::string, std::unordered_map<std::string, element>> object_keys_;  // by pointer
   std::optional<SchemaId> any_;
 };
 
@@ -384,7 +449,7 @@ JsonSchema parse_json_schema(std::string_view text) {
   }
   SchemaReader reader(root);
   JsonSchema schema;
-  schema.root = reader.read(root, "");
+  schema.root = reader.read_document();
   schema.schemas = reader.take();
   return schema;
 }

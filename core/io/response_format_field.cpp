@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <new>
 #include <optional>
 
 #include "grammar/grammar_error.h"
@@ -125,6 +126,9 @@ const ResponseFormatReader::Checked& ResponseFormatReader::check_schema(std::str
     checked = LineError{request_error::kUnsupportedField, e.what()};
   } catch (const Error& e) {
     checked = LineError{request_error::kInvalidValue, e.what()};
+  } catch (const std::bad_alloc&) {  // this schema's grammar, not the run, is too big
+    checked = LineError{request_error::kUnsupportedField,
+                        "the schema's grammar needs more memory than there is to compile it; make it smaller"};
   }
   return checked_.emplace(std::string(schema_text), std::move(checked)).first->second;
 }
