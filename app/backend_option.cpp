@@ -154,9 +154,15 @@ void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
                      "and the weights are random, for throughput runs (needs --tokenizer)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "dummy"}));
+  // Real weights tokenize with their own model's tokenizer: a --tokenizer there would be
+  // ignored. (CLI11 stores --load-format, declared first, before it checks this option.)
   command.add_option("--tokenizer", o.tokenizer,
                      "With --load-format dummy: a .gguf file (any architecture; only its vocabulary is read) or HF "
-                     "directory whose tokenizer and chat template to use");
+                     "directory whose tokenizer and chat template to use")
+      ->check([&o](const std::string&) -> std::string {
+        return o.load_format == "dummy" ? "" : "applies only with --load-format dummy (real weights use their own "
+                                               "model's tokenizer)";
+      });
 }
 
 ModelSource open_model_source(const BackendOptions& options, const std::string& model_path) {

@@ -1,7 +1,10 @@
 // `pagedgen generate`: its flags and help. Decodes every request of a JSONL file with the
 // paged KV cache and writes one output line per non-blank input line, in input order, plus
 // the KV stats (generate_run.cpp runs it).
+#include <charconv>
 #include <memory>
+
+#include <fmt/core.h>
 
 #include "backend_option.h"
 #include "command_help.h"
@@ -12,6 +15,23 @@
 #include "model_option.h"
 
 namespace pagedgen::app {
+
+namespace {
+
+// Seconds from 0 to `most`, as written; CLI::Range lets NaN through (no comparison with it
+// is true) and infinity is no interval.
+CLI::Validator seconds_up_to(double most) {
+  return CLI::Validator(
+      [most](const std::string& value) -> std::string {
+        double seconds = 0;
+        const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+        if (error == std::errc() && end == value.data() + value.size() && seconds >= 0 && seconds <= most) return "";
+        return fmt::format("must be a number of seconds from 0 to {}, got '{}'", most, value);
+      },
+      fmt::format("SECONDS in [0 - {}]", most));
+}
+
+}  // namespace
 
 CLI::App* add_generate_flags(CLI::App& app, GenerateOptions& options) {
   CLI::App* cmd = add_command(
@@ -45,7 +65,7 @@ CLI::App* add_generate_flags(CLI::App& app, GenerateOptions& options) {
                 "rest; refused when the manifest shows other input, model or settings");
   cmd->add_option("--fsync-interval", options.fsync_seconds, "Seconds between fsyncs of the output file, at most")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(seconds_up_to(3600));
   cmd->add_option("--plan-window", options.plan_window,
                   "Input lines (blank ones included) planned and decoded together; memory stays bounded by one "
                   "window, prefixes are shared within it")
@@ -63,7 +83,8 @@ CLI::App* add_generate_flags(CLI::App& app, GenerateOptions& options) {
   cmd->add_flag("-q,--quiet", options.quiet, "No progress bar, progress lines or summary on stderr");
   cmd->add_option("--progress-interval", options.progress_seconds,
                   "Seconds between progress log lines when stderr is not a terminal (on a terminal: a progress bar)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(seconds_up_to(86400));
   return cmd;
 }
 

@@ -1,6 +1,8 @@
 #include "engine_options.h"
 
 #include <algorithm>
+#include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -18,6 +20,8 @@ namespace {
 
 // --json-schema's file as a response format; throws CLI::ValidationError naming the flag.
 ResponseFormat read_json_schema_flag(const std::string& path) {
+  if (std::filesystem::is_directory(path))
+    throw CLI::ValidationError("--json-schema", fmt::format("'{}' is a directory: give a JSON Schema file", path));
   std::ifstream file(path, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   if (!file && !file.eof())
@@ -27,6 +31,14 @@ ResponseFormat read_json_schema_flag(const std::string& path) {
   } catch (const Error& e) {
     throw CLI::ValidationError("--json-schema", fmt::format("'{}': {}", path, e.what()));
   }
+}
+
+// An integer 0 to 2^64 - 1 as written: CLI11 would wrap -1 and saturate what is too large.
+std::string unsigned_64_bit(const std::string& value) {
+  uint64_t parsed = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+  if (error == std::errc() && end == value.data() + value.size()) return "";
+  return fmt::format("must be an integer from 0 to {}, got '{}'", UINT64_MAX, value);
 }
 
 }  // namespace
@@ -57,7 +69,8 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o) {
                "Wait for each step's token ids before preparing the next step (for debugging and comparison; the "
                "output and stats are the same)");
   cmd.add_option("--seed", o.seed, "Run seed; a request without its own seed samples from (seed, its id, sample index)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(unsigned_64_bit);
   cmd.add_option("--chat-template", o.chat_template, chat_template_option_help());
   SamplingParams& s = o.sampling;
   cmd.add_option("--temperature", s.temperature, "Default sampling temperature; 0 is greedy")->capture_default_str();

@@ -41,7 +41,12 @@ TEST_CASE("bad option values: exit 2, one line naming the flag, nothing written"
       {"--max-tokens -1", "--max-tokens"},  {"--block-size 0", "--block-size"}, {"--threads -1", "--threads"},
       {"--threads 100000", "--threads"},    {"--temperature -1", "--temperature"}, {"--top-p 0", "--top-p"},
       {"-n 0", "-n"},                       {"--min-tokens 9 --max-tokens 3", "--min-tokens"},
-      {"--kv-cache-memory lots", "--kv-cache-memory"}};
+      {"--kv-cache-memory lots", "--kv-cache-memory"},
+      // Values CLI11 alone would take: a wrapped or saturated seed, NaN and infinite
+      // intervals, a directory as the schema, a tokenizer that real weights would ignore.
+      {"--seed -1", "--seed"},              {"--seed 18446744073709551616", "--seed"},
+      {"--fsync-interval nan", "--fsync-interval"}, {"--progress-interval inf", "--progress-interval"},
+      {"--json-schema /", "--json-schema"}, {"--tokenizer in.jsonl", "--tokenizer"}};
   for (const auto& [flags, flag] : cases) {
     CAPTURE(flags);
     const test::CliResult r = generate(dir, flags);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -95,7 +96,8 @@ TEST_CASE("each manifest setting's value changes when one of its flags moves off
       {"--no-prefix-sharing", ""}, {"--plan-window", "5"}, {"--device", "cpu"}, {"--dtype", "float16"},
       {"--cpu-math", "exact"}, {"--kv-cache-dtype", "float32"}, {"--load-format", "dummy"}, {"--shard", "1/2"},
       {"--json-schema", write_file("pagedgen-settings-schema.json", R"({"type": "object"})").string()},
-      {"--json-object", ""}, {"--tokenizer", other_model.string()}, {"--gpu-memory-utilization", "0.5"}};
+      {"--json-object", ""}, {"--tokenizer", other_model.string() + " --load-format dummy"},
+      {"--gpu-memory-utilization", "0.5"}};
   const GenerateOptions defaults = parse_generate({});
   for (const ManifestSetting& row : manifest_table()) {
     CAPTURE(row.key);
@@ -109,7 +111,8 @@ TEST_CASE("each manifest setting's value changes when one of its flags moves off
       const auto example = moved.find(std::string(flag));
       REQUIRE_MESSAGE(example != moved.end(), "give the test a value away from this flag's default");
       std::vector<std::string> args = {example->first};
-      if (!example->second.empty()) args.push_back(example->second);
+      std::istringstream words(example->second);  // a value, and the flags it needs
+      for (std::string word; words >> word;) args.push_back(word);
       CHECK(row.value(parse_generate(args), model) != before);
     }
   }
