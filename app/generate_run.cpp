@@ -19,14 +19,15 @@
 #include "generate_options.h"
 #include "generate_settings.h"
 #include "interrupt.h"
+#include "io/manifest.h"
 #include "job/batch_job.h"
 #include "job/prompt_builder.h"
 #include "job/run_journal.h"
 #include "model_option.h"
+#include "path_clash.h"
 #include "progress_reporter.h"
 #include "report/html_report.h"
 #include "util/error.h"
-#include "util/posix_file.h"
 #include "util/text_file.h"
 
 namespace pagedgen::app {
@@ -36,32 +37,17 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// One file named twice (-i F -o F, a hard link, -i - < F -o F, --stats F -i F) would be
-// emptied or overwritten before it is read: a usage error, found before anything is
-// written. Only regular files count (a terminal may well be both standard input and output).
-std::optional<std::string> find_file_named_twice(const GenerateOptions& o) {
-  struct Named {
-    std::string flag;
-    std::string path;
-    std::optional<FileStatus> status;
-  };
-  std::vector<Named> files;
-  const auto add = [&](std::string flag, const std::string& path, int stream_fd) {
-    if (path.empty()) return;
-    std::optional<FileStatus> status = path == "-" ? fd_status(stream_fd) : file_status(path);
-    if (status && status->is_regular) files.push_back({std::move(flag), path, status});
-  };
-  add("-i", o.input, 0);
-  add("-o", o.output, 1);
-  add("--stats", o.stats_path, -1);
-  add("--report", o.report_path, -1);
-  for (std::size_t i = 0; i < files.size(); ++i)
-    for (std::size_t j = i + 1; j < files.size(); ++j)
-      if (files[i].status->identity == files[j].status->identity)
-        return fmt::format("{} '{}' and {} '{}' are one file: writing {} would destroy {} before it is read; give "
-                           "another file",
-                           files[i].flag, files[i].path, files[j].flag, files[j].path, files[j].flag, files[i].flag);
-  return std::nullopt;
+// Every path generate reads or writes: the input, the output and the files beside it, the
+// stats and the report (path_clash.h compares them).
+std::vector<NamedPath> named_paths(const GenerateOptions& o) {
+  std::vector<NamedPath> paths = {{"-i", o.input, false, 0}, {"-o", o.output, true, 1}};
+  if (o.output != "-") {
+    paths.push_back({"-o's manifest", manifest_path(o.output).string(), true});
+    paths.push_back({"-o's journal", journal_path(o.output).string(), true});
+  }
+  paths.push_back({"--stats", o.stats_path, true});
+  paths.push_back({"--report", o.report_path, true});
+  return paths;
 }
 
 // --plan-window and --shard K/N (io/line_windows.h); the job adds the input's length.
@@ -163,7 +149,7 @@ void report_interrupted(const GenerateOptions& options, const BatchJobResult& re
 
 int run_generate(const GenerateOptions& options) {
   const InterruptGuard interrupt;
-  if (const std::optional<std::string> clash = find_file_named_twice(options)) {
+  if (const std::optional<std::string> clash = find_path_clash(named_paths(options))) {
     fmt::print(stderr, "pagedgen: error: {}\n", *clash);
     return kExitUsage;
   }

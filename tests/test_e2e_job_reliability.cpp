@@ -82,6 +82,20 @@ TEST_CASE("an output that is the input, by any name, is refused and the input ke
     CHECK(r.stderr_text.find("are one file") != std::string::npos);
     CHECK(read_file(job.input) == kInput);
   }
+  // Names of files that do not exist yet, written twice: compared by name, before any is written.
+  for (const std::string& args :
+       {fmt::format("-o {} --stats {}", sh_quote(job.path("fresh.jsonl")), sh_quote(job.path("fresh.jsonl"))),
+        fmt::format("-o {} --stats {} --report {}", sh_quote(job.path("fresh.jsonl")), sh_quote(job.path("s.json")),
+                    sh_quote(job.path("./s.json"))),
+        fmt::format("-o {} --stats {}", sh_quote(job.path("fresh.jsonl")), sh_quote(job.path("fresh.jsonl.manifest.json"))),
+        fmt::format("-o {} --report {}", sh_quote(job.path("fresh.jsonl")), sh_quote(job.path("fresh.jsonl.journal")))}) {
+    CAPTURE(args);
+    const CliResult r = job.generate("fresh", args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.stderr_text.find("are one file") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(job.path("fresh.jsonl")));
+    CHECK_FALSE(std::filesystem::exists(job.path("s.json")));
+  }
   // Standard input redirected from the output file.
   const int code = run_shell(fmt::format("'{}' generate -q -i - -o {} {} < {} 2> {}", pagedgen_binary().string(),
                                          sh_quote(job.input), kFlags, sh_quote(job.input), sh_quote(job.path("stdin.stderr"))));
