@@ -329,8 +329,8 @@ TEST_CASE("OpenAI batch lines: the documented examples, detected from the first 
         "R 1 id=\"request-1\" key=request-1 [system|You are a helpful assistant.][user|Hello world!]\n"
         "R 2 id=\"request-2\" key=request-2 'Say this is a test'\n"
         "E 3 id=null wrong_format: the line is in the plain format (prompt or messages at the top level), but this "
-        "input is in the OpenAI batch format (the line format: detected from its first non-blank line, or set for "
-        "the run)\n");
+        "input is in the OpenAI batch format (the line format: detected from its first line that is a JSON object, "
+        "or set for the run)\n");
 
   std::istringstream stream(input);
   RequestReader reader(stream, defaults(), std::nullopt);
@@ -346,8 +346,21 @@ TEST_CASE("OpenAI batch lines: the documented examples, detected from the first 
   CHECK(plain_format == RequestFormat::kPlain);
   CHECK(plain_items == "R 0 id=null key=#0 'a'\n"
                        "E 1 id=null wrong_format: the line is in the OpenAI batch format (custom_id, body), but this "
-                       "input is in the plain format (the line format: detected from its first non-blank line, or "
-                       "set for the run)\n");
+                       "input is in the plain format (the line format: detected from its first line that is a "
+                       "JSON object, or set for the run)\n");
+}
+
+TEST_CASE("a first line that is no JSON object is an error line; the format comes from the first that is") {
+  const std::string openai = batch_line("/v1/completions", R"("prompt": "b")");
+  const auto [items, format] = read_format("not json\n[1, 2]\n" + openai + "\n" + openai + "\n", std::nullopt);
+  CHECK(format == RequestFormat::kOpenAiBatch);
+  CHECK(items == "E 0 id=null invalid_json: the line is not valid JSON: bad literal (expected null)\n"
+                 "E 1 id=null invalid_type: a request line must be a JSON object {\"prompt\": ...} or "
+                 "{\"messages\": ...}, got a list\n"
+                 "R 2 id=\"r\" key=r 'b'\n"
+                 "R 3 id=\"r\" key=r 'b'\n");
+  // Nothing but errors: the format stays undetected.
+  CHECK_FALSE(read_format("not json\n", std::nullopt).second.has_value());
 }
 
 TEST_CASE("OpenAI batch lines: sampling fields of the body, and every error") {

@@ -130,8 +130,8 @@ RequestItem parse_openai_batch_request(od::document& document, const char* line_
     if (has_plain_keys && !identity.id_json && !method && !url && !body)
       throw_line_error(request_error::kWrongFormat,
                        "the line is in the plain format (prompt or messages at the top level), but this input is in "
-                       "the OpenAI batch format (the line format: detected from its first non-blank line, or set "
-                       "for the run)");
+                       "the OpenAI batch format (the line format: detected from its first line that is a JSON object, "
+                       "or set for the run)");
     if (!identity.id_json)
       throw_line_error(request_error::kMissingField, "custom_id is missing: every line needs a string custom_id");
     if (!method) throw_line_error(request_error::kMissingField, "method is missing: give \"POST\"");

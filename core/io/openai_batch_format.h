@@ -30,7 +30,7 @@ RequestItem parse_openai_batch_request(simdjson::ondemand::document& document, c
                                        json_fields::ResponseFormatReader& response_formats);
 
 // Whether a parsed line looks like this format (a top-level custom_id, method, url or body):
-// how an input's format is detected from its first non-blank line.
+// how an input's format is detected from its first line that is a JSON object.
 bool looks_like_openai_batch_line(simdjson::ondemand::document& document);
 
 }  // namespace pagedgen

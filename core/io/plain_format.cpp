@@ -68,7 +68,8 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
     if (!prompt && !messages && has_batch_keys)
       throw_line_error(request_error::kWrongFormat,
                        "the line is in the OpenAI batch format (custom_id, body), but this input is in the plain "
-                       "format (the line format: detected from its first non-blank line, or set for the run)");
+                       "format (the line format: detected from its first line that is a JSON object, or set for the "
+                       "run)");
     if (!prompt && !messages)
       throw_line_error(request_error::kMissingField,
                        "the line needs \"prompt\" (text) or \"messages\" (a chat conversation)");

@@ -21,11 +21,14 @@ std::string_view request_format_name(RequestFormat format) {
   return "";
 }
 
-RequestFormat detect_request_format(std::string_view line) {
+std::optional<RequestFormat> detect_request_format(std::string_view line) {
   const simdjson::padded_string padded(line);
+  simdjson::dom::parser validator;  // on-demand parsing alone would take a broken line's start
+  simdjson::dom::element root;
+  if (validator.parse(padded).get(root) != simdjson::SUCCESS || !root.is_object()) return std::nullopt;
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document document;
-  if (parser.iterate(padded).get(document) != simdjson::SUCCESS) return RequestFormat::kPlain;
+  if (parser.iterate(padded).get(document) != simdjson::SUCCESS) return std::nullopt;
   return looks_like_openai_batch_line(document) ? RequestFormat::kOpenAiBatch : RequestFormat::kPlain;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "io/request.h"
@@ -19,10 +20,10 @@ enum class RequestFormat { kPlain, kOpenAiBatch };
 // "plain" or "openai", as --format and the manifest spell them.
 std::string_view request_format_name(RequestFormat format);
 
-// The format of an input whose first non-blank line is `line`: the OpenAI batch format when
-// the line is a JSON object with a top-level custom_id, method, url or body; else plain
-// (also when the line is not valid JSON: it then becomes a plain error line).
-RequestFormat detect_request_format(std::string_view line);
+// The format `line` says its input is in: the OpenAI batch format when it is a JSON object
+// with a top-level custom_id, method, url or body, else plain; nullopt when it is not a
+// JSON object, which says nothing (the format then comes from a later line).
+std::optional<RequestFormat> detect_request_format(std::string_view line);
 
 class RequestParser {
  public:

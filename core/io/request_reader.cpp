@@ -35,7 +35,7 @@ std::optional<RequestItem> RequestReader::next() {
     const std::string_view text = content(*line);
     if (!format_ && !is_blank(text)) {
       format_ = detect_request_format(text);
-      parser_.emplace(*format_, defaults_);
+      if (format_) parser_.emplace(*format_, defaults_);
     }
     if (selection_ && !selection_(line->number)) continue;
     ++num_lines_;
@@ -47,6 +47,8 @@ std::optional<RequestItem> RequestReader::next() {
       ++num_blank_lines_;
       continue;
     }
+    // Before the format is known the line is no JSON object, an error in either format.
+    if (!parser_) return RequestParser(RequestFormat::kPlain, defaults_).parse(text, line->number);
     return parser_->parse(text, line->number);
   }
   return std::nullopt;

@@ -21,8 +21,9 @@ using LineSelection = std::function<bool(uint64_t line_number)>;
 class RequestReader {
  public:
   // `input` must outlive the reader. A UTF-8 byte-order mark at the start is skipped.
-  // `format`: nullopt detects it from the first non-blank line (detect_request_format),
-  // whether or not that line is selected. Throws Error when `defaults` are invalid.
+  // `format`: nullopt detects it from the first non-blank line that is a JSON object
+  // (detect_request_format), whether or not that line is selected; the lines before it are
+  // error records. Throws Error when `defaults` are invalid.
   RequestReader(std::istream& input, const SamplingParams& defaults,
                 std::optional<RequestFormat> format = RequestFormat::kPlain,
                 std::size_t max_line_bytes = LineReader::kDefaultMaxLineBytes, LineSelection selection = {});
@@ -31,7 +32,7 @@ class RequestReader {
   // Error only when the input cannot be read (I/O error).
   std::optional<RequestItem> next();
 
-  // The format in use; nullopt while it is still to be detected (no non-blank line yet).
+  // The format in use; nullopt while it is still to be detected (no JSON object line yet).
   std::optional<RequestFormat> format() const { return format_; }
   uint64_t num_lines() const { return num_lines_; }              // selected lines read so far, blank ones included
   uint64_t num_blank_lines() const { return num_blank_lines_; }  // selected lines skipped as blank

@@ -29,7 +29,8 @@ WindowRunner::WindowRunner(std::istream& input, const RunnerOutput& output, cons
                 return windows.owns(line) && (!last || line > *last);
               }),
       writer_(output.stream, [this](const OutputRecord& record, const RecordContext& context) {
-        return format_output_line(*reader_.format(), record, context);
+        // Plain until a line says otherwise (the lines before are all errors).
+        return format_output_line(reader_.format().value_or(RequestFormat::kPlain), record, context);
       }),
       num_earlier_(resume.num_earlier_requests()) {}
 
