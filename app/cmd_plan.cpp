@@ -1,9 +1,9 @@
 // `pagedgen plan`: a dry run from the tokenizer alone (no weights are read). It reads and
-// prepares the input as `generate` would, then runs the engine's step loop at each block
-// size on a backend that computes nothing (every sample generating its max_tokens; the pool
-// sized by the backend --device selects), and reports what the run would hold: prefix groups, distinct prompt tokens, peak KV blocks and bytes against naive
-// reservation, whether the pool suffices without preemption, and the requests that can
-// never fit.
+// prepares the input as `generate` would, runs the plan job (job/plan_job.h: the engine's
+// step loop at each block size on a backend that computes nothing, the pool sized by the
+// backend --device selects), and reports what the run would hold: prefix groups, distinct
+// prompt tokens, peak KV blocks and bytes against naive reservation, whether the pool
+// suffices without preemption, and the requests that can never fit.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -16,14 +16,12 @@
 #include "chat_template_option.h"
 #include "command_help.h"
 #include "commands.h"
-#include "backend/dry_run_backend.h"
 #include "backend_option.h"
-#include "engine/engine.h"
-#include "engine/run_to_completion.h"
-#include "job/input_loader.h"
 #include "engine_options.h"
 #include "exit_codes.h"
 #include "input_file.h"
+#include "job/input_loader.h"
+#include "job/plan_job.h"
 #include "loader/model_files.h"
 #include "model_option.h"
 #include "util/byte_units.h"
@@ -45,14 +43,6 @@ struct PlanOptions {
   BackendOptions backend;
 };
 
-struct PlanRow {
-  int32_t block_size = 0;
-  std::size_t bytes_per_block = 0;
-  EngineStats stats;                   // times stay 0
-  std::vector<RequestError> rejected;  // requests that cannot fit even alone
-  bool fits() const { return stats.preemptions == 0 && rejected.empty(); }
-};
-
 // The KV element type of the backend that sized the pool, as --kv-cache-dtype spells it.
 std::string kv_dtype_label(const Backend& backend, const BackendOptions& options) {
   return backend.device().empty() ? pagedgen::kv_dtype_name(resolved_cpu_kv_dtype(options)) : options.dtype;
@@ -68,7 +58,7 @@ JsonObject plan_row_json(const PlanRow& r, int64_t slot_bytes) {
         JsonObject().add_int("index", static_cast<int64_t>(x.index)).add_raw("id", optional_id(x.id_json)).add_string("reason", x.message));
   JsonObject row;
   row.add_int("block_size", r.block_size)
-      .add_int("kv_bytes_per_block", static_cast<int64_t>(r.bytes_per_block))
+      .add_int("kv_bytes_per_block", static_cast<int64_t>(r.kv_bytes_per_block))
       .add_int("pool_blocks", s.num_pool_blocks)
       .add_int("peak_blocks", s.peak_used_blocks)
       .add_int("peak_kv_bytes", s.peak_kv_bytes)
@@ -151,7 +141,7 @@ void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std
     const EngineStats& s = r.stats;
     const auto slot_bytes = static_cast<int64_t>(bytes_per_token);
     fmt::print("{:>6} {:>11} {:>8} {:>8} {:>11} {:>6.3f} {:>9} {:>8} {:>13} {:>13} {:>5}\n", r.block_size,
-               format_bytes(r.bytes_per_block), s.num_pool_blocks, s.peak_used_blocks,
+               format_bytes(r.kv_bytes_per_block), s.num_pool_blocks, s.peak_used_blocks,
                format_bytes(static_cast<uint64_t>(s.peak_kv_bytes)),
                s.utilization(), s.num_computed_prompt_tokens, s.preemptions,
                format_bytes(static_cast<uint64_t>(s.peak_naive_max_len_slots * slot_bytes)),
@@ -183,25 +173,6 @@ void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std
   fmt::print(stderr, "pagedgen: planned in {:.2f} s, no weights loaded\n", seconds);
 }
 
-// One block size: the engine's loop on a backend that computes nothing, every sample
-// generating its max_tokens.
-PlanRow plan_block_size(const PlanOptions& options, const LoadedInput& loaded, const Backend& sizing,
-                        int32_t block_size, int64_t max_model_len) {
-  PlanRow row;
-  row.block_size = block_size;
-  row.bytes_per_block = sizing.kv_bytes_per_block(static_cast<std::size_t>(block_size));
-  const int32_t num_blocks = sizing.kv_pool_blocks(kv_pool_budget(options.engine, options.backend.gpu_memory_utilization),
-                                                   static_cast<std::size_t>(block_size));
-  DryRunBackend backend(sizing);
-  Engine engine(make_engine_config(options.engine, block_size, num_blocks, max_model_len), backend, nullptr);
-  engine.add_requests(loaded.requests);
-  for (OutputRecord& record : run_to_completion(engine))
-    if (auto* error = std::get_if<RequestError>(&record)) row.rejected.push_back(std::move(*error));
-  std::ranges::sort(row.rejected, {}, &RequestError::index);
-  row.stats = engine.stats();
-  return row;
-}
-
 int run_plan(const PlanOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   InputFile input_file(options.input);
@@ -216,12 +187,15 @@ int run_plan(const PlanOptions& options) {
                               on_gpu ? unsupported_sampling(*sizing) : UnsupportedSampling{});
   const LoadedInput loaded = load_input(input_file.stream(), options.engine.sampling, builder);
 
-  const std::size_t bytes_per_token = sizing->kv_bytes_per_block(1);
+  PlanSettings settings;
+  settings.block_sizes = options.block_sizes;
+  settings.engine = make_engine_config(options.engine, /*block_size=*/0, /*num_blocks=*/0, max_model_len);  // the job's, per size
+  settings.pool_budget = kv_pool_budget(options.engine, options.backend.gpu_memory_utilization);
+  const PlanResult plan = plan_block_sizes(settings, loaded, *sizing);
+  const std::size_t bytes_per_token = plan.kv_bytes_per_token;
+  const std::vector<PlanRow>& rows = plan.rows;
   const std::string kv_dtype = kv_dtype_label(*sizing, options.backend);
   const std::string budget = describe_kv_pool_budget(options.engine, options.backend.gpu_memory_utilization, on_gpu);
-  std::vector<PlanRow> rows;
-  for (int32_t block_size : options.block_sizes)
-    rows.push_back(plan_block_size(options, loaded, *sizing, block_size, max_model_len));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   print_plan(loaded, bytes_per_token, kv_dtype, budget, rows, seconds);
   if (!options.json_path.empty()) {
@@ -232,8 +206,7 @@ int run_plan(const PlanOptions& options) {
       write_text_file(options.json_path, json);
     }
   }
-  const bool all_fit = std::ranges::all_of(rows, [](const PlanRow& r) { return r.rejected.empty(); });
-  return loaded.errors.empty() && all_fit ? kExitOk : kExitLinesFailed;
+  return loaded.errors.empty() && plan.all_requests_fit() ? kExitOk : kExitLinesFailed;
 }
 
 }  // namespace
