@@ -173,6 +173,15 @@ void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std
   fmt::print(stderr, "pagedgen: planned in {:.2f} s, no weights loaded\n", seconds);
 }
 
+PlanSettings plan_settings(const PlanOptions& options, int64_t max_model_len) {
+  PlanSettings settings;
+  settings.block_sizes = options.block_sizes;
+  // Each size's block size and pool are the job's to set.
+  settings.engine = make_engine_config(options.engine, /*block_size=*/0, /*num_blocks=*/0, max_model_len);
+  settings.pool_budget = kv_pool_budget(options.engine, options.backend.gpu_memory_utilization);
+  return settings;
+}
+
 int run_plan(const PlanOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   InputFile input_file(options.input);
@@ -187,11 +196,7 @@ int run_plan(const PlanOptions& options) {
                               on_gpu ? unsupported_sampling(*sizing) : UnsupportedSampling{});
   const LoadedInput loaded = load_input(input_file.stream(), options.engine.sampling, builder);
 
-  PlanSettings settings;
-  settings.block_sizes = options.block_sizes;
-  settings.engine = make_engine_config(options.engine, /*block_size=*/0, /*num_blocks=*/0, max_model_len);  // the job's, per size
-  settings.pool_budget = kv_pool_budget(options.engine, options.backend.gpu_memory_utilization);
-  const PlanResult plan = plan_block_sizes(settings, loaded, *sizing);
+  const PlanResult plan = plan_block_sizes(plan_settings(options, max_model_len), loaded, *sizing);
   const std::size_t bytes_per_token = plan.kv_bytes_per_token;
   const std::vector<PlanRow>& rows = plan.rows;
   const std::string kv_dtype = kv_dtype_label(*sizing, options.backend);

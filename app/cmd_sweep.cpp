@@ -108,7 +108,8 @@ SweepSettings sweep_settings(const SweepOptions& options, const ModelSource& sou
                              int64_t max_model_len, double load_seconds) {
   SweepSettings settings;
   settings.block_sizes = options.block_sizes;
-  settings.engine = make_engine_config(options.engine, /*block_size=*/0, /*num_blocks=*/0, max_model_len);  // the job's, per size
+  // Each size's block size and pool are the job's to set.
+  settings.engine = make_engine_config(options.engine, /*block_size=*/0, /*num_blocks=*/0, max_model_len);
   settings.pool_budget = kv_pool_budget(options.engine, options.backend.gpu_memory_utilization);
   settings.job.model = source.name;
   settings.job.device = backend.device();
@@ -154,15 +155,15 @@ int run_sweep(const SweepOptions& options) {
                               unsupported_sampling(*chosen.backend));
   const LoadedInput loaded = load_input(input_file.stream(), options.engine.sampling, builder);
 
+  const auto on_block_size = [&](const SweepRow& row) {
+    if (!options.quiet)
+      fmt::print(stderr, "pagedgen: block size {}: {} requests, {} tokens generated in {:.1f} s\n", row.block_size,
+                 loaded.indices.size(), row.stats.engine.num_generated_tokens, row.wall_seconds);
+    if (!options.outputs_dir.empty()) write_outputs(options.outputs_dir, row);
+  };
   const SweepResult result =
       sweep_block_sizes(sweep_settings(options, source, *chosen.backend, max_model_len, load_seconds), loaded,
-                *chosen.backend, &source.vocabulary().tokenizer(), [&](const SweepRow& row) {
-                  if (!options.quiet)
-                    fmt::print(stderr, "pagedgen: block size {}: {} requests, {} tokens generated in {:.1f} s\n",
-                               row.block_size, loaded.indices.size(), row.stats.engine.num_generated_tokens,
-                               row.wall_seconds);
-                  if (!options.outputs_dir.empty()) write_outputs(options.outputs_dir, row);
-                });
+                        *chosen.backend, &source.vocabulary().tokenizer(), on_block_size);
   print_result(options, result);
   if (!result.outputs_identical()) report_differences(options, result, loaded, *chosen.backend);
   return result.any_failed() ? kExitLinesFailed : kExitOk;
