@@ -50,7 +50,7 @@ std::string kv_dtype_label(const Backend& backend, const BackendOptions& options
 
 std::string optional_id(const std::optional<std::string>& id_json) { return id_json ? *id_json : "null"; }
 
-JsonObject plan_row_json(const PlanRow& r, int64_t slot_bytes) {
+JsonObject plan_row_json(const PlanRow& r) {
   const EngineStats& s = r.stats;
   JsonArray cannot_fit;
   for (const RequestError& x : r.rejected)
@@ -68,8 +68,8 @@ JsonObject plan_row_json(const PlanRow& r, int64_t slot_bytes) {
       .add_int("generated", s.num_generated_tokens)
       .add_int("steps", s.num_steps)
       .add_int("preemptions", s.preemptions)
-      .add_int("naive_peak_max_model_len_bytes", s.peak_naive_max_len_slots * slot_bytes)
-      .add_int("naive_peak_request_bytes", s.peak_naive_request_slots * slot_bytes)
+      .add_int("naive_peak_max_model_len_bytes", s.peak_naive_max_len_bytes())
+      .add_int("naive_peak_request_bytes", s.peak_naive_request_bytes())
       .add_bool("fits_without_preemption", r.fits())
       .add_array("cannot_fit", cannot_fit);
   // A model with sliding-window layers: each layer kind's pool and peak (kind 0's are the figures above).
@@ -82,7 +82,7 @@ JsonObject plan_row_json(const PlanRow& r, int64_t slot_bytes) {
                            .add_int("kv_bytes_per_block", s.kinds[k].kv_bytes_per_block)
                            .add_int("pool_blocks", s.kinds[k].num_pool_blocks)
                            .add_int("peak_blocks", s.kinds[k].peak_used_blocks)
-                           .add_int("peak_kv_bytes", s.kinds[k].peak_used_blocks * s.kinds[k].kv_bytes_per_block)
+                           .add_int("peak_kv_bytes", s.kinds[k].peak_kv_bytes())
                            .add_int("peak_sequence_positions", s.kinds[k].peak_sequence_positions));
     row.add_array("kv_kinds", kinds).add_int("peak_full_attention_kv_bytes", s.peak_full_attention_kv_bytes);
   }
@@ -100,7 +100,7 @@ std::string plan_json(const PlanOptions& options, const ModelFiles& files, const
                            .add_string("code", e.code)
                            .add_string("message", e.message));
   JsonArray block_sizes(/*one_per_line=*/true);
-  for (const PlanRow& r : rows) block_sizes.add_object(plan_row_json(r, static_cast<int64_t>(bytes_per_token)));
+  for (const PlanRow& r : rows) block_sizes.add_object(plan_row_json(r));
   const EngineStats& first = rows.front().stats;
   return JsonObject()
       .add_string("input", options.input)
@@ -139,13 +139,12 @@ void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std
              "peak", "peak KV", "util", "computed", "preempt", "naive maxlen", "naive req", "fits");
   for (const PlanRow& r : rows) {
     const EngineStats& s = r.stats;
-    const auto slot_bytes = static_cast<int64_t>(bytes_per_token);
     fmt::print("{:>6} {:>11} {:>8} {:>8} {:>11} {:>6.3f} {:>9} {:>8} {:>13} {:>13} {:>5}\n", r.block_size,
                format_bytes(r.kv_bytes_per_block), s.num_pool_blocks, s.peak_used_blocks,
                format_bytes(static_cast<uint64_t>(s.peak_kv_bytes)),
                s.utilization(), s.num_computed_prompt_tokens, s.preemptions,
-               format_bytes(static_cast<uint64_t>(s.peak_naive_max_len_slots * slot_bytes)),
-               format_bytes(static_cast<uint64_t>(s.peak_naive_request_slots * slot_bytes)), r.fits() ? "yes" : "no");
+               format_bytes(static_cast<uint64_t>(s.peak_naive_max_len_bytes())),
+               format_bytes(static_cast<uint64_t>(s.peak_naive_request_bytes())), r.fits() ? "yes" : "no");
   }
   for (const PlanRow& r : rows) {
     // Sliding-window layers: "pool" and "peak" above are the full-attention kind's blocks,
@@ -155,7 +154,7 @@ void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std
       fmt::print("  block size {}, layer kind {} ({}): pool {} blocks, peak {} ({}), at most {} positions per sequence\n",
                  r.block_size, k, f.window == 0 ? std::string("full attention") : fmt::format("window {}", f.window),
                  f.num_pool_blocks, f.peak_used_blocks,
-                 format_bytes(static_cast<uint64_t>(f.peak_used_blocks * f.kv_bytes_per_block)), f.peak_sequence_positions);
+                 format_bytes(static_cast<uint64_t>(f.peak_kv_bytes())), f.peak_sequence_positions);
     }
     if (!r.stats.kinds.empty())
       fmt::print("  block size {}: peak KV {}, {:.1f}% of the {} every layer keeping every position would hold\n",
