@@ -1,9 +1,9 @@
 // `pagedgen plan`: a dry run from the tokenizer alone (no weights are read). It reads and
-// prepares the input as `generate` would, then runs the engine's step loop at each block
-// size on a backend that computes nothing (every sample generating its max_tokens; the pool
-// sized by the backend --device selects), and reports what the run would hold: prefix groups, distinct prompt tokens, peak KV blocks and bytes against naive
-// reservation, whether the pool suffices without preemption, and the requests that can
-// never fit.
+// prepares the input as `generate` would, runs the plan job (job/plan_job.h: the engine's
+// step loop at each block size on a backend that computes nothing, the pool sized by the
+// backend --device selects), and reports what the run would hold: prefix groups, distinct
+// prompt tokens, peak KV blocks and bytes against naive reservation, whether the pool
+// suffices without preemption, and the requests that can never fit.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -16,14 +16,12 @@
 #include "chat_template_option.h"
 #include "command_help.h"
 #include "commands.h"
-#include "backend/dry_run_backend.h"
 #include "backend_option.h"
-#include "engine/engine.h"
-#include "engine/run_to_completion.h"
-#include "job/input_loader.h"
 #include "engine_options.h"
 #include "exit_codes.h"
 #include "input_file.h"
+#include "job/input_loader.h"
+#include "job/plan_job.h"
 #include "loader/model_files.h"
 #include "model_option.h"
 #include "util/byte_units.h"
@@ -45,14 +43,6 @@ struct PlanOptions {
   BackendOptions backend;
 };
 
-struct PlanRow {
-  int32_t block_size = 0;
-  std::size_t bytes_per_block = 0;
-  EngineStats stats;                   // times stay 0
-  std::vector<RequestError> rejected;  // requests that cannot fit even alone
-  bool fits() const { return stats.preemptions == 0 && rejected.empty(); }
-};
-
 // The KV element type of the backend that sized the pool, as --kv-cache-dtype spells it.
 std::string kv_dtype_label(const Backend& backend, const BackendOptions& options) {
   return backend.device().empty() ? pagedgen::kv_dtype_name(resolved_cpu_kv_dtype(options)) : options.dtype;
@@ -60,7 +50,7 @@ std::string kv_dtype_label(const Backend& backend, const BackendOptions& options
 
 std::string optional_id(const std::optional<std::string>& id_json) { return id_json ? *id_json : "null"; }
 
-JsonObject plan_row_json(const PlanRow& r, int64_t slot_bytes) {
+JsonObject plan_row_json(const PlanRow& r) {
   const EngineStats& s = r.stats;
   JsonArray cannot_fit;
   for (const RequestError& x : r.rejected)
@@ -68,7 +58,7 @@ JsonObject plan_row_json(const PlanRow& r, int64_t slot_bytes) {
         JsonObject().add_int("index", static_cast<int64_t>(x.index)).add_raw("id", optional_id(x.id_json)).add_string("reason", x.message));
   JsonObject row;
   row.add_int("block_size", r.block_size)
-      .add_int("kv_bytes_per_block", static_cast<int64_t>(r.bytes_per_block))
+      .add_int("kv_bytes_per_block", static_cast<int64_t>(r.kv_bytes_per_block))
       .add_int("pool_blocks", s.num_pool_blocks)
       .add_int("peak_blocks", s.peak_used_blocks)
       .add_int("peak_kv_bytes", s.peak_kv_bytes)
@@ -78,8 +68,8 @@ JsonObject plan_row_json(const PlanRow& r, int64_t slot_bytes) {
       .add_int("generated", s.num_generated_tokens)
       .add_int("steps", s.num_steps)
       .add_int("preemptions", s.preemptions)
-      .add_int("naive_peak_max_model_len_bytes", s.peak_naive_max_len_slots * slot_bytes)
-      .add_int("naive_peak_request_bytes", s.peak_naive_request_slots * slot_bytes)
+      .add_int("naive_peak_max_model_len_bytes", s.peak_naive_max_len_bytes())
+      .add_int("naive_peak_request_bytes", s.peak_naive_request_bytes())
       .add_bool("fits_without_preemption", r.fits())
       .add_array("cannot_fit", cannot_fit);
   // A model with sliding-window layers: each layer kind's pool and peak (kind 0's are the figures above).
@@ -92,7 +82,7 @@ JsonObject plan_row_json(const PlanRow& r, int64_t slot_bytes) {
                            .add_int("kv_bytes_per_block", s.kinds[k].kv_bytes_per_block)
                            .add_int("pool_blocks", s.kinds[k].num_pool_blocks)
                            .add_int("peak_blocks", s.kinds[k].peak_used_blocks)
-                           .add_int("peak_kv_bytes", s.kinds[k].peak_used_blocks * s.kinds[k].kv_bytes_per_block)
+                           .add_int("peak_kv_bytes", s.kinds[k].peak_kv_bytes())
                            .add_int("peak_sequence_positions", s.kinds[k].peak_sequence_positions));
     row.add_array("kv_kinds", kinds).add_int("peak_full_attention_kv_bytes", s.peak_full_attention_kv_bytes);
   }
@@ -110,7 +100,7 @@ std::string plan_json(const PlanOptions& options, const ModelFiles& files, const
                            .add_string("code", e.code)
                            .add_string("message", e.message));
   JsonArray block_sizes(/*one_per_line=*/true);
-  for (const PlanRow& r : rows) block_sizes.add_object(plan_row_json(r, static_cast<int64_t>(bytes_per_token)));
+  for (const PlanRow& r : rows) block_sizes.add_object(plan_row_json(r));
   const EngineStats& first = rows.front().stats;
   return JsonObject()
       .add_string("input", options.input)
@@ -149,13 +139,12 @@ void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std
              "peak", "peak KV", "util", "computed", "preempt", "naive maxlen", "naive req", "fits");
   for (const PlanRow& r : rows) {
     const EngineStats& s = r.stats;
-    const auto slot_bytes = static_cast<int64_t>(bytes_per_token);
     fmt::print("{:>6} {:>11} {:>8} {:>8} {:>11} {:>6.3f} {:>9} {:>8} {:>13} {:>13} {:>5}\n", r.block_size,
-               format_bytes(r.bytes_per_block), s.num_pool_blocks, s.peak_used_blocks,
+               format_bytes(r.kv_bytes_per_block), s.num_pool_blocks, s.peak_used_blocks,
                format_bytes(static_cast<uint64_t>(s.peak_kv_bytes)),
                s.utilization(), s.num_computed_prompt_tokens, s.preemptions,
-               format_bytes(static_cast<uint64_t>(s.peak_naive_max_len_slots * slot_bytes)),
-               format_bytes(static_cast<uint64_t>(s.peak_naive_request_slots * slot_bytes)), r.fits() ? "yes" : "no");
+               format_bytes(static_cast<uint64_t>(s.peak_naive_max_len_bytes())),
+               format_bytes(static_cast<uint64_t>(s.peak_naive_request_bytes())), r.fits() ? "yes" : "no");
   }
   for (const PlanRow& r : rows) {
     // Sliding-window layers: "pool" and "peak" above are the full-attention kind's blocks,
@@ -165,7 +154,7 @@ void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std
       fmt::print("  block size {}, layer kind {} ({}): pool {} blocks, peak {} ({}), at most {} positions per sequence\n",
                  r.block_size, k, f.window == 0 ? std::string("full attention") : fmt::format("window {}", f.window),
                  f.num_pool_blocks, f.peak_used_blocks,
-                 format_bytes(static_cast<uint64_t>(f.peak_used_blocks * f.kv_bytes_per_block)), f.peak_sequence_positions);
+                 format_bytes(static_cast<uint64_t>(f.peak_kv_bytes())), f.peak_sequence_positions);
     }
     if (!r.stats.kinds.empty())
       fmt::print("  block size {}: peak KV {}, {:.1f}% of the {} every layer keeping every position would hold\n",
@@ -183,23 +172,13 @@ void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std
   fmt::print(stderr, "pagedgen: planned in {:.2f} s, no weights loaded\n", seconds);
 }
 
-// One block size: the engine's loop on a backend that computes nothing, every sample
-// generating its max_tokens.
-PlanRow plan_block_size(const PlanOptions& options, const LoadedInput& loaded, const Backend& sizing,
-                        int32_t block_size, int64_t max_model_len) {
-  PlanRow row;
-  row.block_size = block_size;
-  row.bytes_per_block = sizing.kv_bytes_per_block(static_cast<std::size_t>(block_size));
-  const int32_t num_blocks = sizing.kv_pool_blocks(kv_pool_budget(options.engine, options.backend.gpu_memory_utilization),
-                                                   static_cast<std::size_t>(block_size));
-  DryRunBackend backend(sizing);
-  Engine engine(make_engine_config(options.engine, block_size, num_blocks, max_model_len), backend, nullptr);
-  engine.add_requests(loaded.requests);
-  for (OutputRecord& record : run_to_completion(engine))
-    if (auto* error = std::get_if<RequestError>(&record)) row.rejected.push_back(std::move(*error));
-  std::ranges::sort(row.rejected, {}, &RequestError::index);
-  row.stats = engine.stats();
-  return row;
+PlanSettings plan_settings(const PlanOptions& options, int64_t max_model_len) {
+  PlanSettings settings;
+  settings.block_sizes = options.block_sizes;
+  // Each size's block size and pool are the job's to set.
+  settings.engine = make_engine_config(options.engine, /*block_size=*/0, /*num_blocks=*/0, max_model_len);
+  settings.pool_budget = kv_pool_budget(options.engine, options.backend.gpu_memory_utilization);
+  return settings;
 }
 
 int run_plan(const PlanOptions& options) {
@@ -216,12 +195,11 @@ int run_plan(const PlanOptions& options) {
                               on_gpu ? unsupported_sampling(*sizing) : UnsupportedSampling{});
   const LoadedInput loaded = load_input(input_file.stream(), options.engine.sampling, builder);
 
-  const std::size_t bytes_per_token = sizing->kv_bytes_per_block(1);
+  const PlanResult plan = plan_block_sizes(plan_settings(options, max_model_len), loaded, *sizing);
+  const std::size_t bytes_per_token = plan.kv_bytes_per_token;
+  const std::vector<PlanRow>& rows = plan.rows;
   const std::string kv_dtype = kv_dtype_label(*sizing, options.backend);
   const std::string budget = describe_kv_pool_budget(options.engine, options.backend.gpu_memory_utilization, on_gpu);
-  std::vector<PlanRow> rows;
-  for (int32_t block_size : options.block_sizes)
-    rows.push_back(plan_block_size(options, loaded, *sizing, block_size, max_model_len));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   print_plan(loaded, bytes_per_token, kv_dtype, budget, rows, seconds);
   if (!options.json_path.empty()) {
@@ -232,8 +210,7 @@ int run_plan(const PlanOptions& options) {
       write_text_file(options.json_path, json);
     }
   }
-  const bool all_fit = std::ranges::all_of(rows, [](const PlanRow& r) { return r.rejected.empty(); });
-  return loaded.errors.empty() && all_fit ? kExitOk : kExitLinesFailed;
+  return loaded.errors.empty() && plan.all_requests_fit() ? kExitOk : kExitLinesFailed;
 }
 
 }  // namespace

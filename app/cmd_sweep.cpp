@@ -1,8 +1,8 @@
-// `pagedgen sweep`: the same input at several block sizes with one model load, and one
-// table of what each size cost (KV blocks and bytes, utilization, fragmentation, sharing,
-// prompt tokens computed, generated tokens/s, wall time), as text, JSON or CSV. It checks
-// that the outputs are the same at every size: every field of every line but
-// usage.cached_tokens, which by definition depends on the block size.
+// `pagedgen sweep`: the same input at several block sizes with one model load (the sweep
+// job, job/sweep_job.h), and one table of what each size cost (KV blocks and bytes,
+// utilization, fragmentation, sharing, prompt tokens computed, generated tokens/s, wall
+// time), as text, JSON or CSV. Outputs that differ between sizes fail the run where the
+// backend promises identical text, and are listed otherwise.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -17,13 +17,11 @@
 #include "chat_template_option.h"
 #include "command_help.h"
 #include "commands.h"
-#include "engine/engine.h"
-#include "engine/run_to_completion.h"
-#include "job/input_loader.h"
 #include "engine_options.h"
 #include "exit_codes.h"
 #include "input_file.h"
-#include "io/plain_output.h"
+#include "job/input_loader.h"
+#include "job/sweep_job.h"
 #include "loader/model_files.h"
 #include "model_option.h"
 #include "report/html_report.h"
@@ -46,14 +44,6 @@ struct SweepOptions {
   EngineOptions engine;
   BackendOptions backend;
   bool quiet = false;
-};
-
-struct SweepRow {
-  int32_t block_size = 0;
-  RunStats stats;
-  double wall_seconds = 0;
-  std::vector<std::string> lines;       // the output file, one line per non-blank input line
-  std::vector<std::string> comparable;  // the same with cached_tokens set to 0
 };
 
 void print_table(const std::vector<SweepRow>& rows, bool identical) {
@@ -100,46 +90,6 @@ void print_json(const std::vector<SweepRow>& rows, bool identical) {
   fmt::print("{}", JsonObject().add_bool("outputs_identical", identical).add_array("block_sizes", block_sizes).lines_text());
 }
 
-// What every block size's run shares: the input, the model and one backend.
-struct SweepContext {
-  const SweepOptions& options;
-  const LoadedInput& loaded;
-  const ModelSource& source;
-  Backend& backend;
-  int64_t max_model_len;
-  double load_seconds;
-};
-
-// One block size: the whole input through a fresh engine, its output lines in input order.
-SweepRow run_block_size(const SweepContext& ctx, int32_t block_size) {
-  SweepRow row;
-  row.block_size = block_size;
-  const auto start = std::chrono::steady_clock::now();
-  const int32_t num_blocks = ctx.backend.kv_pool_blocks(
-      kv_pool_budget(ctx.options.engine, ctx.options.backend.gpu_memory_utilization), static_cast<std::size_t>(block_size));
-  Engine engine(make_engine_config(ctx.options.engine, block_size, num_blocks, ctx.max_model_len), ctx.backend,
-                &ctx.source.vocabulary().tokenizer());
-  std::vector<OutputRecord> records(ctx.loaded.errors.begin(), ctx.loaded.errors.end());
-  engine.add_requests(ctx.loaded.requests);
-  for (OutputRecord& record : run_to_completion(engine)) records.push_back(std::move(record));
-  std::ranges::sort(records, {}, [](const OutputRecord& r) { return record_index(r); });
-  for (OutputRecord& record : records) {
-    row.lines.push_back(format_plain_line(record));
-    if (auto* output = std::get_if<RequestOutput>(&record)) output->cached_tokens = 0;
-    row.comparable.push_back(format_plain_line(record));
-  }
-  row.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  row.stats.engine = engine.stats();
-  row.stats.job.model = ctx.source.name;
-  row.stats.job.device = ctx.backend.device();
-  row.stats.job.num_lines = static_cast<int64_t>(ctx.loaded.num_lines);
-  row.stats.job.num_blank_lines = static_cast<int64_t>(ctx.loaded.num_blank_lines);
-  row.stats.job.num_requests = std::ssize(ctx.loaded.indices);
-  row.stats.job.num_failed_lines = std::ssize(ctx.loaded.errors);
-  row.stats.job.load_seconds = ctx.load_seconds;
-  return row;
-}
-
 void write_outputs(const std::string& dir, const SweepRow& row) {
   std::filesystem::create_directories(dir);
   std::string text;
@@ -147,19 +97,49 @@ void write_outputs(const std::string& dir, const SweepRow& row) {
   write_text_file((std::filesystem::path(dir) / fmt::format("bs{}.jsonl", row.block_size)).string(), text);
 }
 
-// The input lines whose output differs between block sizes (cached_tokens aside).
-std::vector<uint64_t> differing_lines(const std::vector<SweepRow>& rows, const LoadedInput& loaded) {
-  std::vector<uint64_t> lines;
-  for (std::size_t i = 0; i < rows.front().comparable.size(); ++i)
-    if (!std::ranges::all_of(rows, [&](const SweepRow& r) { return r.comparable[i] == rows.front().comparable[i]; }))
-      lines.push_back(loaded.indices[i]);
-  return lines;
-}
-
 // Whether the backend promises the same text at every block size: the CPU always; a GPU in
 // float32 (in bfloat16 or float16 a result may change with the batch a row runs in).
 bool exact_across_schedules(const Backend& backend, const BackendOptions& options) {
   return backend.device().empty() || options.dtype == "float32";
+}
+
+// The settings of the sweep job: the flags, and what the app knows of the run.
+SweepSettings sweep_settings(const SweepOptions& options, const ModelSource& source, const Backend& backend,
+                             int64_t max_model_len, double load_seconds) {
+  SweepSettings settings;
+  settings.block_sizes = options.block_sizes;
+  // Each size's block size and pool are the job's to set.
+  settings.engine = make_engine_config(options.engine, /*block_size=*/0, /*num_blocks=*/0, max_model_len);
+  settings.pool_budget = kv_pool_budget(options.engine, options.backend.gpu_memory_utilization);
+  settings.job.model = source.name;
+  settings.job.device = backend.device();
+  settings.job.load_seconds = load_seconds;
+  return settings;
+}
+
+// Outputs that differ between block sizes: a bug where the backend promises the same text,
+// a warning otherwise.
+void report_differences(const SweepOptions& options, const SweepResult& result, const LoadedInput& loaded,
+                        const Backend& backend) {
+  const std::string which = fmt::format("{} of {} lines differ (input lines {})", result.differing_lines.size(),
+                                        loaded.indices.size(), fmt::join(result.differing_lines, ", "));
+  if (exact_across_schedules(backend, options.backend))
+    fail("the outputs differ between block sizes: {} (a bug: please report it with the input)", which);
+  fmt::print(stderr, "pagedgen: the outputs differ between block sizes: {}; expected on a GPU in {}, where a "
+             "result may change with the batch it runs in (use --dtype float32 for identical text)\n",
+             which, options.backend.dtype);
+}
+
+void print_result(const SweepOptions& options, const SweepResult& result) {
+  const bool identical = result.outputs_identical();
+  if (options.format == "json") print_json(result.rows, identical);
+  else if (options.format == "csv") print_csv(result.rows, identical);
+  else print_table(result.rows, identical);
+  if (!options.report_path.empty()) {
+    std::vector<SweepReportRow> report_rows;
+    for (const SweepRow& r : result.rows) report_rows.push_back({r.block_size, r.stats, r.wall_seconds});
+    write_text_file(options.report_path, sweep_report_html(report_rows, identical, options.input));
+  }
 }
 
 int run_sweep(const SweepOptions& options) {
@@ -175,37 +155,18 @@ int run_sweep(const SweepOptions& options) {
                               unsupported_sampling(*chosen.backend));
   const LoadedInput loaded = load_input(input_file.stream(), options.engine.sampling, builder);
 
-  const SweepContext ctx{options, loaded, source, *chosen.backend, max_model_len, load_seconds};
-  std::vector<SweepRow> rows;
-  for (int32_t block_size : options.block_sizes) {
-    rows.push_back(run_block_size(ctx, block_size));
-    const SweepRow& row = rows.back();
+  const auto on_block_size = [&](const SweepRow& row) {
     if (!options.quiet)
-      fmt::print(stderr, "pagedgen: block size {}: {} requests, {} tokens generated in {:.1f} s\n", block_size,
+      fmt::print(stderr, "pagedgen: block size {}: {} requests, {} tokens generated in {:.1f} s\n", row.block_size,
                  loaded.indices.size(), row.stats.engine.num_generated_tokens, row.wall_seconds);
     if (!options.outputs_dir.empty()) write_outputs(options.outputs_dir, row);
-  }
-  const std::vector<uint64_t> differing = differing_lines(rows, loaded);
-  const bool identical = differing.empty();
-  if (options.format == "json") print_json(rows, identical);
-  else if (options.format == "csv") print_csv(rows, identical);
-  else print_table(rows, identical);
-  if (!options.report_path.empty()) {
-    std::vector<SweepReportRow> report_rows;
-    for (const SweepRow& r : rows) report_rows.push_back({r.block_size, r.stats, r.wall_seconds});
-    write_text_file(options.report_path, sweep_report_html(report_rows, identical, options.input));
-  }
-  if (!identical) {
-    const std::string which = fmt::format("{} of {} lines differ (input lines {})", differing.size(),
-                                          loaded.indices.size(), fmt::join(differing, ", "));
-    if (exact_across_schedules(*chosen.backend, options.backend))
-      fail("the outputs differ between block sizes: {} (a bug: please report it with the input)", which);
-    fmt::print(stderr, "pagedgen: the outputs differ between block sizes: {}; expected on a GPU in {}, where a "
-               "result may change with the batch it runs in (use --dtype float32 for identical text)\n",
-               which, options.backend.dtype);
-  }
-  const bool any_failed = std::ranges::any_of(rows, [](const SweepRow& r) { return r.stats.num_failed_requests() > 0; });
-  return any_failed ? kExitLinesFailed : kExitOk;
+  };
+  const SweepResult result =
+      sweep_block_sizes(sweep_settings(options, source, *chosen.backend, max_model_len, load_seconds), loaded,
+                        *chosen.backend, &source.vocabulary().tokenizer(), on_block_size);
+  print_result(options, result);
+  if (!result.outputs_identical()) report_differences(options, result, loaded, *chosen.backend);
+  return result.any_failed() ? kExitLinesFailed : kExitOk;
 }
 
 }  // namespace

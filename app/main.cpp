@@ -27,6 +27,7 @@ std::string flags_of(const std::string& setting) {
       {"gpu_memory_utilization", "--gpu-memory-utilization"},
       {"kv_cache_memory", "--kv-cache-memory"},
       {"kv_pool", "--num-blocks / --kv-cache-memory / --gpu-memory-utilization"},
+      {"max_tokens", "--max-tokens"},
       {"num_blocks", "--num-blocks"},
   };
   const auto it = flags.find(setting);

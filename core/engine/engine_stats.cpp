@@ -51,7 +51,7 @@ void EngineStats::add_snapshot(const KvSnapshot& s) {
 int64_t EngineStats::pool_bytes() const {
   if (kinds.empty()) return num_pool_blocks * kv_bytes_per_block;
   int64_t bytes = 0;
-  for (const KvKindFigures& k : kinds) bytes += k.num_pool_blocks * k.kv_bytes_per_block;
+  for (const KvKindFigures& k : kinds) bytes += k.pool_bytes();
   return bytes;
 }
 

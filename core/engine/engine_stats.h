@@ -43,6 +43,9 @@ struct KvKindFigures {
   int64_t sum_used_blocks = 0;
   int64_t peak_filled_slots = 0;
   int64_t peak_sequence_positions = 0; // the most positions one sequence held in the kind at a step
+
+  int64_t pool_bytes() const { return num_pool_blocks * kv_bytes_per_block; }
+  int64_t peak_kv_bytes() const { return peak_used_blocks * kv_bytes_per_block; }
 };
 
 // One point of the KV timeline: the snapshot after engine step `step` (0-based).
@@ -131,7 +134,18 @@ struct EngineStats {
   double sharing_factor() const { return ratio(sum_logical_slots, sum_filled_slots); }
   double peak_kv_fraction_of_full_attention() const { return ratio(peak_kv_bytes, peak_full_attention_kv_bytes); }
   double generated_tokens_per_second() const { return ratio(num_generated_tokens, generate_seconds); }
+  // Prompt positions computed (recompute included) per second, and those with the generated tokens.
+  double computed_prompt_tokens_per_second() const { return ratio(num_computed_prompt_tokens, generate_seconds); }
+  double total_tokens_per_second() const {
+    return ratio(num_computed_prompt_tokens + num_generated_tokens, generate_seconds);
+  }
   int64_t kv_bytes_per_slot() const { return block_size > 0 ? kv_bytes_per_block / block_size : 0; }
+  // What naive reservation would have held at its peak: per sequence max_model_len slots, or
+  // prompt + max_tokens slots.
+  int64_t peak_naive_max_len_bytes() const { return peak_naive_max_len_slots * kv_bytes_per_slot(); }
+  int64_t peak_naive_request_bytes() const { return peak_naive_request_slots * kv_bytes_per_slot(); }
+  // A layer kind's mean blocks in use over the steps.
+  double mean_used_blocks(const KvKindFigures& kind) const { return ratio(kind.sum_used_blocks, num_steps); }
   // The pool's bytes over every kind.
   int64_t pool_bytes() const;
 };

@@ -7,7 +7,6 @@
 
 #include "util/byte_units.h"
 #include "util/json_writer.h"
-#include "util/ratio.h"
 
 namespace pagedgen {
 
@@ -61,11 +60,11 @@ JsonObject kv_kinds_json(const EngineStats& e) {
                          .add_int("window", k.window)
                          .add_int("kv_bytes_per_block", k.kv_bytes_per_block)
                          .add_int("pool_blocks", k.num_pool_blocks)
-                         .add_int("pool_bytes", k.num_pool_blocks * k.kv_bytes_per_block)
+                         .add_int("pool_bytes", k.pool_bytes())
                          .add_int("peak_used", k.peak_used_blocks)
                          .add_int("used_sum", k.sum_used_blocks)
-                         .add_real("mean_used", ratio(k.sum_used_blocks, e.num_steps))
-                         .add_int("peak_kv_bytes", k.peak_used_blocks * k.kv_bytes_per_block)
+                         .add_real("mean_used", e.mean_used_blocks(k))
+                         .add_int("peak_kv_bytes", k.peak_kv_bytes())
                          .add_int("peak_filled_slots", k.peak_filled_slots)
                          .add_int("peak_sequence_positions", k.peak_sequence_positions));
   }
@@ -96,8 +95,8 @@ JsonObject naive_reservation_json(const EngineStats& e) {
       .add_int("request_slots_sum", e.sum_naive_request_slots)
       .add_int("peak_max_model_len_slots", e.peak_naive_max_len_slots)
       .add_int("peak_request_slots", e.peak_naive_request_slots)
-      .add_int("peak_max_model_len_bytes", e.peak_naive_max_len_slots * e.kv_bytes_per_slot())
-      .add_int("peak_request_bytes", e.peak_naive_request_slots * e.kv_bytes_per_slot());
+      .add_int("peak_max_model_len_bytes", e.peak_naive_max_len_bytes())
+      .add_int("peak_request_bytes", e.peak_naive_request_bytes());
 }
 
 JsonObject prefix_cache_json(const EngineStats& e) {
@@ -121,12 +120,10 @@ JsonObject time_json(const RunStats& s) {
 }
 
 JsonObject throughput_json(const EngineStats& e) {
-  const double seconds = e.generate_seconds;
   return JsonObject()
-      .add_real("prompt_tokens_per_second", ratio(static_cast<double>(e.num_computed_prompt_tokens), seconds))
+      .add_real("prompt_tokens_per_second", e.computed_prompt_tokens_per_second())
       .add_real("generated_tokens_per_second", e.generated_tokens_per_second())
-      .add_real("total_tokens_per_second",
-                ratio(static_cast<double>(e.num_computed_prompt_tokens + e.num_generated_tokens), seconds));
+      .add_real("total_tokens_per_second", e.total_tokens_per_second());
 }
 
 JsonObject coverage_json(const RunStats& s) {
@@ -204,14 +201,14 @@ std::string RunStats::summary() const {
                    e.sharing_factor());
   s += fmt::format("pagedgen: naive reservation would have peaked at {} (max_model_len per sequence) or {} "
                    "(prompt + max_tokens); {} copy-on-write copies, {} preemptions ({} tokens recomputed)\n",
-                   format_bytes(static_cast<uint64_t>(e.peak_naive_max_len_slots * e.kv_bytes_per_slot())),
-                   format_bytes(static_cast<uint64_t>(e.peak_naive_request_slots * e.kv_bytes_per_slot())), e.cow_copies,
+                   format_bytes(static_cast<uint64_t>(e.peak_naive_max_len_bytes())),
+                   format_bytes(static_cast<uint64_t>(e.peak_naive_request_bytes())), e.cow_copies,
                    e.preemptions, e.recomputed_tokens);
   for (std::size_t i = 0; i < e.kinds.size(); ++i)
     s += fmt::format("pagedgen: layer kind {} ({}): peak {} of {} blocks ({}), at most {} positions per sequence\n", i,
                      e.kinds[i].window == 0 ? std::string("full attention") : fmt::format("window {}", e.kinds[i].window),
                      e.kinds[i].peak_used_blocks, e.kinds[i].num_pool_blocks,
-                     format_bytes(static_cast<uint64_t>(e.kinds[i].peak_used_blocks * e.kinds[i].kv_bytes_per_block)),
+                     format_bytes(static_cast<uint64_t>(e.kinds[i].peak_kv_bytes())),
                      e.kinds[i].peak_sequence_positions);
   if (!e.kinds.empty())
     s += fmt::format("pagedgen: peak KV {} over all kinds, {:.1f}% of the {} the same steps would hold with every "

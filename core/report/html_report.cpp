@@ -48,7 +48,6 @@ std::string timeline_chart(const EngineStats& s) {
 }
 
 std::string figures_table(const EngineStats& s) {
-  const int64_t slot_bytes = s.kv_bytes_per_slot();
   std::string rows;
   const auto row = [&](const std::string& name, const std::string& value) {
     rows += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", html_escape(name), html_escape(value));
@@ -60,8 +59,8 @@ std::string figures_table(const EngineStats& s) {
   row("mean blocks in use", fmt::format("{:.1f}", s.mean_used_blocks()));
   row("slots holding a token / allocated", fmt::format("{:.2f}%", 100 * s.utilization()));
   row("sharing factor (logical / physical tokens)", fmt::format("{:.2f}", s.sharing_factor()));
-  row("naive peak: prompt + max_tokens", format_bytes(static_cast<uint64_t>(s.peak_naive_request_slots * slot_bytes)));
-  row("naive peak: max_model_len", format_bytes(static_cast<uint64_t>(s.peak_naive_max_len_slots * slot_bytes)));
+  row("naive peak: prompt + max_tokens", format_bytes(static_cast<uint64_t>(s.peak_naive_request_bytes())));
+  row("naive peak: max_model_len", format_bytes(static_cast<uint64_t>(s.peak_naive_max_len_bytes())));
   row("prompt tokens (computed / total)", fmt::format("{} / {}", s.num_computed_prompt_tokens, s.num_prompt_tokens));
   row("generated tokens", fmt::format("{} ({:.1f}/s)", s.num_generated_tokens,
                                       s.generated_tokens_per_second()));
