@@ -9,14 +9,13 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
-#include <unordered_map>
 
 #include "grammar/grammar_error.h"
 #include "grammar/json_schema_bounds.h"
+#include "grammar/json_pointer.h"
 #include "util/error.h"
 
 namespace pagedgen {
@@ -87,48 +86,9 @@ uint8_t type_bit(std::string_view name, const std::string& location) {
   fail("{}: unknown type '{}' (types are null, boolean, object, array, string, number, integer)", location, name);
 }
 
-// A JSON pointer reference token: '~' as "~0", '/' as "~1".
-std::string pointer_token(std::string_view key) {
-  std::string out;
-  for (const char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
-}
-
-// A JSON pointer reference token's key: "~1" is '/', "~0" is '~'.
-std::string unescape_pointer_token(std::string_view token) {
-  std::string out;
-  for (std::size_t i = 0; i < token.size(); ++i) {
-    if (token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1')) {
-      out += token[i + 1] == '0' ? '~' : '/';
-      ++i;
-    } else {
-      out += token[i];
-    }
-  }
-  return out;
-}
-
-std::string percent_decode(std::string_view text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
-      out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
-
 class SchemaReader {
  public:
-  explicit SchemaReader(element root) : root_(root) {}
+  explicit SchemaReader(element root) : root_(root), pointers_(root) {}
 
   // Reads the whole document, the root first; returns the root's id.
   SchemaId read_document() {
@@ -259,36 +219,9 @@ class SchemaReader {
     if (!pointer.empty() && pointer.front() != '/') {
       refuse_schema("{}: $ref '{}' names an anchor, which is not supported; use a JSON pointer such as '#/$defs/Name'", at, ref);
     }
-    const std::optional<element> target = resolve(pointer);
+    const std::optional<element> target = pointers_.resolve(pointer);
     if (!target) fail("{}: $ref '{}' points to nothing in the schema", at, ref);
     return read(*target, pointer);
-  }
-
-  // The element a JSON pointer names, token by token. Each object on the way has its keys
-  // indexed once, so that thousands of $refs into one $defs cost one lookup each.
-  std::optional<element> resolve(const std::string& pointer) {
-    element at = root_;
-    for (std::size_t begin = 0; begin < pointer.size();) {  // pointer[begin] == '/'
-      const std::size_t end = std::min(pointer.find('/', begin + 1), pointer.size());
-      const std::string token = unescape_pointer_token(std::string_view(pointer).substr(begin + 1, end - begin - 1));
-      if (at.type() == element_type::OBJECT) {
-        const auto& keys = object_index(pointer.substr(0, begin), at);
-        const auto it = keys.find(token);
-        if (it == keys.end()) return std::nullopt;
-        at = it->second;
-      } else if (at.type() != element_type::ARRAY || at.at_pointer("/" + token).get(at) != simdjson::SUCCESS) {
-        return std::nullopt;
-      }
-      begin = end;
-    }
-    return at;
-  }
-
-  const std::unordered_map<std::string, element>& object_index(const std::string& pointer, element object) {
-    const auto [it, added] = object_keys_.try_emplace(pointer);
-    if (added)
-      for (const auto field : simdjson::dom::object(object)) it->second.emplace(std::string(field.key), field.value);
-    return it->second;
   }
 
   static uint8_t read_types(element value, const std::string& at) {
@@ -435,7 +368,7 @@ class SchemaReader {
   std::vector<Schema> schemas_;
   std::map<std::string, SchemaId> by_pointer_;
   std::vector<Pending> pending_;  // reached, not read yet
-  std::unordered_map<std::string, std::unordered_map<std::string, element>> object_keys_;  // by pointer
+  JsonPointerResolver pointers_;
   std::optional<SchemaId> any_;
 };
 
