@@ -1,7 +1,8 @@
 // The shape limits of core/, app/ and gpu/, checked as the layering test checks includes:
 // no function body over 60 lines (kernels and data tables aside) and no .cpp over 400
 // lines. The few that are over today are listed with their size as it is: one may shrink
-// (then its entry goes), none may grow, and nothing new may join them.
+// (then its entry goes), none may grow, and nothing new may join them. And app/ stays thin:
+// it drives no engine itself (the jobs in core/job do: DESIGN's "app/ is thin").
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -232,4 +233,21 @@ TEST_CASE("no function in core/, app/ or gpu/ over 60 lines, no .cpp over 400 (b
       failures.push_back(key + ": within the limit now; remove it from kKnownOverLimit");
   for (const std::string& failure : failures) FAIL_CHECK(failure);
   CHECK(failures.empty());
+}
+
+TEST_CASE("app/ runs no step or request loop: it calls the jobs in core/job") {
+  // The engine's loop, as its callers spell it (engine/engine.h, engine/run_to_completion.h).
+  const std::string_view loop_calls[] = {".step(", "run_to_completion(", "add_requests(", "has_unfinished("};
+  int num_files = 0;
+  for (const SourceFile& file : sources()) {
+    if (!file.path.starts_with("app/")) continue;
+    ++num_files;
+    const std::string code = code_only(file.text);
+    for (const std::string_view call : loop_calls) {
+      CAPTURE(file.path);
+      CAPTURE(call);
+      CHECK(code.find(call) == std::string::npos);
+    }
+  }
+  CHECK(num_files >= 20);
 }
