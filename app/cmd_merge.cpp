@@ -20,6 +20,7 @@
 #include "io/manifest.h"
 #include "io/output_lock.h"
 #include "io/output_merge.h"
+#include "path_clash.h"
 #include "util/error.h"
 #include "util/posix_file.h"
 #include "util/text_file.h"
@@ -70,18 +71,16 @@ ShardedJob check_shards(const std::vector<std::string>& outputs) {
   return ShardedJob{job_key(*first), std::stoull(num_shards)};
 }
 
-// The merged output must not be one of the shards (or their manifests): it is emptied first.
-void check_output_is_new(const std::string& output, const std::vector<std::string>& shard_outputs) {
-  const std::optional<FileStatus> out = file_status(output);
-  if (!out || !out->is_regular) return;
-  for (const std::string& shard : shard_outputs)
-    for (const std::filesystem::path& path : {std::filesystem::path(shard), manifest_path(shard)}) {
-      const std::optional<FileStatus> in = file_status(path);
-      if (in && in->identity == out->identity)
-        fail("-o '{}' is the shard file '{}': merging into it would destroy it before it is read; give another "
-             "file",
-             output, path.string());
-    }
+// Every path merge reads or writes: the shards, their manifests and stats, the merged output
+// and stats (path_clash.h compares them; the output is emptied first).
+std::vector<NamedPath> named_paths(const MergeOptions& o) {
+  std::vector<NamedPath> paths = {{"-o", o.output, true, 1}, {"--stats", o.stats_path, true}};
+  for (const std::string& shard : o.shard_outputs) {
+    paths.push_back({"the shard", shard});
+    paths.push_back({"the shard's manifest", manifest_path(shard).string()});
+  }
+  for (const std::string& stats : o.shard_stats) paths.push_back({"--shard-stats", stats});
+  return paths;
 }
 
 RunStats read_stats(const std::string& path) {
@@ -120,6 +119,7 @@ RunStats merged_stats(const std::vector<std::string>& paths, const ShardedJob& j
 }
 
 int run_merge(const MergeOptions& options) {
+  if (report_path_clash(named_paths(options))) return kExitUsage;
   if (!options.stats_path.empty() && options.shard_stats.empty())
     fail("--stats needs the shards' stats files (--shard-stats FILE...)");
   const ShardedJob job = check_shards(options.shard_outputs);
@@ -128,7 +128,6 @@ int run_merge(const MergeOptions& options) {
   std::optional<OutputLock> lock;
   std::optional<DurableOutput> output_file;
   if (options.output != "-") {
-    check_output_is_new(options.output, options.shard_outputs);
     lock.emplace(options.output);
     output_file.emplace(options.output, true, 1.0);
   }

@@ -24,6 +24,7 @@
 #include "job/plan_job.h"
 #include "loader/model_files.h"
 #include "model_option.h"
+#include "path_clash.h"
 #include "util/byte_units.h"
 #include "util/error.h"
 #include "util/json_writer.h"
@@ -42,6 +43,11 @@ struct PlanOptions {
   EngineOptions engine;
   BackendOptions backend;
 };
+
+// Every path plan reads or writes: the input and the JSON file.
+std::vector<NamedPath> named_paths(const PlanOptions& o) {
+  return {{"-i", o.input, false, 0}, {"--json", o.json_path, true, 1}};
+}
 
 // The KV element type of the backend that sized the pool, as --kv-cache-dtype spells it.
 std::string kv_dtype_label(const Backend& backend, const BackendOptions& options) {
@@ -182,6 +188,7 @@ PlanSettings plan_settings(const PlanOptions& options, int64_t max_model_len) {
 }
 
 int run_plan(const PlanOptions& options) {
+  if (report_path_clash(named_paths(options))) return kExitUsage;
   const auto start = std::chrono::steady_clock::now();
   InputFile input_file(options.input);
   const ModelFiles files(resolve_model_path(options.model));  // metadata and tokenizer; weights stay on disk

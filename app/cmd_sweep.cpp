@@ -24,6 +24,7 @@
 #include "job/sweep_job.h"
 #include "loader/model_files.h"
 #include "model_option.h"
+#include "path_clash.h"
 #include "report/html_report.h"
 #include "util/text_file.h"
 #include "util/byte_units.h"
@@ -45,6 +46,16 @@ struct SweepOptions {
   BackendOptions backend;
   bool quiet = false;
 };
+
+// Every path sweep reads or writes: the input, each size's output under --outputs, the report.
+std::vector<NamedPath> named_paths(const SweepOptions& o) {
+  std::vector<NamedPath> paths = {{"-i", o.input, false, 0}, {"--report", o.report_path, true}};
+  if (!o.outputs_dir.empty())
+    for (const int32_t block_size : o.block_sizes)
+      paths.push_back({"--outputs", (std::filesystem::path(o.outputs_dir) / fmt::format("bs{}.jsonl", block_size)).string(),
+                       true});
+  return paths;
+}
 
 void print_table(const std::vector<SweepRow>& rows, bool identical) {
   fmt::print("{:>6} {:>12} {:>11} {:>7} {:>7} {:>8} {:>10} {:>10} {:>10} {:>8}\n", "block", "peak blocks", "peak KV",
@@ -143,6 +154,7 @@ void print_result(const SweepOptions& options, const SweepResult& result) {
 }
 
 int run_sweep(const SweepOptions& options) {
+  if (report_path_clash(named_paths(options))) return kExitUsage;
   InputFile input_file(options.input);
   const auto load_start = std::chrono::steady_clock::now();
   const ModelSource source = open_model_source(options.backend, options.model);

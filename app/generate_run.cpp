@@ -149,10 +149,7 @@ void report_interrupted(const GenerateOptions& options, const BatchJobResult& re
 
 int run_generate(const GenerateOptions& options) {
   const InterruptGuard interrupt;
-  if (const std::optional<std::string> clash = find_path_clash(named_paths(options))) {
-    fmt::print(stderr, "pagedgen: error: {}\n", *clash);
-    return kExitUsage;
-  }
+  if (report_path_clash(named_paths(options))) return kExitUsage;
   BatchJob job = open_job(options, resolve_model_path(options.model));
   if (job.resume_state().num_torn_bytes > 0 && !options.quiet)
     fmt::print(stderr, "pagedgen: --resume: dropping a torn last line ({} bytes) of '{}'\n",

@@ -24,9 +24,10 @@ Resolved resolve(const NamedPath& named) {
   if (status && !status->is_regular) return r;  // a FIFO, a device, a terminal: never emptied
   if (status) r.identity = status->identity;
   if (named.path != "-") {
+    const std::filesystem::path absolute = std::filesystem::absolute(named.path).lexically_normal();
     std::error_code error;
-    const std::filesystem::path canonical = std::filesystem::weakly_canonical(named.path, error);
-    r.name = (error ? std::filesystem::absolute(named.path).lexically_normal() : canonical).string();
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(absolute, error);
+    r.name = (error ? absolute : canonical).string();
   }
   return r;
 }
@@ -53,6 +54,12 @@ std::optional<std::string> find_path_clash(const std::vector<NamedPath>& paths) 
                          a.path, b.what, b.path, written.what, other.written ? "the other" : "it before it is read");
     }
   return std::nullopt;
+}
+
+bool report_path_clash(const std::vector<NamedPath>& paths) {
+  const std::optional<std::string> clash = find_path_clash(paths);
+  if (clash) fmt::print(stderr, "pagedgen: error: {}\n", *clash);
+  return clash.has_value();
 }
 
 }  // namespace pagedgen::app

@@ -23,4 +23,8 @@ struct NamedPath {
 // standard input and output; /dev/null may take two streams).
 std::optional<std::string> find_path_clash(const std::vector<NamedPath>& paths);
 
+// find_path_clash's message on stderr as an error; true when there was a clash (the command
+// then exits with the usage code, before writing anything).
+bool report_path_clash(const std::vector<NamedPath>& paths);
+
 }  // namespace pagedgen::app

@@ -59,6 +59,26 @@ TEST_CASE("bad option values: exit 2, one line naming the flag, nothing written"
   }
 }
 
+TEST_CASE("sweep, plan and merge refuse a file named twice before anything is written (exit 2)") {
+  const Dir dir;
+  const std::string in = (dir.path / "in.jsonl").string();
+  const std::string cases[] = {
+      fmt::format("sweep -q -i '{}' --report '{}'", in, in),
+      fmt::format("sweep -q -i '{}' --outputs '{}' --block-sizes 16 --report '{}'", in, dir.path.string(),
+                  (dir.path / "bs16.jsonl").string()),
+      fmt::format("plan -i '{}' --json '{}'", in, in),
+      fmt::format("merge '{}' -o '{}'", in, in)};
+  for (const std::string& command : cases) {
+    CAPTURE(command);
+    const test::CliResult r = test::run_pagedgen(command, dir.path / "stderr.txt");
+    CHECK(r.exit_code == 2);
+    CHECK(r.stderr_text.find("are one file") != std::string::npos);
+    CHECK(one_line(r.stderr_text));
+    CHECK(test::read_file(dir.path / "in.jsonl") == "{\"prompt\": \"Hello\", \"max_tokens\": 2}\n");
+    CHECK_FALSE(std::filesystem::exists(dir.path / "bs16.jsonl"));
+  }
+}
+
 TEST_CASE("a KV pool larger than the machine's memory is refused before it is allocated") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   const Dir dir;
