@@ -36,7 +36,6 @@ const std::map<std::string, KnownOverLimit> kKnownOverLimit = {
     {"core/cpu/cpu_backend.cpp: CpuBackend::forward", {113, kToSplit}},
     {"app/cmd_inspect.cpp: run_inspect", {101, kToSplit}},
     {"core/grammar/json_schema.cpp: read_schema", {77, kToSplit}},
-    {"core/io/json_validation.cpp: validate_value", {64, kToSplit}},
     {"core/io/response_format_field.cpp: ResponseFormatReader::read", {83, kToSplit}},
     {"core/model/model_config.cpp: model_config_from_hf_json", {98, kToSplit}},
     {"gpu/device_sampler.cpp: DeviceSampler::enqueue", {94, kToSplit}},
