@@ -34,7 +34,6 @@ const std::map<std::string, KnownOverLimit> kKnownOverLimit = {
     {"gpu/cuda_backend.cpp", {726, kToSplit}},
     {"gpu/cuda_backend.cpp: CudaBackend::Impl::forward", {94, kToSplit}},
     {"core/cpu/cpu_backend.cpp: CpuBackend::forward", {113, kToSplit}},
-    {"app/cmd_inspect.cpp: run_inspect", {101, kToSplit}},
     {"core/grammar/json_schema.cpp: read_schema", {77, kToSplit}},
     {"core/io/response_format_field.cpp: ResponseFormatReader::read", {83, kToSplit}},
     {"core/model/model_config.cpp: model_config_from_hf_json", {98, kToSplit}},
