@@ -37,7 +37,6 @@ const std::map<std::string, KnownOverLimit> kKnownOverLimit = {
     {"core/grammar/json_schema.cpp: read_schema", {77, kToSplit}},
     {"core/io/response_format_field.cpp: ResponseFormatReader::read", {83, kToSplit}},
     {"core/model/model_config.cpp: model_config_from_hf_json", {98, kToSplit}},
-    {"gpu/tensor_attention_plan.cpp: plan_cascade_tiles", {90, kToSplit}},
 };
 
 // `text` with comments, string and character literals and preprocessor lines blanked
