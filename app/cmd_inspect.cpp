@@ -33,11 +33,9 @@ std::string special_token_text(const Tokenizer& tokenizer, std::optional<TokenId
 
 std::uint64_t tensor_bytes(const RawTensor& t) { return t.data.size(); }
 
-int run_inspect(const InspectOptions& options) {
-  const ModelFiles files(resolve_model_path(options.model));
+// The file's format and the architecture's dimensions and flags.
+void print_architecture(const ModelFiles& files) {
   const ModelConfig& c = files.config();
-  const Tokenizer& tokenizer = files.tokenizer();
-
   std::string format = "HF safetensors directory";
   if (const GgufFile* gguf = files.gguf()) format = fmt::format("GGUF v{}", gguf->version());
   fmt::print("model          {} ({})\n", files.path().string(), format);
@@ -56,7 +54,11 @@ int run_inspect(const InspectOptions& options) {
   fmt::print("output head    {}\n", c.tied_embeddings ? "tied to the token embeddings" : "separate");
   fmt::print("QKV bias       {}\n", c.qkv_bias ? "yes" : "no");
   if (c.rope_linear_factor != 1.0f) fmt::print("RoPE scaling   linear x{} (full-attention layers)\n", c.rope_linear_factor);
-  std::vector<std::string> extras;  // what the architecture adds to the Llama block
+}
+
+// What the architecture adds to the Llama block, and its sliding-window layers.
+void print_block_extras(const ModelConfig& c) {
+  std::vector<std::string> extras;
   if (c.qk_norm) extras.push_back("q/k norms");
   if (c.post_norms) extras.push_back("post-attention and post-MLP norms");
   if (c.activation == MlpActivation::kGeluTanh) extras.push_back("GeGLU (tanh GELU)");
@@ -70,7 +72,10 @@ int run_inspect(const InspectOptions& options) {
     fmt::print("sliding window {} positions on {} of {} layers (RoPE theta {} there)\n", *c.sliding_window,
                num_window, c.num_layers, c.window_rope_theta);
   }
+}
 
+// The tensors' count, parameters and bytes per type; every tensor with `list_tensors`.
+void print_tensors(const ModelFiles& files, bool list_tensors) {
   std::map<std::string, std::pair<int, std::uint64_t>> by_type;  // type -> (count, bytes)
   std::uint64_t total_bytes = 0;
   std::uint64_t total_elements = 0;
@@ -87,12 +92,16 @@ int run_inspect(const InspectOptions& options) {
              format_bytes(total_bytes));
   for (const auto& [type, entry] : by_type)
     fmt::print("  {:<6} {:>4} tensors  {:>10}\n", type, entry.first, format_bytes(entry.second));
-  if (options.list_tensors) {
+  if (list_tensors) {
     for (const RawTensor& t : files.tensors())
       fmt::print("  {:<32} {:<6} {:<14} {:>10}\n", t.name, ggml_type_name(t.raw_type), fmt::join(t.shape, "x"),
                  format_bytes(tensor_bytes(t)));
   }
+}
 
+// The vocabulary, the tokenizer a GGUF names, and the special tokens.
+void print_vocabulary(const ModelFiles& files) {
+  const Tokenizer& tokenizer = files.tokenizer();
   const SpecialTokens& s = tokenizer.special();
   fmt::print("vocabulary     {} tokens\n", tokenizer.vocab_size());
   if (const GgufFile* gguf = files.gguf())
@@ -100,38 +109,60 @@ int run_inspect(const InspectOptions& options) {
                gguf->get_string("tokenizer.ggml.pre").value_or("default"));
   fmt::print("special tokens BOS {}, EOS {}, EOT {}, add BOS: {}\n", special_token_text(tokenizer, s.bos),
              special_token_text(tokenizer, s.eos), special_token_text(tokenizer, s.eot), s.add_bos ? "yes" : "no");
+}
 
+// The chat template the model carries, by the name pagedgen recognises it under.
+void print_chat_template(const ModelFiles& files) {
   const auto& template_text = files.chat_template_text();
   if (!template_text) {
     fmt::print("chat template  none in the model (use --chat-template NAME for chat input)\n");
-  } else {
-    const std::string bos = s.bos ? tokenizer.piece(*s.bos) : "";
-    const std::string eos = s.eos ? tokenizer.piece(*s.eos) : "";
-    const std::optional<ChatTemplate> detected = detect_chat_template(*template_text, bos, eos);
-    if (detected)
-      fmt::print("chat template  {}{}\n", chat_template_name(detected->kind),
-                 detected->default_system.empty() ? ""
-                                                  : fmt::format(" (default system message: \"{}\")",
-                                                                detected->default_system));
-    else
-      fmt::print("chat template  not recognised ({} characters); chat input needs --chat-template NAME\n",
-                 template_text->size());
+    return;
   }
+  const Tokenizer& tokenizer = files.tokenizer();
+  const SpecialTokens& s = tokenizer.special();
+  const std::string bos = s.bos ? tokenizer.piece(*s.bos) : "";
+  const std::string eos = s.eos ? tokenizer.piece(*s.eos) : "";
+  const std::optional<ChatTemplate> detected = detect_chat_template(*template_text, bos, eos);
+  if (detected)
+    fmt::print("chat template  {}{}\n", chat_template_name(detected->kind),
+               detected->default_system.empty() ? ""
+                                                : fmt::format(" (default system message: \"{}\")",
+                                                              detected->default_system));
+  else
+    fmt::print("chat template  not recognised ({} characters); chat input needs --chat-template NAME\n",
+               template_text->size());
+}
 
-  // What the CUDA backend allocates for the weights, whatever the file's types: every
-  // matrix in --dtype, norms and biases in float32, groups 256-byte aligned.
+// What the CUDA backend allocates for the weights, whatever the file's types: every
+// matrix in --dtype, norms and biases in float32, groups 256-byte aligned.
+void print_gpu_weights(const ModelConfig& c) {
   fmt::print("GPU weights    as the CUDA backend lays them out (matrices in --dtype, norms and biases float32)\n");
   fmt::print("  {:>10}  {:>14}  {:>10}\n", "--dtype", "bytes", "");
   for (const WeightDtype dtype : {WeightDtype::kBFloat16, WeightDtype::kFloat16, WeightDtype::kFloat32}) {
     const DeviceWeightLayout layout(c, dtype);
     fmt::print("  {:>10}  {:>14}  {:>10}\n", weight_dtype_name(dtype), layout.bytes(), format_bytes(layout.bytes()));
   }
+}
+
+// The KV cache's bytes per token, and per block for the usual block sizes.
+void print_kv_cache(const ModelConfig& c) {
   fmt::print("KV cache       {} bytes per token in fp32, {} in fp16/bf16 (2 x {} layers x {} KV heads x {} dims)\n",
              c.kv_bytes_per_token(4), c.kv_bytes_per_token(2), c.num_layers, c.num_kv_heads, c.head_dim);
   fmt::print("  {:>10}  {:>16}  {:>16}\n", "block size", "fp32 bytes/block", "fp16 bytes/block");
   for (std::size_t block_size : {8, 16, 32, 64})
     fmt::print("  {:>10}  {:>16}  {:>16}\n", block_size, block_size * c.kv_bytes_per_token(4),
                block_size * c.kv_bytes_per_token(2));
+}
+
+int run_inspect(const InspectOptions& options) {
+  const ModelFiles files(resolve_model_path(options.model));
+  print_architecture(files);
+  print_block_extras(files.config());
+  print_tensors(files, options.list_tensors);
+  print_vocabulary(files);
+  print_chat_template(files);
+  print_gpu_weights(files.config());
+  print_kv_cache(files.config());
   return kExitOk;
 }
 

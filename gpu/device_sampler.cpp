@@ -29,7 +29,17 @@ void DeviceSampler::enqueue(const float* logits, int32_t num_logits_rows, int32_
            vocab, sampling::kMaxVocabSize);
   PG_CHECK(num_pending_ < kSlots, "a third step sampled before the first was collected");
   Slot& slot = slots_[next_slot_];
-  const auto num_rows = static_cast<int32_t>(sampling.rows.size());
+  const std::vector<DeviceSamplingRow> rows = gather_rows(num_logits_rows, vocab, sampling, slot);
+  if (slot.copied == nullptr) CUDA_CHECK(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming));
+  slot.num_rows = static_cast<int32_t>(sampling.rows.size());
+  if (slot.num_rows > 0) launch_step(logits, vocab, rows, slot, stream);
+  CUDA_CHECK(cudaEventRecord(slot.copied, stream));
+  next_slot_ = (next_slot_ + 1) % kSlots;
+  ++num_pending_;
+}
+
+std::vector<DeviceSamplingRow> DeviceSampler::gather_rows(int32_t num_logits_rows, int32_t vocab,
+                                                          const SamplingBatch& sampling, Slot& slot) {
   std::vector<DeviceSamplingRow> rows;
   rows.reserve(sampling.rows.size());
   masked_.clear();
@@ -44,17 +54,7 @@ void DeviceSampler::enqueue(const float* logits, int32_t num_logits_rows, int32_
     if (params.logprobs)
       slot.logprob_rows.push_back(
           DeviceLogprobRow{row.logits_row, static_cast<int32_t>(rows.size()), std::min(*params.logprobs, vocab), 0});
-    int32_t penalized_row = -1;
-    if (params.has_penalties()) {
-      find_penalized_tokens(params, row.tokens, row.num_generated, static_cast<std::size_t>(vocab), row_penalties_,
-                            scratch_ids_);
-      penalized_row = static_cast<int32_t>(penalty_rows_.size());
-      penalty_rows_.push_back(DevicePenaltyRow{penalties_of(params), row.logits_row,
-                                               static_cast<int32_t>(penalty_tokens_.size()),
-                                               static_cast<int32_t>(row_penalties_.size()), 0});
-      for (const TokenPenalty& t : row_penalties_)
-        penalty_tokens_.push_back(DeviceTokenPenalty{t.bias, t.id, t.num_times_generated, t.in_sequence ? 1 : 0, 0});
-    }
+    const int32_t penalized_row = params.has_penalties() ? add_penalty_row(row, vocab) : -1;
     masked_ids(params, row.num_generated, sampling.end_of_generation, static_cast<std::size_t>(vocab), row_masked_);
     const std::optional<int32_t> mask_row = mask_pack_.add(row.allowed_tokens);
     rows.push_back(DeviceSamplingRow{
@@ -63,60 +63,81 @@ void DeviceSampler::enqueue(const float* logits, int32_t num_logits_rows, int32_
         mask_row.value_or(-1), 0});
     masked_.insert(masked_.end(), row_masked_.begin(), row_masked_.end());
   }
-  if (slot.copied == nullptr) CUDA_CHECK(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming));
-  slot.num_rows = num_rows;
-  if (num_rows > 0) {
-    ArrayPack pack;
-    const std::size_t at_rows = pack.add(std::span<const DeviceSamplingRow>(rows));
-    const std::size_t at_masked = pack.add(std::span<const TokenId>(masked_));
-    const std::size_t at_allowed = pack.add(mask_pack_.words());
-    const std::size_t at_penalty_rows = pack.add(std::span<const DevicePenaltyRow>(penalty_rows_));
-    const std::size_t at_penalty_tokens = pack.add(std::span<const DeviceTokenPenalty>(penalty_tokens_));
-    const std::size_t at_logprob_rows = pack.add(std::span<const DeviceLogprobRow>(slot.logprob_rows));
-    std::byte* device_inputs = inputs_.upload(pack, stream);
-    const std::size_t penalized_bytes = penalty_rows_.size() * static_cast<std::size_t>(vocab) * sizeof(float);
-    // The penalized rows are read only by this step's kernels, queued in stream order, so
-    // the buffer is reused by the next step; cudaFree waits for work still reading it.
-    if (penalized_bytes > penalized_.bytes()) penalized_ = DeviceBuffer(std::max(penalized_bytes, penalized_.bytes() * 2));
-    launch_penalize(PenaltyArgs{logits, reinterpret_cast<const DevicePenaltyRow*>(device_inputs + at_penalty_rows),
-                                reinterpret_cast<const DeviceTokenPenalty*>(device_inputs + at_penalty_tokens),
-                                penalized_.as<float>(), static_cast<int32_t>(penalty_rows_.size()), vocab},
-                    stream);
-    const std::size_t token_bytes = sampling.rows.size() * sizeof(int32_t);
-    const std::size_t num_logprob_rows = slot.logprob_rows.size();
-    const std::size_t logprob_bytes = num_logprob_rows * (1 + kMaxTopLogprobs) * sizeof(float);
-    const std::size_t logprob_out_bytes = logprob_bytes + num_logprob_rows * kMaxTopLogprobs * sizeof(int32_t);
-    // This slot's last ids were collected; the stream may still read them (a overlap_tokens
-    // token of the step after them), so a new buffer waits for it.
-    if (token_bytes > slot.tokens.bytes() || logprob_out_bytes > slot.logprob_out.bytes()) {
-      CUDA_CHECK(cudaStreamSynchronize(stream));
-      if (token_bytes > slot.tokens.bytes()) slot.tokens = DeviceBuffer(std::max(token_bytes, slot.tokens.bytes() * 2));
-      if (logprob_out_bytes > slot.logprob_out.bytes())
-        slot.logprob_out = DeviceBuffer(std::max(logprob_out_bytes, slot.logprob_out.bytes() * 2));
-    }
-    launch_sample(SamplingArgs{logits, penalized_.as<float>(),
-                               reinterpret_cast<const DeviceSamplingRow*>(device_inputs + at_rows),
-                               reinterpret_cast<const int32_t*>(device_inputs + at_masked),
-                               reinterpret_cast<const uint32_t*>(device_inputs + at_allowed),
-                               static_cast<int32_t>(mask_pack_.words_per_row()), slot.tokens.as<int32_t>(), num_rows,
-                               vocab},
+  return rows;
+}
+
+int32_t DeviceSampler::add_penalty_row(const SamplingRow& row, int32_t vocab) {
+  const SamplingParams& params = *row.params;
+  find_penalized_tokens(params, row.tokens, row.num_generated, static_cast<std::size_t>(vocab), row_penalties_,
+                        scratch_ids_);
+  const auto penalized_row = static_cast<int32_t>(penalty_rows_.size());
+  penalty_rows_.push_back(DevicePenaltyRow{penalties_of(params), row.logits_row,
+                                           static_cast<int32_t>(penalty_tokens_.size()),
+                                           static_cast<int32_t>(row_penalties_.size()), 0});
+  for (const TokenPenalty& t : row_penalties_)
+    penalty_tokens_.push_back(DeviceTokenPenalty{t.bias, t.id, t.num_times_generated, t.in_sequence ? 1 : 0, 0});
+  return penalized_row;
+}
+
+void DeviceSampler::launch_step(const float* logits, int32_t vocab, std::span<const DeviceSamplingRow> rows,
+                                Slot& slot, cudaStream_t stream) {
+  const StepInputs inputs = upload_inputs(rows, slot, stream);
+  const std::size_t penalized_bytes = penalty_rows_.size() * static_cast<std::size_t>(vocab) * sizeof(float);
+  // The penalized rows are read only by this step's kernels, queued in stream order, so
+  // the buffer is reused by the next step; cudaFree waits for work still reading it.
+  if (penalized_bytes > penalized_.bytes()) penalized_ = DeviceBuffer(std::max(penalized_bytes, penalized_.bytes() * 2));
+  launch_penalize(PenaltyArgs{logits, inputs.penalty_rows, inputs.penalty_tokens, penalized_.as<float>(),
+                              static_cast<int32_t>(penalty_rows_.size()), vocab},
                   stream);
-    // Log probabilities from the raw logits, after the tokens are known: per row the
-    // token's value and the top k's, then their ids, back to the host with the ids.
-    launch_logprobs(LogprobArgs{logits, reinterpret_cast<const DeviceLogprobRow*>(device_inputs + at_logprob_rows),
-                                slot.tokens.as<int32_t>(), slot.logprob_out.as<float>(),
-                                reinterpret_cast<int32_t*>(slot.logprob_out.as<std::byte>() + logprob_bytes),
-                                static_cast<int32_t>(num_logprob_rows), vocab},
-                    stream);
-    std::byte* host = slot.host_tokens.reserve(token_bytes + logprob_out_bytes);
-    CUDA_CHECK(cudaMemcpyAsync(host, slot.tokens.data(), token_bytes, cudaMemcpyDeviceToHost, stream));
-    if (logprob_out_bytes > 0)
-      CUDA_CHECK(cudaMemcpyAsync(host + token_bytes, slot.logprob_out.data(), logprob_out_bytes,
-                                 cudaMemcpyDeviceToHost, stream));
-  }
-  CUDA_CHECK(cudaEventRecord(slot.copied, stream));
-  next_slot_ = (next_slot_ + 1) % kSlots;
-  ++num_pending_;
+  const std::size_t token_bytes = rows.size() * sizeof(int32_t);
+  const std::size_t num_logprob_rows = slot.logprob_rows.size();
+  const std::size_t logprob_bytes = num_logprob_rows * (1 + kMaxTopLogprobs) * sizeof(float);
+  const std::size_t logprob_out_bytes = logprob_bytes + num_logprob_rows * kMaxTopLogprobs * sizeof(int32_t);
+  grow_results(slot, token_bytes, logprob_out_bytes, stream);
+  launch_sample(SamplingArgs{logits, penalized_.as<float>(), inputs.rows, inputs.masked, inputs.allowed,
+                             static_cast<int32_t>(mask_pack_.words_per_row()), slot.tokens.as<int32_t>(),
+                             static_cast<int32_t>(rows.size()), vocab},
+                stream);
+  // Log probabilities from the raw logits, after the tokens are known: per row the
+  // token's value and the top k's, then their ids, back to the host with the ids.
+  launch_logprobs(LogprobArgs{logits, inputs.logprob_rows, slot.tokens.as<int32_t>(), slot.logprob_out.as<float>(),
+                              reinterpret_cast<int32_t*>(slot.logprob_out.as<std::byte>() + logprob_bytes),
+                              static_cast<int32_t>(num_logprob_rows), vocab},
+                  stream);
+  std::byte* host = slot.host_tokens.reserve(token_bytes + logprob_out_bytes);
+  CUDA_CHECK(cudaMemcpyAsync(host, slot.tokens.data(), token_bytes, cudaMemcpyDeviceToHost, stream));
+  if (logprob_out_bytes > 0)
+    CUDA_CHECK(cudaMemcpyAsync(host + token_bytes, slot.logprob_out.data(), logprob_out_bytes,
+                               cudaMemcpyDeviceToHost, stream));
+}
+
+DeviceSampler::StepInputs DeviceSampler::upload_inputs(std::span<const DeviceSamplingRow> rows, const Slot& slot,
+                                                       cudaStream_t stream) {
+  ArrayPack pack;
+  const std::size_t at_rows = pack.add(rows);
+  const std::size_t at_masked = pack.add(std::span<const TokenId>(masked_));
+  const std::size_t at_allowed = pack.add(mask_pack_.words());
+  const std::size_t at_penalty_rows = pack.add(std::span<const DevicePenaltyRow>(penalty_rows_));
+  const std::size_t at_penalty_tokens = pack.add(std::span<const DeviceTokenPenalty>(penalty_tokens_));
+  const std::size_t at_logprob_rows = pack.add(std::span<const DeviceLogprobRow>(slot.logprob_rows));
+  std::byte* device_inputs = inputs_.upload(pack, stream);
+  return StepInputs{reinterpret_cast<const DeviceSamplingRow*>(device_inputs + at_rows),
+                    reinterpret_cast<const int32_t*>(device_inputs + at_masked),
+                    reinterpret_cast<const uint32_t*>(device_inputs + at_allowed),
+                    reinterpret_cast<const DevicePenaltyRow*>(device_inputs + at_penalty_rows),
+                    reinterpret_cast<const DeviceTokenPenalty*>(device_inputs + at_penalty_tokens),
+                    reinterpret_cast<const DeviceLogprobRow*>(device_inputs + at_logprob_rows)};
+}
+
+void DeviceSampler::grow_results(Slot& slot, std::size_t token_bytes, std::size_t logprob_out_bytes,
+                                 cudaStream_t stream) {
+  if (token_bytes <= slot.tokens.bytes() && logprob_out_bytes <= slot.logprob_out.bytes()) return;
+  // This slot's last ids were collected; the stream may still read them (a overlap_tokens
+  // token of the step after them), so a new buffer waits for it.
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (token_bytes > slot.tokens.bytes()) slot.tokens = DeviceBuffer(std::max(token_bytes, slot.tokens.bytes() * 2));
+  if (logprob_out_bytes > slot.logprob_out.bytes())
+    slot.logprob_out = DeviceBuffer(std::max(logprob_out_bytes, slot.logprob_out.bytes() * 2));
 }
 
 const int32_t* DeviceSampler::last_device_tokens() const {

@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "device_buffer.h"
@@ -20,6 +21,7 @@
 #include "sample/penalties.h"
 #include "sample/sampling_batch.h"
 #include "sample/token_mask_pack.h"
+#include "sampling_kernels.h"
 #include "staged_upload.h"
 
 namespace pagedgen::gpu {
@@ -62,6 +64,30 @@ class DeviceSampler {
     int32_t num_rows = 0;
   };
   static constexpr int kSlots = 2;
+
+  // Where one step's inputs sit on the device after their upload.
+  struct StepInputs {
+    const DeviceSamplingRow* rows;
+    const int32_t* masked;                      // the rows' masked ids, back to back
+    const uint32_t* allowed;                    // the grammar masks' words
+    const DevicePenaltyRow* penalty_rows;
+    const DeviceTokenPenalty* penalty_tokens;
+    const DeviceLogprobRow* logprob_rows;
+  };
+
+  // The device form of `sampling`'s rows; their masked ids, grammar masks, penalties and
+  // log probability rows (into `slot`) gathered for the upload.
+  std::vector<DeviceSamplingRow> gather_rows(int32_t num_logits_rows, int32_t vocab, const SamplingBatch& sampling,
+                                             Slot& slot);
+  // `row`'s penalized tokens appended to the penalty rows; returns its penalty row.
+  int32_t add_penalty_row(const SamplingRow& row, int32_t vocab);
+  // Queues one step on `stream`: the inputs' upload, the penalties, the sampling, the log
+  // probabilities and the copy of the results to `slot`'s pinned memory.
+  void launch_step(const float* logits, int32_t vocab, std::span<const DeviceSamplingRow> rows, Slot& slot,
+                   cudaStream_t stream);
+  StepInputs upload_inputs(std::span<const DeviceSamplingRow> rows, const Slot& slot, cudaStream_t stream);
+  // `slot`'s result buffers made large enough for this step's ids and log probabilities.
+  void grow_results(Slot& slot, std::size_t token_bytes, std::size_t logprob_out_bytes, cudaStream_t stream);
 
   StagedUpload inputs_;               // rows, masked ids, masks, penalty rows, penalized tokens, logprob rows
   DeviceBuffer penalized_;            // (penalty rows, vocab) float32 rows after step 0

@@ -1,6 +1,5 @@
-// GGUF v2/v3 parsing: a bounds-checked little-endian cursor over the mapping, the metadata
-// values (arrays nest up to kMaxArrayDepth), the tensor directory and its range checks, and
-// the memory budget that bounds what the parsed metadata takes by the file's size.
+// GGUF v2/v3 parsing: the header, the metadata values (arrays nest up to kMaxArrayDepth),
+// the tensor directory and its range checks, all read through gguf_cursor.h's bounded reads.
 // Layout: magic "GGUF" | u32 version | u64 tensor_count | u64 kv_count | kv pairs |
 //         tensor infos | padding to `general.alignment` | tensor data.
 #include "model/gguf.h"
@@ -11,10 +10,16 @@
 #include <cstring>
 #include <limits>
 
+#include "model/gguf_cursor.h"
 #include "util/error.h"
 
 namespace pagedgen {
 namespace {
+
+using gguf::Cursor;
+using gguf::Field;
+using gguf::MemoryBudget;
+using gguf::string_heap_bytes;
 
 constexpr uint32_t kMaxArrayDepth = 4;  // an array of arrays of ... nests at most this deep
 constexpr uint32_t kMaxDims = 4;        // GGML_MAX_DIMS
@@ -50,103 +55,6 @@ uint64_t min_encoded_size(GgufValueType type) {
   }
   return 1;
 }
-
-// Names a field for error messages without formatting anything until a read fails:
-// {"the value of key", "general.name"} reads "the value of key 'general.name'".
-struct Field {
-  const char* what;
-  std::string_view name = {};
-};
-
-std::string describe(const Field& field) {
-  if (field.name.data() == nullptr) return field.what;
-  return fmt::format("{} '{}'", field.what, field.name);
-}
-
-// Parsed metadata and the tensor directory take more memory than their bytes in the file (a
-// uint8 array element: 1 byte there, one GgufValue here). They may take the file's size plus
-// this much, so that a crafted file cannot make the reader allocate many times its size;
-// real files, whose metadata is a few MB beside GBs of weights, never come close.
-constexpr uint64_t kMetadataMemorySlackBytes = uint64_t{128} << 20;
-
-// Bytes a string of `length` takes beyond its std::string (libstdc++ keeps 15 inline).
-uint64_t string_heap_bytes(uint64_t length) { return length > 15 ? length + 1 : 0; }
-
-// Counts what the parsed metadata and tensor directory hold in memory, and refuses the file
-// before an allocation would take the total past `limit`.
-class MemoryBudget {
- public:
-  MemoryBudget(uint64_t file_bytes, const std::filesystem::path& path)
-      : limit_(file_bytes + kMetadataMemorySlackBytes), path_(path) {}
-
-  // `count` objects of `bytes_each` bytes, for `field` at byte `at` of the file.
-  void charge(uint64_t count, uint64_t bytes_each, const Field& field, uint64_t at) {
-    const uint64_t left = limit_ - used_;
-    if (bytes_each != 0 && count > left / bytes_each) {
-      fail("{}: {} at byte {} would take the parsed metadata past {} bytes of memory (the file's size "
-           "plus {} MiB); the file is corrupt or crafted", path_.string(), describe(field), at, limit_,
-           kMetadataMemorySlackBytes >> 20);
-    }
-    used_ += count * bytes_each;
-  }
-
- private:
-  uint64_t limit_;
-  uint64_t used_ = 0;
-  const std::filesystem::path& path_;
-};
-
-// Reads little-endian fields from the mapping; every read checks the bytes left first.
-class Cursor {
- public:
-  Cursor(std::span<const std::byte> bytes, const std::filesystem::path& path)
-      : bytes_(bytes), path_(path) {}
-
-  uint64_t offset() const { return offset_; }
-  uint64_t remaining() const { return bytes_.size() - offset_; }
-
-  template <typename T>
-  T read(const Field& field) {
-    need(sizeof(T), field);
-    uint64_t value = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) {
-      value |= static_cast<uint64_t>(bytes_[offset_ + i]) << (8 * i);
-    }
-    offset_ += sizeof(T);
-    if constexpr (std::is_same_v<T, float>) {
-      return std::bit_cast<float>(static_cast<uint32_t>(value));
-    } else if constexpr (std::is_same_v<T, double>) {
-      return std::bit_cast<double>(value);
-    } else {
-      return static_cast<T>(value);
-    }
-  }
-
-  std::string read_string(const Field& field) {
-    const auto length = read<uint64_t>(field);
-    if (length > remaining()) {
-      fail("{}: string length {} of {} at byte {} exceeds the {} bytes left in the file; the "
-           "file is truncated or corrupt", path_.string(), length, describe(field), offset_ - 8,
-           remaining());
-    }
-    std::string text(reinterpret_cast<const char*>(bytes_.data() + offset_), length);
-    offset_ += length;
-    return text;
-  }
-
- private:
-  void need(uint64_t num_bytes, const Field& field) const {
-    if (num_bytes > remaining()) {
-      fail("{}: truncated at byte {} reading {} ({} bytes needed, {} left); the file is "
-           "incomplete, fetch it again", path_.string(), offset_, describe(field), num_bytes,
-           remaining());
-    }
-  }
-
-  std::span<const std::byte> bytes_;
-  const std::filesystem::path& path_;
-  uint64_t offset_ = 0;
-};
 
 GgufValueType read_value_type(Cursor& cursor, const std::filesystem::path& path,
                               const Field& field) {
@@ -219,145 +127,203 @@ uint64_t checked_add(uint64_t a, uint64_t b, bool& overflow) {
   return a + b;
 }
 
+// A metadata pair: its entry in metadata_ and its node in metadata_index_ (about 64 bytes
+// beside the key); a tensor: its GgufTensorInfo, dims and index node likewise.
+constexpr uint64_t kIndexNodeBytes = 64 + sizeof(std::string);
+
+// The file starts with "GGUF"; anything else is refused with the bytes it starts with.
+void check_magic(std::span<const std::byte> bytes, const std::filesystem::path& path) {
+  if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) return;
+  std::string magic;
+  for (std::size_t i = 0; i < std::min<std::size_t>(4, bytes.size()); ++i) {
+    magic += fmt::format("{}{:02x}", i == 0 ? "" : " ", static_cast<unsigned>(bytes[i]));
+  }
+  fail("{}: not a GGUF file (magic {}, expected 47 47 55 46 \"GGUF\"); pass a .gguf model "
+       "file", path.string(), bytes.empty() ? "missing: the file is empty" : magic);
+}
+
+// Versions 2 and 3 are read; a 2 or 3 with its bytes swapped is a big-endian file.
+void check_version(uint32_t version, const std::filesystem::path& path) {
+  if (version == 2 || version == 3) return;
+  const uint32_t swapped = (version >> 24) | ((version >> 8) & 0xff00u) | ((version << 8) & 0xff0000u) |
+                           (version << 24);
+  if (swapped == 2 || swapped == 3) {
+    fail("{}: big-endian GGUF (version {}) is not supported; use a little-endian file",
+         path.string(), swapped);
+  }
+  fail("{}: unsupported GGUF version {} (pagedgen reads versions 2 and 3){}", path.string(), version,
+       version == 1 ? "; convert the file with a current llama.cpp" : "");
+}
+
+// Each pair takes at least 13 bytes (key length, value type, a 1-byte value) and each
+// tensor info at least 24: refuse absurd counts before reserving for them.
+void check_counts(uint64_t kv_count, uint64_t tensor_count, uint64_t bytes_left, uint64_t file_bytes,
+                  const std::filesystem::path& path) {
+  if (kv_count > bytes_left / 13) {
+    fail("{}: header claims {} metadata keys, more than the {}-byte file can hold; the file "
+         "is truncated or corrupt", path.string(), kv_count, file_bytes);
+  }
+  if (tensor_count > bytes_left / 24) {
+    fail("{}: header claims {} tensors, more than the {}-byte file can hold; the file is "
+         "truncated or corrupt", path.string(), tensor_count, file_bytes);
+  }
+}
+
+// One metadata pair: the key, its value type and the value.
+std::pair<std::string, GgufValue> read_metadata_pair(Cursor& cursor, const std::filesystem::path& path,
+                                                     MemoryBudget& budget) {
+  const uint64_t key_at = cursor.offset();
+  std::string key = cursor.read_string({"a metadata key"});
+  budget.charge(2, string_heap_bytes(key.size()), {"a metadata key"}, key_at);  // in metadata_ and the index
+  const std::string shown = printable(key);
+  const GgufValueType type = read_value_type(cursor, path, {"the type of key", shown});
+  GgufValue value = read_value(cursor, path, type, shown, 0, budget);
+  return {std::move(key), std::move(value)};
+}
+
+// The dimensions of tensor `shown` (its info at byte `info_at`) into `info`, with their
+// product, refused when there are too many or they multiply past 2^63 elements.
+void read_tensor_dims(Cursor& cursor, const std::filesystem::path& path, const std::string& shown,
+                      uint64_t info_at, MemoryBudget& budget, GgufTensorInfo& info) {
+  const auto n_dims = cursor.read<uint32_t>({"the n_dims of tensor", shown});
+  if (n_dims > kMaxDims) {
+    fail("{}: tensor '{}' has {} dimensions (at most {} allowed); the file is corrupt",
+         path.string(), shown, n_dims, kMaxDims);
+  }
+  budget.charge(n_dims, sizeof(uint64_t), {"the dimensions of tensor", shown}, info_at);
+  info.dims.resize(n_dims);
+  uint64_t num_elements = 1;
+  bool overflow = false;
+  for (uint32_t d = 0; d < n_dims; ++d) {
+    info.dims[d] = cursor.read<uint64_t>({"a dimension of tensor", shown});
+    if (info.dims[d] != 0 &&
+        num_elements > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / info.dims[d]) {
+      overflow = true;
+    }
+    num_elements *= info.dims[d];
+  }
+  if (overflow) {
+    fail("{}: tensor '{}' dimensions {} multiply past 2^63 elements; the file is corrupt",
+         path.string(), shown, fmt::join(info.dims, " x "));
+  }
+  info.num_elements = num_elements;
+}
+
+// The ggml type of tensor `shown` into `info`, and the bytes its elements take in it: the
+// type must be known and its rows whole blocks.
+void read_tensor_type(Cursor& cursor, const std::filesystem::path& path, const std::string& shown,
+                      GgufTensorInfo& info) {
+  info.raw_type = cursor.read<uint32_t>({"the type of tensor", shown});
+  const std::optional<GgmlTypeLayout> layout = ggml_type_layout(info.raw_type);
+  if (!layout) {
+    fail("{}: tensor '{}' has unknown ggml type number {}; the file is corrupt or needs a "
+         "newer pagedgen", path.string(), shown, info.raw_type);
+  }
+  const uint64_t row_elements = info.dims.empty() ? 1 : info.dims[0];
+  if (row_elements % layout->block_elements != 0) {
+    fail("{}: tensor '{}' rows of {} elements are not a multiple of the {} block size {}; "
+         "the file is corrupt", path.string(), shown, row_elements, ggml_type_name(info.raw_type),
+         layout->block_elements);
+  }
+  const uint64_t num_blocks = info.num_elements / layout->block_elements;
+  if (num_blocks > std::numeric_limits<uint64_t>::max() / layout->block_bytes) {
+    fail("{}: tensor '{}' has {} elements of {}, more bytes than 2^64; the file is corrupt",
+         path.string(), shown, info.num_elements, ggml_type_name(info.raw_type));
+  }
+  info.num_bytes = num_blocks * layout->block_bytes;
+}
+
+// One tensor info: name, dimensions, type and data offset (a multiple of `alignment`).
+GgufTensorInfo read_tensor_info(Cursor& cursor, const std::filesystem::path& path, uint64_t alignment,
+                                MemoryBudget& budget) {
+  GgufTensorInfo info;
+  const uint64_t info_at = cursor.offset();
+  info.name = cursor.read_string({"a tensor name"});
+  budget.charge(2, string_heap_bytes(info.name.size()), {"a tensor name"}, info_at);
+  const std::string shown = printable(info.name);
+  read_tensor_dims(cursor, path, shown, info_at, budget, info);
+  read_tensor_type(cursor, path, shown, info);
+  const uint64_t offset_at = cursor.offset();
+  info.offset = cursor.read<uint64_t>({"the data offset of tensor", shown});
+  if (info.offset % alignment != 0) {
+    fail("{}: tensor '{}' data offset {} (field at byte {}) is not a multiple of the "
+         "alignment {}; the file is corrupt", path.string(), shown, info.offset, offset_at, alignment);
+  }
+  return info;
+}
+
+// The data section starts at the first multiple of `alignment` after the tensor directory.
+uint64_t data_section_offset(uint64_t directory_end, uint64_t alignment, const std::filesystem::path& path) {
+  bool overflow = false;
+  const uint64_t padded = checked_add(directory_end, alignment - 1, overflow);
+  if (overflow) fail("{}: alignment {} is too large for the file", path.string(), alignment);
+  return padded & ~(alignment - 1);
+}
+
+// Every tensor's bytes lie inside the file, so tensor_data() never reads past it.
+void check_tensor_ranges(const std::vector<GgufTensorInfo>& tensors, uint64_t data_offset, uint64_t file_bytes,
+                         const std::filesystem::path& path) {
+  for (const GgufTensorInfo& info : tensors) {
+    bool overflow = false;
+    const uint64_t begin = checked_add(data_offset, info.offset, overflow);
+    const uint64_t end = checked_add(begin, info.num_bytes, overflow);
+    if (overflow || end > file_bytes) {
+      fail("{}: tensor '{}' data (offset {} + {} bytes from the data section at byte {}) runs "
+           "past the end of the {}-byte file; the file is truncated or corrupt", path.string(),
+           printable(info.name), info.offset, info.num_bytes, data_offset, file_bytes);
+    }
+  }
+}
+
 }  // namespace
 
 GgufFile::GgufFile(const std::filesystem::path& path) : file_(path) {
   const std::span<const std::byte> bytes = file_.bytes();
-  const std::string where = path.string();
-  if (bytes.size() < 4 || std::memcmp(bytes.data(), "GGUF", 4) != 0) {
-    std::string magic;
-    for (std::size_t i = 0; i < std::min<std::size_t>(4, bytes.size()); ++i) {
-      magic += fmt::format("{}{:02x}", i == 0 ? "" : " ", static_cast<unsigned>(bytes[i]));
-    }
-    fail("{}: not a GGUF file (magic {}, expected 47 47 55 46 \"GGUF\"); pass a .gguf model "
-         "file", where, bytes.empty() ? "missing: the file is empty" : magic);
-  }
+  check_magic(bytes, path);
   Cursor cursor(bytes, path);
   cursor.read<uint32_t>({"the magic"});
   version_ = cursor.read<uint32_t>({"the GGUF version"});
-  if (version_ != 2 && version_ != 3) {
-    const uint32_t swapped = (version_ >> 24) | ((version_ >> 8) & 0xff00u) |
-                             ((version_ << 8) & 0xff0000u) | (version_ << 24);
-    if (swapped == 2 || swapped == 3) {
-      fail("{}: big-endian GGUF (version {}) is not supported; use a little-endian file",
-           where, swapped);
-    }
-    fail("{}: unsupported GGUF version {} (pagedgen reads versions 2 and 3){}", where, version_,
-         version_ == 1 ? "; convert the file with a current llama.cpp" : "");
-  }
+  check_version(version_, path);
   const auto tensor_count = cursor.read<uint64_t>({"the tensor count"});
   const auto kv_count = cursor.read<uint64_t>({"the metadata key count"});
-  // Each pair takes at least 13 bytes (key length, value type, a 1-byte value) and each
-  // tensor info at least 24: refuse absurd counts before reserving for them.
-  if (kv_count > cursor.remaining() / 13) {
-    fail("{}: header claims {} metadata keys, more than the {}-byte file can hold; the file "
-         "is truncated or corrupt", where, kv_count, bytes.size());
-  }
-  if (tensor_count > cursor.remaining() / 24) {
-    fail("{}: header claims {} tensors, more than the {}-byte file can hold; the file is "
-         "truncated or corrupt", where, tensor_count, bytes.size());
-  }
-
-  // A metadata pair: its entry in metadata_ and its node in metadata_index_ (about 64 bytes
-  // beside the key); a tensor: its GgufTensorInfo, dims and index node likewise.
-  constexpr uint64_t kIndexNodeBytes = 64 + sizeof(std::string);
+  check_counts(kv_count, tensor_count, cursor.remaining(), bytes.size(), path);
   MemoryBudget budget(bytes.size(), path);
+  read_metadata(cursor, budget, kv_count);
+  // Throws for a negative or non-integer value; zero and non-powers of two are refused here.
+  alignment_ = get_uint("general.alignment").value_or(kDefaultAlignment);
+  if (!std::has_single_bit(alignment_)) {
+    fail("{}: general.alignment must be a nonzero power of two, got {}", path.string(), alignment_);
+  }
+  read_tensor_directory(cursor, budget, tensor_count);
+  data_offset_ = data_section_offset(cursor.offset(), alignment_, path);
+  check_tensor_ranges(tensors_, data_offset_, bytes.size(), path);
+}
+
+void GgufFile::read_metadata(gguf::Cursor& cursor, gguf::MemoryBudget& budget, uint64_t kv_count) {
   budget.charge(kv_count, sizeof(metadata_[0]) + kIndexNodeBytes, {"the metadata key count"}, 16);
   metadata_.reserve(kv_count);
   for (uint64_t i = 0; i < kv_count; ++i) {
     const uint64_t key_at = cursor.offset();
-    std::string key = cursor.read_string({"a metadata key"});
-    budget.charge(2, string_heap_bytes(key.size()), {"a metadata key"}, key_at);  // in metadata_ and the index
-    const std::string shown = printable(key);
-    const GgufValueType type = read_value_type(cursor, path, {"the type of key", shown});
-    GgufValue value = read_value(cursor, path, type, shown, 0, budget);
+    auto [key, value] = read_metadata_pair(cursor, path(), budget);
     if (!metadata_index_.emplace(key, metadata_.size()).second) {
-      fail("{}: duplicate metadata key '{}' at byte {}; the file is corrupt", where, shown,
+      fail("{}: duplicate metadata key '{}' at byte {}; the file is corrupt", path().string(), printable(key),
            key_at);
     }
     metadata_.emplace_back(std::move(key), std::move(value));
   }
+}
 
-  // Throws for a negative or non-integer value; zero and non-powers of two are refused here.
-  alignment_ = get_uint("general.alignment").value_or(kDefaultAlignment);
-  if (!std::has_single_bit(alignment_)) {
-    fail("{}: general.alignment must be a nonzero power of two, got {}", where, alignment_);
-  }
-
+void GgufFile::read_tensor_directory(gguf::Cursor& cursor, gguf::MemoryBudget& budget, uint64_t tensor_count) {
   budget.charge(tensor_count, sizeof(GgufTensorInfo) + kIndexNodeBytes, {"the tensor count"}, 8);
   tensors_.reserve(tensor_count);
   for (uint64_t i = 0; i < tensor_count; ++i) {
-    GgufTensorInfo info;
     const uint64_t info_at = cursor.offset();
-    info.name = cursor.read_string({"a tensor name"});
-    budget.charge(2, string_heap_bytes(info.name.size()), {"a tensor name"}, info_at);
-    const std::string shown = printable(info.name);
-    const auto n_dims = cursor.read<uint32_t>({"the n_dims of tensor", shown});
-    if (n_dims > kMaxDims) {
-      fail("{}: tensor '{}' has {} dimensions (at most {} allowed); the file is corrupt",
-           where, shown, n_dims, kMaxDims);
-    }
-    budget.charge(n_dims, sizeof(uint64_t), {"the dimensions of tensor", shown}, info_at);
-    info.dims.resize(n_dims);
-    uint64_t num_elements = 1;
-    bool overflow = false;
-    for (uint32_t d = 0; d < n_dims; ++d) {
-      info.dims[d] = cursor.read<uint64_t>({"a dimension of tensor", shown});
-      if (info.dims[d] != 0 &&
-          num_elements > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / info.dims[d]) {
-        overflow = true;
-      }
-      num_elements *= info.dims[d];
-    }
-    if (overflow) {
-      fail("{}: tensor '{}' dimensions {} multiply past 2^63 elements; the file is corrupt",
-           where, shown, fmt::join(info.dims, " x "));
-    }
-    info.num_elements = num_elements;
-    info.raw_type = cursor.read<uint32_t>({"the type of tensor", shown});
-    const std::optional<GgmlTypeLayout> layout = ggml_type_layout(info.raw_type);
-    if (!layout) {
-      fail("{}: tensor '{}' has unknown ggml type number {}; the file is corrupt or needs a "
-           "newer pagedgen", where, shown, info.raw_type);
-    }
-    const uint64_t row_elements = n_dims == 0 ? 1 : info.dims[0];
-    if (row_elements % layout->block_elements != 0) {
-      fail("{}: tensor '{}' rows of {} elements are not a multiple of the {} block size {}; "
-           "the file is corrupt", where, shown, row_elements, ggml_type_name(info.raw_type),
-           layout->block_elements);
-    }
-    const uint64_t num_blocks = num_elements / layout->block_elements;
-    if (num_blocks > std::numeric_limits<uint64_t>::max() / layout->block_bytes) {
-      fail("{}: tensor '{}' has {} elements of {}, more bytes than 2^64; the file is corrupt",
-           where, shown, num_elements, ggml_type_name(info.raw_type));
-    }
-    info.num_bytes = num_blocks * layout->block_bytes;
-    const uint64_t offset_at = cursor.offset();
-    info.offset = cursor.read<uint64_t>({"the data offset of tensor", shown});
-    if (info.offset % alignment_ != 0) {
-      fail("{}: tensor '{}' data offset {} (field at byte {}) is not a multiple of the "
-           "alignment {}; the file is corrupt", where, shown, info.offset, offset_at, alignment_);
-    }
+    GgufTensorInfo info = read_tensor_info(cursor, path(), alignment_, budget);
     if (!tensor_index_.emplace(info.name, tensors_.size()).second) {
-      fail("{}: duplicate tensor name '{}' at byte {}; the file is corrupt", where, shown,
+      fail("{}: duplicate tensor name '{}' at byte {}; the file is corrupt", path().string(), printable(info.name),
            info_at);
     }
     tensors_.push_back(std::move(info));
-  }
-
-  bool overflow = false;
-  const uint64_t directory_end = cursor.offset();
-  const uint64_t padded = checked_add(directory_end, alignment_ - 1, overflow);
-  data_offset_ = padded & ~(alignment_ - 1);
-  if (overflow) fail("{}: alignment {} is too large for the file", where, alignment_);
-  for (const GgufTensorInfo& info : tensors_) {
-    const uint64_t begin = checked_add(data_offset_, info.offset, overflow);
-    const uint64_t end = checked_add(begin, info.num_bytes, overflow);
-    if (overflow || end > bytes.size()) {
-      fail("{}: tensor '{}' data (offset {} + {} bytes from the data section at byte {}) runs "
-           "past the end of the {}-byte file; the file is truncated or corrupt", where,
-           printable(info.name), info.offset, info.num_bytes, data_offset_, bytes.size());
-    }
   }
 }
 

@@ -20,6 +20,11 @@
 
 namespace pagedgen {
 
+namespace gguf {
+class Cursor;
+class MemoryBudget;
+}  // namespace gguf
+
 enum class GgufValueType : uint32_t {
   UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6,
   BOOL = 7, STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
@@ -78,6 +83,11 @@ class GgufFile {
   std::span<const std::byte> tensor_data(const GgufTensorInfo& tensor) const;
 
  private:
+  // The two sections after the header, in the file's order: the metadata pairs, then the
+  // tensor infos (whose offsets follow general.alignment, read from the metadata).
+  void read_metadata(gguf::Cursor& cursor, gguf::MemoryBudget& budget, uint64_t kv_count);
+  void read_tensor_directory(gguf::Cursor& cursor, gguf::MemoryBudget& budget, uint64_t tensor_count);
+
   MappedFile file_;
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;

@@ -138,6 +138,26 @@ bool is_plain_file_name(std::string_view name) {
          name.find('\0') == std::string_view::npos;
 }
 
+// The shard file a weight_map entry names for tensor `name`: a file beside the index.
+std::string_view shard_file_name(simdjson::dom::element value, const std::filesystem::path& index_path,
+                                 std::string_view name) {
+  std::string_view shard_name;
+  if (value.get_string().get(shard_name) != simdjson::SUCCESS || !is_plain_file_name(shard_name)) {
+    fail("{}: weight_map entry for tensor '{}' must be the file name of a shard in the same "
+         "directory", index_path.string(), name);
+  }
+  return shard_name;
+}
+
+// A shard's tensors, found by the names the index lists them under.
+using TensorsByName = std::map<std::string, SafetensorsTensor, std::less<>>;
+
+TensorsByName by_name(std::vector<SafetensorsTensor> tensors) {
+  TensorsByName found;
+  for (SafetensorsTensor& tensor : tensors) found.emplace(tensor.name, std::move(tensor));
+  return found;
+}
+
 }  // namespace
 
 SafetensorsModel::SafetensorsModel(const std::filesystem::path& path) {
@@ -150,48 +170,7 @@ SafetensorsModel::SafetensorsModel(const std::filesystem::path& path) {
     tensors_ = read_file_tensors(*files_.back());
   } else if (const std::filesystem::path index_path = path / "model.safetensors.index.json";
              std::filesystem::exists(index_path, ec)) {
-    const MappedFile index_file(index_path);
-    const std::string_view text(reinterpret_cast<const char*>(index_file.bytes().data()),
-                                index_file.bytes().size());
-    simdjson::dom::parser parser;
-    const simdjson::dom::element root = parse_json(parser, text, index_path, "the index");
-    simdjson::dom::object weight_map;
-    if (root["weight_map"].get_object().get(weight_map) != simdjson::SUCCESS) {
-      fail("{}: no \"weight_map\" object mapping tensor names to shard files",
-           index_path.string());
-    }
-    // Each shard is mapped and parsed once, however many tensors name it.
-    std::map<std::string, std::map<std::string, SafetensorsTensor, std::less<>>, std::less<>> shards;
-    for (const auto field : weight_map) {
-      const std::string_view name = field.key;
-      std::string_view shard_name;
-      if (field.value.get_string().get(shard_name) != simdjson::SUCCESS ||
-          !is_plain_file_name(shard_name)) {
-        fail("{}: weight_map entry for tensor '{}' must be the file name of a shard in the same "
-             "directory", index_path.string(), name);
-      }
-      auto shard = shards.find(shard_name);
-      if (shard == shards.end()) {
-        const std::filesystem::path shard_path = path / shard_name;
-        if (!std::filesystem::exists(shard_path, ec)) {
-          fail("{}: shard '{}' (holding tensor '{}') is missing from {}; download every shard",
-               index_path.string(), shard_name, name, path.string());
-        }
-        files_.push_back(std::make_unique<MappedFile>(shard_path));
-        std::map<std::string, SafetensorsTensor, std::less<>> by_name;
-        for (SafetensorsTensor& tensor : read_file_tensors(*files_.back())) {
-          by_name.emplace(tensor.name, std::move(tensor));
-        }
-        shard = shards.emplace(std::string(shard_name), std::move(by_name)).first;
-      }
-      const auto tensor = shard->second.find(name);
-      if (tensor == shard->second.end()) {
-        fail("{}: tensor '{}' is listed in the index but is not in its shard '{}'",
-             index_path.string(), name, shard_name);
-      }
-      tensors_.push_back(tensor->second);
-    }
-    if (tensors_.empty()) fail("{}: the weight_map lists no tensors", index_path.string());
+    read_sharded(path, index_path);
   } else {
     fail("{}: no model.safetensors or model.safetensors.index.json in this directory",
          path.string());
@@ -201,6 +180,43 @@ SafetensorsModel::SafetensorsModel(const std::filesystem::path& path) {
       fail("{}: tensor '{}' is listed twice", path.string(), tensors_[i].name);
     }
   }
+}
+
+void SafetensorsModel::read_sharded(const std::filesystem::path& dir, const std::filesystem::path& index_path) {
+  const MappedFile index_file(index_path);
+  const std::string_view text(reinterpret_cast<const char*>(index_file.bytes().data()),
+                              index_file.bytes().size());
+  simdjson::dom::parser parser;
+  const simdjson::dom::element root = parse_json(parser, text, index_path, "the index");
+  simdjson::dom::object weight_map;
+  if (root["weight_map"].get_object().get(weight_map) != simdjson::SUCCESS) {
+    fail("{}: no \"weight_map\" object mapping tensor names to shard files",
+         index_path.string());
+  }
+  // Each shard is mapped and parsed once, however many tensors name it.
+  std::map<std::string, TensorsByName, std::less<>> shards;
+  for (const auto field : weight_map) {
+    const std::string_view name = field.key;
+    const std::string_view shard_name = shard_file_name(field.value, index_path, name);
+    auto shard = shards.find(shard_name);
+    if (shard == shards.end()) {
+      const std::filesystem::path shard_path = dir / shard_name;
+      std::error_code ec;
+      if (!std::filesystem::exists(shard_path, ec)) {
+        fail("{}: shard '{}' (holding tensor '{}') is missing from {}; download every shard",
+             index_path.string(), shard_name, name, dir.string());
+      }
+      files_.push_back(std::make_unique<MappedFile>(shard_path));
+      shard = shards.emplace(std::string(shard_name), by_name(read_file_tensors(*files_.back()))).first;
+    }
+    const auto tensor = shard->second.find(name);
+    if (tensor == shard->second.end()) {
+      fail("{}: tensor '{}' is listed in the index but is not in its shard '{}'",
+           index_path.string(), name, shard_name);
+    }
+    tensors_.push_back(tensor->second);
+  }
+  if (tensors_.empty()) fail("{}: the weight_map lists no tensors", index_path.string());
 }
 
 const SafetensorsTensor* SafetensorsModel::find(std::string_view name) const {

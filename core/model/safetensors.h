@@ -34,6 +34,10 @@ class SafetensorsModel {
   const SafetensorsTensor* find(std::string_view name) const;
 
  private:
+  // The tensors model.safetensors.index.json (at `index_path` in `dir`) lists, in its order,
+  // each found in the shard the index names for it.
+  void read_sharded(const std::filesystem::path& dir, const std::filesystem::path& index_path);
+
   std::vector<std::unique_ptr<MappedFile>> files_;
   std::vector<SafetensorsTensor> tensors_;
   std::map<std::string, std::size_t, std::less<>> index_;  // name -> index into tensors_

@@ -152,26 +152,32 @@ std::optional<std::string> template_prefix_token(element processor, const JsonFi
   return std::nullopt;
 }
 
-std::unique_ptr<Tokenizer> load_hf_bpe(const fs::path& dir, const HfTokenizerConfig& config,
-                                       std::vector<TokenId> end_ids) {
-  const JsonFile file = load_json(dir / "tokenizer.json");
-  const std::string source = file.path.string();
+// tokenizer.json's "model", which must be a BPE model.
+element bpe_model(const JsonFile& file) {
   const auto model = member(file.root, "model");
-  if (!model) fail("{}: no \"model\"; this is not an HF tokenizer.json", source);
+  if (!model) fail("{}: no \"model\"; this is not an HF tokenizer.json", file.path.string());
   if (const auto type = member(*model, "type"); type && as_string(*type, file, "model.type") != "BPE") {
-    fail("{}: model.type '{}' is not supported (supported: BPE)", source, as_string(*type, file, "model.type"));
+    fail("{}: model.type '{}' is not supported (supported: BPE)", file.path.string(),
+         as_string(*type, file, "model.type"));
   }
+  return *model;
+}
 
-  if (const auto normalizer = member(file.root, "normalizer")) {
-    // NFC is accepted without being applied: prompts are almost always NFC already.
-    const auto type = member(*normalizer, "type");
-    const std::string_view name = type ? as_string(*type, file, "normalizer.type") : "";
-    if (name != "NFC") {
-      fail("{}: normalizer '{}' is not supported (only none or NFC); this tokenizer needs its "
-           "tokenizer.model or a GGUF conversion", source, name);
-    }
+// No normalizer, or NFC, which is accepted without being applied: prompts are almost
+// always NFC already.
+void check_normalizer(const JsonFile& file) {
+  const auto normalizer = member(file.root, "normalizer");
+  if (!normalizer) return;
+  const auto type = member(*normalizer, "type");
+  const std::string_view name = type ? as_string(*type, file, "normalizer.type") : "";
+  if (name != "NFC") {
+    fail("{}: normalizer '{}' is not supported (only none or NFC); this tokenizer needs its "
+         "tokenizer.model or a GGUF conversion", file.path.string(), name);
   }
+}
 
+// The split rules of the pre_tokenizer, which with the decoder must make this byte-level BPE.
+PreTokenizerSpec read_byte_level_pre_tokenizer(const JsonFile& file) {
   PreTokenizerSpec pre;
   if (const auto pre_tokenizer = member(file.root, "pre_tokenizer")) {
     read_pre_tokenizer(*pre_tokenizer, file, "pre_tokenizer", pre);
@@ -180,60 +186,97 @@ std::unique_ptr<Tokenizer> load_hf_bpe(const fs::path& dir, const HfTokenizerCon
   const auto decoder_type = decoder ? member(*decoder, "type") : std::nullopt;
   if (!pre.byte_level && !(decoder_type && as_string(*decoder_type, file, "decoder.type") == "ByteLevel")) {
     fail("{}: only byte-level BPE tokenizer.json files are supported (no ByteLevel pre-tokenizer "
-         "or decoder here); SentencePiece-style models need their tokenizer.model", source);
+         "or decoder here); SentencePiece-style models need their tokenizer.model", file.path.string());
   }
+  return pre;
+}
 
+// model.vocab: piece -> id.
+simdjson::dom::object vocab_of(element model, const JsonFile& file) {
   simdjson::dom::object vocab;
-  const auto vocab_value = member(*model, "vocab");
-  if (!vocab_value || vocab_value->get_object().get(vocab)) fail("{}: model.vocab should be an object", source);
-  const std::vector<AddedToken> hf_added = combine_added(read_json_added_tokens(file), config.added_tokens);
+  const auto vocab_value = member(model, "vocab");
+  if (!vocab_value || vocab_value->get_object().get(vocab)) {
+    fail("{}: model.vocab should be an object", file.path.string());
+  }
+  return vocab;
+}
+
+// The pieces by id: model.vocab's, then the added tokens.
+IdTable vocab_table(simdjson::dom::object vocab, const std::vector<AddedToken>& hf_added, const JsonFile& file) {
   IdTable table;
   table.max_entries = vocab.size() + hf_added.size();
-  table.source = source;
+  table.source = file.path.string();
   for (const auto [piece, id_value] : vocab) {
     table.place(as_token_id(id_value, file, fmt::format("model.vocab[\"{}\"]", piece)), std::string(piece),
                 TokenType::Normal);
   }
   table.place_added(hf_added);
+  return table;
+}
 
-  BpeConfig bpe;
+// model.merges in rank order, each ["a", "b"] (newer files) or "a b".
+std::vector<std::pair<std::string, std::string>> read_merges(element model, const JsonFile& file) {
+  const std::string source = file.path.string();
   simdjson::dom::array merges;
-  const auto merges_value = member(*model, "merges");
+  const auto merges_value = member(model, "merges");
   if (!merges_value || merges_value->get_array().get(merges)) fail("{}: model.merges should be a list", source);
+  std::vector<std::pair<std::string, std::string>> pairs;
   size_t index = 0;
   for (const element merge : merges) {
     const std::string what = fmt::format("model.merges[{}]", index++);
-    if (merge.type() == element_type::ARRAY) {  // ["a", "b"] (newer files)
+    if (merge.type() == element_type::ARRAY) {
       std::vector<std::string> sides;
       for (const element side : items_of(merge)) sides.emplace_back(as_string(side, file, what));
       if (sides.size() != 2) fail("{}: {} should have two symbols", source, what);
-      bpe.merges.emplace_back(std::move(sides[0]), std::move(sides[1]));
-    } else {  // "a b"
+      pairs.emplace_back(std::move(sides[0]), std::move(sides[1]));
+    } else {
       const std::string_view text = as_string(merge, file, what);
       const size_t space = text.find(' ', 1);
       if (space == std::string_view::npos) fail("{}: {} = '{}' is not two symbols separated by a space", source, what, text);
-      bpe.merges.emplace_back(std::string(text.substr(0, space)), std::string(text.substr(space + 1)));
+      pairs.emplace_back(std::string(text.substr(0, space)), std::string(text.substr(space + 1)));
     }
   }
+  return pairs;
+}
 
+// The special tokens tokenizer_config.json names; without a BOS there, the token the
+// post-processor puts before a text is BOS, and is added when the config does not say.
+SpecialTokens bpe_special_tokens(const JsonFile& file, const HfTokenizerConfig& config, const IdTable& table,
+                                 std::vector<TokenId> end_ids) {
+  SpecialTokens special;
   const auto find = [&](const std::optional<std::string>& text) { return table.find(text); };
-  bpe.special.bos = find(config.bos_text);
-  bpe.special.eos = find(config.eos_text);
-  bpe.special.unk = find(config.unk_text);
-  bpe.special.pad = find(config.pad_text);
+  special.bos = find(config.bos_text);
+  special.eos = find(config.eos_text);
+  special.unk = find(config.unk_text);
+  special.pad = find(config.pad_text);
   const auto post_processor = member(file.root, "post_processor");
   const auto prefix_token = post_processor ? template_prefix_token(*post_processor, file) : std::nullopt;
-  if (!bpe.special.bos && prefix_token) bpe.special.bos = find(prefix_token);
-  bpe.special.add_bos = config.add_bos.value_or(prefix_token.has_value() && bpe.special.bos.has_value());
-  bpe.special.add_eos = config.add_eos.value_or(false);
-  bpe.special.end_of_generation = std::move(end_ids);
+  if (!special.bos && prefix_token) special.bos = find(prefix_token);
+  special.add_bos = config.add_bos.value_or(prefix_token.has_value() && special.bos.has_value());
+  special.add_eos = config.add_eos.value_or(false);
+  special.end_of_generation = std::move(end_ids);
+  return special;
+}
 
+std::unique_ptr<Tokenizer> load_hf_bpe(const fs::path& dir, const HfTokenizerConfig& config,
+                                       std::vector<TokenId> end_ids) {
+  const JsonFile file = load_json(dir / "tokenizer.json");
+  const element model = bpe_model(file);
+  check_normalizer(file);
+  PreTokenizerSpec pre = read_byte_level_pre_tokenizer(file);
+  const simdjson::dom::object vocab = vocab_of(model, file);
+  const std::vector<AddedToken> hf_added = combine_added(read_json_added_tokens(file), config.added_tokens);
+  IdTable table = vocab_table(vocab, hf_added, file);
+
+  BpeConfig bpe;
+  bpe.merges = read_merges(model, file);
+  bpe.special = bpe_special_tokens(file, config, table, std::move(end_ids));
   bpe.pretokenizer = PreTokenizer(std::move(pre.rules), pre.add_prefix_space);
-  bpe.ignore_merges = bool_member(*model, "ignore_merges", false, file, "model");
+  bpe.ignore_merges = bool_member(model, "ignore_merges", false, file, "model");
   bpe.added_tokens = merge_added_tokens(table, hf_added);
   bpe.pieces = std::move(table.pieces);
   bpe.types = std::move(table.types);
-  bpe.source = source;
+  bpe.source = file.path.string();
   return std::make_unique<BpeTokenizer>(std::move(bpe));
 }
 
