@@ -488,3 +488,11 @@ TEST_CASE("nesting past kMaxNestingLevels is invalid_json, not a stack overflow"
     CHECK(parse_one(nested(25000, open, close)).starts_with("E 0 id=null invalid_"));
   }
 }
+
+TEST_CASE("a line of 1,000,000 keys is read in linear time; a key given twice among them is still found") {
+  std::string line = R"({"prompt": "p")";
+  for (int i = 0; i < 1000000; ++i) line += fmt::format(R"(, "k{}": {})", i, i);
+  CHECK(read_format(line + "}\n", RequestFormat::kPlain).first == "R 0 id=null key=#0 'p'\n");
+  CHECK(read_format(line + R"(, "k999999": 0})" + "\n", RequestFormat::kPlain).first ==
+        "E 0 id=null duplicate_field: field \"k999999\" appears twice\n");
+}

@@ -41,7 +41,7 @@ void validate_object(od::value value, const std::string& path, od::document& doc
                      int level) {
   od::object object;
   check(value.get_object().get(object), document, line_begin);
-  std::vector<std::string> keys;
+  SeenKeys keys;
   for (auto field : object) {
     std::string_view key;
     check(field.unescaped_key().get(key), document, line_begin);
@@ -68,11 +68,10 @@ void validate_array(od::value value, const std::string& path, od::document& docu
 
 }  // namespace
 
-void add_unique_key(std::vector<std::string>& keys, std::string_view key, std::string_view path) {
-  if (std::ranges::find(keys, key) != keys.end())
+void add_unique_key(SeenKeys& keys, std::string_view key, std::string_view path) {
+  if (!keys.emplace(key).second)
     throw_line_error(request_error::kDuplicateField, fmt::format("field \"{}\" appears twice{}", key,
                                                                  path.empty() ? "" : fmt::format(" in {}", path)));
-  keys.emplace_back(key);
 }
 
 void validate_value(od::value value, const std::string& path, od::document& document,

@@ -6,15 +6,20 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace pagedgen::json_fields {
 
 namespace od = simdjson::ondemand;
 
+// The keys seen so far in one object, looked up in constant time (a line may hold hundreds
+// of thousands: a logit_bias over a whole vocabulary).
+using SeenKeys = std::unordered_set<std::string>;
+
 // Adds `key` to the keys seen so far in one object; throws LineError(duplicate_field) when
 // it is there already. `path` names the object in the message ("" for the line itself).
-void add_unique_key(std::vector<std::string>& keys, std::string_view key, std::string_view path);
+void add_unique_key(SeenKeys& keys, std::string_view key, std::string_view path);
 
 // How deeply objects and lists may nest in a line (the line's own object is level 1). A
 // request needs about 5 levels; the limit keeps validate_value's recursion, and the

@@ -39,7 +39,7 @@ LineIdentity read_line_identity(od::document& document, const char* line_begin, 
   check(document.get_object().get(object));
   LineIdentity identity{std::nullopt, fmt::format("#{}", index)};
   std::optional<LineError> id_error;
-  std::vector<std::string> keys;
+  SeenKeys keys;
   for (auto field : object) {
     std::string_view key;
     check(field.unescaped_key().get(key));
