@@ -58,7 +58,8 @@ std::vector<DeviceSamplingRow> DeviceSampler::gather_rows(int32_t num_logits_row
     masked_ids(params, row.num_generated, sampling.end_of_generation, static_cast<std::size_t>(vocab), row_masked_);
     const std::optional<int32_t> mask_row = mask_pack_.add(row.allowed_tokens);
     rows.push_back(DeviceSamplingRow{
-        sampling::Cuts{params.top_k, params.top_p, params.min_p, row.random_bits}, params.temperature, row.logits_row,
+        sampling::Cuts{params.top_k, params.top_p, params.min_p, row.random_bits},
+        params.is_greedy() ? 0.0 : params.temperature, row.logits_row,
         penalized_row, static_cast<int32_t>(masked_.size()), static_cast<int32_t>(row_masked_.size()),
         mask_row.value_or(-1), 0});
     masked_.insert(masked_.end(), row_masked_.begin(), row_masked_.end());

@@ -247,6 +247,11 @@ TEST_CASE("top_k = 1 equals greedy") {
   top1.top_k = 1;
   Rng rng(0);
   CHECK(sampler.sample(tied, top1, 0, {}, rng) == 1);
+  // At a huge temperature every weight rounds to the best's: top_k 1 still means the best.
+  SamplingParams hot = sampled(1e12);
+  hot.top_k = 1;
+  Rng hot_rng(0);
+  CHECK(sampler.sample(std::vector<float>{1.0f, 2.0f, 3.0f}, hot, 0, {}, hot_rng) == 2);
 }
 
 TEST_CASE("inverse CDF over probabilities {0.5, 0.25, 0.15, 0.10}") {

@@ -60,7 +60,9 @@ struct SamplingParams {
   // (sample/token_logprobs.h); absent: no log probabilities.
   std::optional<int32_t> logprobs;
 
-  bool is_greedy() const { return temperature == 0.0; }
+  // Temperature 0, or top_k 1: only the best token can be drawn (at a huge temperature
+  // every weight would round to the same value, and the cut would keep the lowest id).
+  bool is_greedy() const { return temperature == 0.0 || top_k == 1; }
   // Whether step 0 changes any logit (a penalty or a bias is given).
   bool has_penalties() const { return penalizes_tokens() || !logit_bias.empty(); }
   // Whether step 0 reads the sequence's tokens (the penalties; logit_bias does not).
