@@ -439,7 +439,7 @@ struct CudaBackend::Impl::StepOps final : LayerOps {
   }
 };
 
-// The forward pass as segments between attention launches (decode_graphs.h): segment 0
+// The layer program as segments between its Attention ops (decode_graphs.h): segment 0
 // is the embedding and layer 0 up to attention; segment l + 1 the rest of layer l and
 // layer l + 1 up to attention (for the last layer, the final norm and the LM head).
 template <typename T>
