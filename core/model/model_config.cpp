@@ -17,8 +17,8 @@ namespace {
 
 // Architectures built on the Llama block (RMSNorm, RoPE, GQA attention, gated MLP); the
 // ones after "mistral" depart from it as read_architecture_features says.
-constexpr std::array<std::string_view, 8> kGgufArchitectures = {"llama", "qwen2",  "mistral", "qwen3",
-                                                                "phi3",  "gemma2", "gemma3", "llama-postnorm"};
+constexpr std::array<std::string_view, 7> kGgufArchitectures = {"llama", "qwen2",  "mistral", "qwen3",
+                                                                "phi3",  "gemma2", "gemma3"};
 constexpr std::array<std::string_view, 3> kHfModelTypes = {"llama", "qwen2", "mistral"};
 
 template <std::size_t N>
@@ -123,7 +123,6 @@ void read_architecture_features(const GgufFile& gguf, ModelConfig& c) {
       c.architecture.starts_with("gemma"))
     c.rope_layout = RopeLayout::HalfSplit;
   if (c.architecture == "qwen3") c.qk_norm = true;
-  if (c.architecture == "llama-postnorm") c.post_norms = true;  // made up: Llama with Gemma's post norms
   if (c.architecture == "phi3" && (gguf.find_tensor("rope_factors_long.weight") != nullptr ||
                                    gguf.find_tensor("rope_factors_short.weight") != nullptr))
     fail("{}: LongRoPE (rope_factors_long / rope_factors_short tensors, the 128k-context Phi-3 models) is not "
