@@ -26,6 +26,7 @@
 #include "fused_mlp_plan.h"
 #include "kv_cache_kernels.h"
 #include "llama_kernels.h"
+#include "model/layer_program.h"
 #include "paged_attention_kernel.h"
 #include "staged_upload.h"
 #include "step_profiler.h"
@@ -117,16 +118,26 @@ struct CudaBackend::Impl {
   int32_t num_in_flight = 0;  // steps submitted, not collected
   std::optional<StepProfiler> profiler;  // with PAGEDGEN_GPU_PROFILE=1 only
 
-  // Whether some layer attends to every position (all but a model whose every layer has a
-  // window), and whether some layer has a window: which attention plans a step needs.
+  // The forward pass (model/layer_program.h) and where its Attention ops sit in it: the
+  // graph segments of a decode step are the ops between them (decode_graphs.h).
+  std::vector<LayerOp> program;
+  std::vector<std::size_t> attention_ops;
+  // From the Attention ops: whether some layer attends to every position (all but a model
+  // whose every layer has a window), the window of those that have one (0: none), and
+  // whether scores are soft-capped: which attention plans a step needs.
   bool has_full_layers = false;
-  bool has_window_layers = false;
+  int32_t window = 0;
+  bool scores_softcapped = false;
 
-  Impl(const ModelConfig& c, const CudaBackendOptions& o) : config(c), options(o) {
+  Impl(const ModelConfig& c, const CudaBackendOptions& o) : config(c), options(o), program(layer_program(c)) {
     CudaBackend::check_supported(c);
-    for (int64_t l = 0; l < c.num_layers; ++l) {
-      has_full_layers = has_full_layers || !c.layer_has_window(l);
-      has_window_layers = has_window_layers || c.layer_has_window(l);
+    for (std::size_t i = 0; i < program.size(); ++i) {
+      const auto* a = std::get_if<Attention>(&program[i]);
+      if (a == nullptr) continue;
+      attention_ops.push_back(i);
+      has_full_layers = has_full_layers || a->window == 0;
+      window = std::max(window, a->window);
+      scores_softcapped = scores_softcapped || a->softcap != 0.0f;
     }
     CUDA_CHECK(cudaSetDevice(o.device));
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -258,15 +269,11 @@ struct CudaBackend::Impl {
 
   template <typename T>
   void forward(const StepBatch& batch, std::span<const OverlapToken> overlap_tokens);
+  // The norm weight an op names (nullptr for a post norm the model lacks).
+  const float* norm_weight(NormWeight norm) const;
+  // The layer ops of one step, in the dtype T.
   template <typename T>
-  void pre_attention(std::size_t l, const RowArrays& r);
-  template <typename T>
-  void attention(std::size_t l, const StepBatch& batch, const std::array<AttentionPlan, 2>& plans,
-                 const std::optional<TensorAttentionPlan>& tensor, const RowArrays& r, const AttentionArrays& arrays);
-  template <typename T>
-  void post_attention(std::size_t l, const RowArrays& r);
-  template <typename T>
-  void head(const RowArrays& r);
+  struct StepOps;
 };
 
 CudaBackend::Impl::RowArrays CudaBackend::Impl::upload_decode_rows(const StepBatch& batch, int32_t bucket) {
@@ -300,7 +307,139 @@ CudaBackend::Impl::RowArrays CudaBackend::Impl::upload_decode_rows(const StepBat
   return r;
 }
 
-// The forward pass as segments between attention launches (decode_graphs.h): segment 0
+// The layer ops (model/layer_op.h) of one step on the device: each op's kernels or GEMM on
+// the activations of Impl, for the step's rows r (a decode step's padded bucket).
+template <typename T>
+struct CudaBackend::Impl::StepOps final : LayerOps {
+  Impl& m;
+  const StepBatch& batch;
+  const std::array<AttentionPlan, 2>& plans;
+  const std::optional<TensorAttentionPlan>& tensor;
+  const RowArrays& r;
+  const AttentionArrays& arrays;
+  const int32_t hidden, q_dim, kv_dim, ffn;
+
+  StepOps(Impl& impl, const StepBatch& b, const std::array<AttentionPlan, 2>& p,
+          const std::optional<TensorAttentionPlan>& t, const RowArrays& rows, const AttentionArrays& a)
+      : m(impl), batch(b), plans(p), tensor(t), r(rows), arrays(a),
+        hidden(static_cast<int32_t>(impl.config.hidden_size)),
+        q_dim(static_cast<int32_t>(impl.config.num_heads * impl.config.head_dim)),
+        kv_dim(static_cast<int32_t>(impl.config.num_kv_heads * impl.config.head_dim)),
+        ffn(static_cast<int32_t>(impl.config.intermediate_size)) {}
+
+  const DeviceLayerWeights& layer(int32_t l) const { return m.weights->layers[static_cast<std::size_t>(l)]; }
+
+  void run(const EmbedTokens& op) override {
+    launch_embedding_gather<T>(EmbeddingArgs<T>{static_cast<const T*>(m.weights->token_embd), r.token_ids,
+                                                m.x.as<float>(), r.num_rows, hidden, op.scale},
+                               m.stream);
+  }
+
+  // The rows of logits_rows only when the op says so, and then only when there are some.
+  void run(const ResidualNorm& op) override {
+    if (op.logits_rows && r.num_logits == 0) return;
+    launch_add_rms_norm<T>(RmsNormArgs<T>{m.x.as<float>(), op.add_delta ? m.delta.as<float>() : nullptr,
+                                          m.norm_weight(op.norm), op.logits_rows ? m.head_in.as<T>() : m.xn.as<T>(),
+                                          op.logits_rows ? r.logits_rows : nullptr,
+                                          op.logits_rows ? r.num_logits : r.num_rows, hidden, m.config.rms_norm_eps,
+                                          op.delta_norm ? m.norm_weight(*op.delta_norm) : nullptr},
+                           m.stream);
+  }
+
+  void run(const QkvProjection& op) override {
+    m.gemm->run(m.xn.data(), layer(op.layer).wqkv, m.qkv.as<float>(), r.num_rows, hidden, q_dim + 2 * kv_dim);
+  }
+
+  // The KV write is done by the RoPE kernel itself.
+  void run(const QkvRopeKvWrite& op) override {
+    const DeviceLayerWeights& lw = layer(op.layer);
+    const auto l = static_cast<std::size_t>(op.layer);
+    const ModelConfig& c = m.config;
+    const float* inv_freq = op.rope == RopeTable::kWindow ? m.weights->window_rope_inv_freq : m.weights->rope_inv_freq;
+    launch_qkv_rope<T>(
+        QkvRopeArgs{m.qkv.as<float>(), op.bias ? lw.bqkv : nullptr, r.positions, inv_freq, m.q.as<float>(),
+                    m.k.as<float>(), m.v.as<float>(), r.num_rows, static_cast<int32_t>(c.num_heads),
+                    static_cast<int32_t>(c.num_kv_heads), static_cast<int32_t>(c.head_dim),
+                    static_cast<int32_t>(c.rope_dim), c.rope_layout, op.qk_norm ? lw.q_norm : nullptr,
+                    op.qk_norm ? lw.k_norm : nullptr, c.rms_norm_eps},
+        KvWriteArgsOf<T>{m.k.as<float>(), m.v.as<float>(), r.slots[static_cast<std::size_t>(m.layer_kinds[l])],
+                         r.num_rows, m.k_pool<T>(l), m.v_pool<T>(l), m.layer_layout(l)},
+        m.stream);
+  }
+
+  // Attention of the batch's real tokens (never the padding), launched as the layer's plan
+  // cuts it, over the block tables of the layer's kind.
+  void run(const Attention& op) override {
+    const auto l = static_cast<std::size_t>(op.layer);
+    const auto kind = static_cast<std::size_t>(m.layer_kinds[l]);
+    const PagedAttentionArgsOf<T, T> args{
+        m.q.as<float>(), m.k_pool<T>(l), m.v_pool<T>(l), m.attn.as<T>(), r.positions,
+        arrays.at<int32_t>(arrays.query_start), arrays.at<int32_t>(arrays.context_lens),
+        arrays.at<int32_t>(arrays.block_tables[kind]), batch.num_tokens, batch.num_seqs, batch.max_blocks_per_seq,
+        static_cast<int32_t>(m.config.num_heads), op.scale, m.layer_layout(l), op.window, op.softcap};
+    if constexpr (!std::is_same_v<T, float>) {
+      if (tensor && op.window == 0) {
+        launch_tensor_attention(args,
+                                TensorAttentionWork{arrays.at<TensorAttentionTile>(arrays.tiles),
+                                                    static_cast<int32_t>(tensor->tiles.size()),
+                                                    arrays.at<int32_t>(arrays.tile_tokens),
+                                                    arrays.at<int32_t>(arrays.num_parts),
+                                                    arrays.at<int32_t>(arrays.tile_partial_index),
+                                                    tensor->num_partials, m.partial_out.as<float>(),
+                                                    m.partial_max.as<float>(), m.partial_sum.as<float>()},
+                                m.stream);
+        return;
+      }
+    }
+    const std::size_t p = op.window > 0 ? kWindowLayers : kFullLayers;
+    for (const AttentionLaunch& launch : plans[p].launches)
+      launch_paged_attention(args,
+                             AttentionWork{arrays.at<AttentionWorkItem>(arrays.items[p]) + launch.item_begin,
+                                           launch.item_end - launch.item_begin, launch.token_begin,
+                                           launch.token_end, arrays.at<int32_t>(arrays.partial_index[p]),
+                                           m.partial_out.as<float>(), m.partial_max.as<float>(),
+                                           m.partial_sum.as<float>()},
+                             m.stream);
+  }
+
+  void run(const OutputProjection& op) override {
+    m.gemm->run(m.attn.data(), layer(op.layer).wo, m.delta.as<float>(), r.num_rows, q_dim, hidden);
+  }
+
+  // One fused kernel for steps of few rows in bfloat16/float16 (fused_mlp_plan.h), else the
+  // GEMM into gate_up and the activation kernel.
+  void run(const GatedActivation& op) override {
+    const DeviceLayerWeights& lw = layer(op.layer);
+    const bool fused = use_fused_mlp(m.options.dtype, r.num_rows, hidden);
+    if constexpr (!std::is_same_v<T, float>)
+      if (fused)
+        launch_fused_mlp<T>(FusedMlpArgs<T>{m.xn.as<T>(), static_cast<const T*>(lw.w_gate_up), m.act.as<T>(),
+                                            r.num_rows, hidden, ffn, op.activation},
+                            m.stream);
+    if (!fused) {
+      m.gemm->run(m.xn.data(), lw.w_gate_up, m.gate_up.as<float>(), r.num_rows, hidden, 2 * ffn);
+      launch_gated_activation<T>(
+          GatedActivationArgs<T>{m.gate_up.as<float>(), m.act.as<T>(), r.num_rows, ffn, op.activation}, m.stream);
+    }
+  }
+
+  void run(const DownProjection& op) override {
+    m.gemm->run(m.act.data(), layer(op.layer).w_down, m.delta.as<float>(), r.num_rows, ffn, hidden);
+  }
+
+  void run(const Logits&) override {
+    if (r.num_logits == 0) return;
+    m.gemm->run(m.head_in.data(), m.weights->output, m.logits.as<float>(), r.num_logits, hidden,
+                m.config.vocab_size);
+  }
+
+  void run(const SoftCapLogits& op) override {
+    if (r.num_logits == 0) return;
+    launch_soft_cap(m.logits.as<float>(), static_cast<int64_t>(r.num_logits) * m.config.vocab_size, op.cap, m.stream);
+  }
+};
+
+// The layer program as segments between its Attention ops (decode_graphs.h): segment 0
 // is the embedding and layer 0 up to attention; segment l + 1 the rest of layer l and
 // layer l + 1 up to attention (for the last layer, the final norm and the LM head).
 template <typename T>
@@ -321,12 +460,11 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const OverlapT
   const int32_t group = heads / kv_heads;
   std::optional<TensorAttentionPlan> tensor;
   if constexpr (!std::is_same_v<T, float>)
-    if (has_full_layers && !config.attn_logit_softcap && tensor_attention_supports_head_dim(config.head_dim))
+    if (has_full_layers && !scores_softcapped && tensor_attention_supports_head_dim(config.head_dim))
       tensor = plan_tensor_attention(batch, group, kCascadePolicy, kCascadeChunkTokens, max_partials);
   std::array<AttentionPlan, 2> plans;
   if (has_full_layers && !tensor) plans[kFullLayers] = plan_attention(batch, group, max_partials, 0);
-  if (has_window_layers)
-    plans[kWindowLayers] = plan_attention(batch, group, max_partials, static_cast<int32_t>(*config.sliding_window));
+  if (window > 0) plans[kWindowLayers] = plan_attention(batch, group, max_partials, window);
   ArrayPack pack;
   std::size_t at_token_ids = 0, at_positions = 0, at_logits_rows = 0;
   std::array<std::size_t, kMaxKvKinds> at_slots{};
@@ -378,144 +516,31 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const OverlapT
     if (decode && options.cuda_graphs) graphs.run(bucket, index, buffers, stream, queue);
     else queue();
   };
-  const DeviceWeights& w = *weights;
-  segment(0, [&] {
-    launch_embedding_gather<T>(EmbeddingArgs<T>{static_cast<const T*>(w.token_embd), r.token_ids, x.as<float>(),
-                                                r.num_rows, static_cast<int32_t>(config.hidden_size),
-                                                config.embedding_scale},
-                               stream);
-    pre_attention<T>(0, r);
-  });
+  StepOps<T> ops(*this, batch, plans, tensor, r, attention_arrays);
+  const std::span<const LayerOp> all(program);
+  segment(0, [&] { run_layer_ops(all.first(attention_ops.front()), ops); });
   if (profiler) profiler->end_piece();
-  for (std::size_t l = 0; l < w.layers.size(); ++l) {
-    profiled(ProfiledPiece::kAttention, [&] { attention<T>(l, batch, plans, tensor, r, attention_arrays); });
+  for (std::size_t i = 0; i < attention_ops.size(); ++i) {
+    const std::size_t at = attention_ops[i];
+    const std::size_t end = i + 1 < attention_ops.size() ? attention_ops[i + 1] : all.size();
+    profiled(ProfiledPiece::kAttention, [&] { ops.run(std::get<Attention>(all[at])); });
     profiled(ProfiledPiece::kForward, [&] {
-      segment(static_cast<int32_t>(l) + 1, [&] {
-        post_attention<T>(l, r);
-        if (l + 1 < w.layers.size()) pre_attention<T>(l + 1, r);
-        else if (r.num_logits > 0) head<T>(r);
-      });
+      segment(static_cast<int32_t>(i) + 1, [&] { run_layer_ops(all.subspan(at + 1, end - at - 1), ops); });
     });
   }
 }
 
-// x += (the previous layer's MLP output, post-normed when the model has post norms);
-// xn = norm(x); q, k, v with q/k norms and RoPE; K/V into the layer's pools.
-template <typename T>
-void CudaBackend::Impl::pre_attention(std::size_t l, const RowArrays& r) {
-  const DeviceLayerWeights& lw = weights->layers[l];
-  const KvKindId kind = layer_kinds[l];
-  const auto hidden = static_cast<int32_t>(config.hidden_size);
-  const auto heads = static_cast<int32_t>(config.num_heads);
-  const auto kv_heads = static_cast<int32_t>(config.num_kv_heads);
-  const auto head_dim = static_cast<int32_t>(config.head_dim);
-  const int32_t q_dim = heads * head_dim;
-  const int32_t kv_dim = kv_heads * head_dim;
-  launch_add_rms_norm<T>(RmsNormArgs<T>{x.as<float>(), l == 0 ? nullptr : delta.as<float>(), lw.attn_norm, xn.as<T>(),
-                                        nullptr, r.num_rows, hidden, config.rms_norm_eps,
-                                        l == 0 ? nullptr : weights->layers[l - 1].ffn_post_norm},
-                         stream);
-  gemm->run(xn.data(), lw.wqkv, qkv.as<float>(), r.num_rows, hidden, q_dim + 2 * kv_dim);
-  // Every new token's K/V goes into the pool before attention (later tokens of a chunk read
-  // earlier ones), written by the RoPE kernel itself.
-  launch_qkv_rope<T>(QkvRopeArgs{qkv.as<float>(), lw.bqkv, r.positions, lw.rope_inv_freq, q.as<float>(),
-                                 k.as<float>(), v.as<float>(), r.num_rows, heads, kv_heads, head_dim,
-                                 static_cast<int32_t>(config.rope_dim), config.rope_layout, lw.q_norm, lw.k_norm,
-                                 config.rms_norm_eps},
-                     KvWriteArgsOf<T>{k.as<float>(), v.as<float>(), r.slots[static_cast<std::size_t>(kind)], r.num_rows,
-                                      k_pool<T>(l), v_pool<T>(l), layer_layout(l)},
-                     stream);
-}
-
-// Attention of the batch's real tokens (never the padding), launched as the layer's plan
-// cuts it, over the block tables of the layer's kind.
-template <typename T>
-void CudaBackend::Impl::attention(std::size_t l, const StepBatch& batch, const std::array<AttentionPlan, 2>& plans,
-                                  const std::optional<TensorAttentionPlan>& tensor, const RowArrays& r,
-                                  const AttentionArrays& arrays) {
-  const bool window = config.layer_has_window(static_cast<int64_t>(l));
-  const auto kind = static_cast<std::size_t>(layer_kinds[l]);
-  const PagedAttentionArgsOf<T, T> args{q.as<float>(),
-                                        k_pool<T>(l),
-                                        v_pool<T>(l),
-                                        attn.as<T>(),
-                                        r.positions,
-                                        arrays.at<int32_t>(arrays.query_start),
-                                        arrays.at<int32_t>(arrays.context_lens),
-                                        arrays.at<int32_t>(arrays.block_tables[kind]),
-                                        batch.num_tokens,
-                                        batch.num_seqs,
-                                        batch.max_blocks_per_seq,
-                                        static_cast<int32_t>(config.num_heads),
-                                        config.softmax_scale(),
-                                        layer_layout(l),
-                                        window ? static_cast<int32_t>(*config.sliding_window) : 0,
-                                        config.attn_logit_softcap.value_or(0.0f)};
-  if constexpr (!std::is_same_v<T, float>) {
-    if (tensor && !window) {
-      launch_tensor_attention(args,
-                              TensorAttentionWork{arrays.at<TensorAttentionTile>(arrays.tiles),
-                                                  static_cast<int32_t>(tensor->tiles.size()),
-                                                  arrays.at<int32_t>(arrays.tile_tokens),
-                                                  arrays.at<int32_t>(arrays.num_parts),
-                                                  arrays.at<int32_t>(arrays.tile_partial_index), tensor->num_partials,
-                                                  partial_out.as<float>(), partial_max.as<float>(),
-                                                  partial_sum.as<float>()},
-                              stream);
-      return;
-    }
+const float* CudaBackend::Impl::norm_weight(NormWeight norm) const {
+  if (norm.kind == NormKind::kOutput) return weights->output_norm;
+  const DeviceLayerWeights& w = weights->layers[static_cast<std::size_t>(norm.layer)];
+  switch (norm.kind) {
+    case NormKind::kAttn: return w.attn_norm;
+    case NormKind::kAttnPost: return w.attn_post_norm;
+    case NormKind::kFfn: return w.ffn_norm;
+    case NormKind::kFfnPost: return w.ffn_post_norm;
+    case NormKind::kOutput: break;
   }
-  const std::size_t p = window ? kWindowLayers : kFullLayers;
-  for (const AttentionLaunch& launch : plans[p].launches)
-    launch_paged_attention(args,
-                           AttentionWork{arrays.at<AttentionWorkItem>(arrays.items[p]) + launch.item_begin,
-                                         launch.item_end - launch.item_begin, launch.token_begin, launch.token_end,
-                                         arrays.at<int32_t>(arrays.partial_index[p]), partial_out.as<float>(),
-                                         partial_max.as<float>(), partial_sum.as<float>()},
-                           stream);
-}
-
-// x += attention output (wo, post-normed when the model has post norms); xn = norm(x); the
-// MLP's output into delta. Its gate/up projection and activation: one fused kernel for steps
-// of few rows in bfloat16/float16 (fused_mlp_plan.h), else the GEMM into gate_up and the
-// activation kernel.
-template <typename T>
-void CudaBackend::Impl::post_attention(std::size_t l, const RowArrays& r) {
-  const DeviceLayerWeights& lw = weights->layers[l];
-  const auto hidden = static_cast<int32_t>(config.hidden_size);
-  const int32_t q_dim = static_cast<int32_t>(config.num_heads * config.head_dim);
-  const auto ffn = static_cast<int32_t>(config.intermediate_size);
-  gemm->run(attn.data(), lw.wo, delta.as<float>(), r.num_rows, q_dim, hidden);
-  launch_add_rms_norm<T>(RmsNormArgs<T>{x.as<float>(), delta.as<float>(), lw.ffn_norm, xn.as<T>(), nullptr, r.num_rows,
-                                        hidden, config.rms_norm_eps, lw.attn_post_norm},
-                         stream);
-  const bool fused = use_fused_mlp(options.dtype, r.num_rows, hidden);
-  if constexpr (!std::is_same_v<T, float>)
-    if (fused)
-      launch_fused_mlp<T>(FusedMlpArgs<T>{xn.as<T>(), static_cast<const T*>(lw.w_gate_up), act.as<T>(), r.num_rows,
-                                          hidden, ffn, config.activation},
-                          stream);
-  if (!fused) {
-    gemm->run(xn.data(), lw.w_gate_up, gate_up.as<float>(), r.num_rows, hidden, 2 * ffn);
-    launch_gated_activation<T>(
-        GatedActivationArgs<T>{gate_up.as<float>(), act.as<T>(), r.num_rows, ffn, config.activation}, stream);
-  }
-  gemm->run(act.data(), lw.w_down, delta.as<float>(), r.num_rows, ffn, hidden);
-}
-
-// The last MLP output is added and the final norm taken only for the rows that need logits;
-// Gemma 2's logits are soft-capped.
-template <typename T>
-void CudaBackend::Impl::head(const RowArrays& r) {
-  const auto hidden = static_cast<int32_t>(config.hidden_size);
-  launch_add_rms_norm<T>(RmsNormArgs<T>{x.as<float>(), delta.as<float>(), weights->output_norm, head_in.as<T>(),
-                                        r.logits_rows, r.num_logits, hidden, config.rms_norm_eps,
-                                        weights->layers.back().ffn_post_norm},
-                         stream);
-  gemm->run(head_in.data(), weights->output, logits.as<float>(), r.num_logits, hidden, config.vocab_size);
-  if (config.final_logit_softcap)
-    launch_soft_cap(logits.as<float>(), static_cast<int64_t>(r.num_logits) * config.vocab_size,
-                    *config.final_logit_softcap, stream);
+  return weights->output_norm;
 }
 
 CudaBackend::CudaBackend(const ModelConfig& config, std::span<const RawTensor> tensors, const std::string& source,

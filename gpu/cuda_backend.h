@@ -1,8 +1,8 @@
 // The CUDA backend: the Backend contract on one GPU. Weights, activations and the paged KV
 // pools (K and V per layer as [num_blocks][num_kv_heads][block_size][head_dim], in the
 // device dtype; one pool of blocks per layer kind when some layers have a sliding window)
-// live on the device; a step runs the decoder block of every architecture pagedgen reads
-// (the Llama block and what model_config.h adds to it) with cuBLAS GEMMs and the kernels of
+// live on the device; a step runs the model's layer program (model/layer_program.h, the
+// same ops the CPU backend runs) with cuBLAS GEMMs and the kernels of
 // llama_kernels.h, kv_cache_kernels.h, paged_attention_kernel.h and
 // tensor_attention_kernel.h, then samples
 // on the device (device_sampler.h) and copies back only the token ids. Steps are queued

@@ -37,9 +37,9 @@ void place_weights(DeviceWeights& w, const ModelConfig& c, const DeviceWeightLay
   w.token_embd = matrix("token_embd.weight");
   w.output = c.tied_embeddings ? w.token_embd : matrix("output.weight");
   w.output_norm = vector("output_norm.weight");
-  const float* rope_inv_freq = vector(std::string(DeviceWeightLayout::kRopeInvFreq));
-  const float* window_rope_inv_freq =
-      c.window_rope_differs() ? vector(std::string(DeviceWeightLayout::kWindowRopeInvFreq)) : rope_inv_freq;
+  w.rope_inv_freq = vector(std::string(DeviceWeightLayout::kRopeInvFreq));
+  w.window_rope_inv_freq =
+      c.window_rope_differs() ? vector(std::string(DeviceWeightLayout::kWindowRopeInvFreq)) : w.rope_inv_freq;
   w.layers.clear();
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = fmt::format("blk.{}.", i);
@@ -54,8 +54,7 @@ void place_weights(DeviceWeights& w, const ModelConfig& c, const DeviceWeightLay
         .ffn_norm = vector(p + "ffn_norm.weight"),
         .w_gate_up = matrix(p + "ffn_gate.weight"),
         .w_down = matrix(p + "ffn_down.weight"),
-        .ffn_post_norm = c.post_norms ? vector(p + "post_ffw_norm.weight") : nullptr,
-        .rope_inv_freq = c.layer_has_window(i) ? window_rope_inv_freq : rope_inv_freq});
+        .ffn_post_norm = c.post_norms ? vector(p + "post_ffw_norm.weight") : nullptr});
   }
 }
 

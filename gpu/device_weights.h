@@ -34,7 +34,6 @@ struct DeviceLayerWeights {
   const void* w_gate_up;        // (2 * intermediate, hidden): w_gate rows, then w_up
   const void* w_down;           // (hidden, intermediate)
   const float* ffn_post_norm;   // (hidden) or nullptr
-  const float* rope_inv_freq;   // (rope_dim / 2) the table this layer rotates with
 };
 
 // The weights' element type for a --dtype.
@@ -56,6 +55,8 @@ class DeviceWeights {
   const void* token_embd = nullptr;     // (vocab, hidden)
   const float* output_norm = nullptr;   // (hidden)
   const void* output = nullptr;         // (vocab, hidden); token_embd when tied
+  const float* rope_inv_freq = nullptr;         // (rope_dim / 2) RopeTable::kFull
+  const float* window_rope_inv_freq = nullptr;  // (rope_dim / 2) RopeTable::kWindow (rope_inv_freq when the same)
   std::vector<DeviceLayerWeights> layers;
 
   std::size_t bytes() const { return typed_.bytes() + float32_.bytes(); }

@@ -11,6 +11,7 @@
 #include "cpu/cpu_ops.h"
 #include "cpu/paged_attention.h"
 #include "cpu/quant_gemm.h"
+#include "model/layer_program.h"
 #include "util/byte_units.h"
 #include "util/error.h"
 #include "util/system_memory.h"
@@ -23,10 +24,6 @@ void grow(std::vector<float>& buffer, std::size_t size) {
   if (buffer.size() < size) buffer.resize(size);
 }
 
-void add_in_place(float* x, const float* y, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) x[i] += y[i];
-}
-
 }  // namespace
 
 CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, std::size_t num_threads,
@@ -36,20 +33,21 @@ CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, s
       pool_(std::max<std::size_t>(1, num_threads)),
       isa_(isa),
       host_sampling_(&pool_),
-      kv_dtype_(kv_dtype) {
+      kv_dtype_(kv_dtype),
+      program_(layer_program(config)) {
   PG_CHECK(weights.layers.size() == static_cast<std::size_t>(config.num_layers), "weights have {} layers, config {}",
            weights.layers.size(), config.num_layers);
   layouts_ = {KvLayout{0, config.num_kv_heads, 0, config.head_dim}};
   layer_kinds_.assign(static_cast<std::size_t>(config.num_layers), 0);
   has_packed_ = weights.token_embd_packed != nullptr || weights.output_packed != nullptr;
   for (const LayerWeights& layer : weights.layers) {
-    PG_CHECK(config.qk_norm == (layer.q_norm != nullptr && layer.k_norm != nullptr) &&
-                 config.post_norms == (layer.attn_post_norm != nullptr && layer.ffn_post_norm != nullptr),
-             "the weights' q/k and post norms disagree with the {} config", config.architecture);
-    PG_CHECK(!config.window_rope_differs() || !weights.rope_inv_freq_window.empty(),
-             "the window layers' RoPE table is not loaded");
     const PackedLayerWeights& p = layer.packed;
     for (const PackedMatrix* m : {p.wq, p.wk, p.wv, p.wo, p.w_gate, p.w_up, p.w_down}) has_packed_ = has_packed_ || m != nullptr;
+  }
+  for (const LayerOp& op : program_) {
+    check_weights(op);
+    const auto* qkv = std::get_if<QkvRopeKvWrite>(&op);
+    window_rope_ = window_rope_ || (qkv != nullptr && qkv->rope == RopeTable::kWindow);
   }
 }
 
@@ -131,17 +129,6 @@ void CpuBackend::ensure_activations(std::size_t num_tokens, std::size_t num_logi
   }
 }
 
-template <typename Fn>
-void CpuBackend::for_row_chunks(std::size_t num_rows, Fn&& fn) {
-  // Few rows per chunk keeps both threads busy at decode; the split never changes a
-  // result because the operations are row by row.
-  constexpr std::size_t kRowsPerChunk = 8;
-  pool_.run((num_rows + kRowsPerChunk - 1) / kRowsPerChunk, [&](std::size_t chunk, std::size_t) {
-    const std::size_t begin = chunk * kRowsPerChunk;
-    fn(begin, std::min(num_rows, begin + kRowsPerChunk));
-  });
-}
-
 void CpuBackend::quantize_chunk(const float* x, std::size_t r0, std::size_t r1, std::size_t cols) {
   if (!has_packed_ || cols % 32 != 0) return;  // then no matrix of this width is packed
   const std::size_t num_blocks = cols / 32;
@@ -169,121 +156,29 @@ void CpuBackend::matmuls(const float* x, std::size_t rows, std::size_t in_featur
 void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
   PG_CHECK(!k_pools_.empty(), "forward before allocate_kv_pool");
   check_step_batch(batch, layouts_, config_.vocab_size, logits.size());
-  const auto n = static_cast<std::size_t>(batch.num_tokens);
-  if (n == 0) return;
-  const auto hidden = static_cast<std::size_t>(config_.hidden_size);
-  const auto num_heads = static_cast<std::size_t>(config_.num_heads);
-  const auto num_kv_heads = static_cast<std::size_t>(config_.num_kv_heads);
-  const auto head_dim = static_cast<std::size_t>(config_.head_dim);
-  const auto q_dim = num_heads * head_dim;
-  const auto kv_dim = num_kv_heads * head_dim;
-  const auto ffn = static_cast<std::size_t>(config_.intermediate_size);
-  const auto vocab = static_cast<std::size_t>(config_.vocab_size);
-  const auto rope_dim = static_cast<std::size_t>(config_.rope_dim);
-  const float eps = config_.rms_norm_eps;
-  const std::size_t num_logits = batch.logits_rows.size();
-  ensure_activations(n, num_logits);
-  const std::span<const int32_t> positions(batch.positions);
-
-  const std::size_t num_pairs = rope_dim / 2;
-  grow(rope_cos_sin_, n * num_pairs * 2);
-  if (config_.window_rope_differs()) grow(rope_cos_sin_window_, n * num_pairs * 2);
-  // The embeddings, the first norm and the RoPE rotations of the step's positions (used by
-  // every layer; the window layers have their own when they rotate otherwise).
-  const float* attn_norm0 = weights_.layers.front().attn_norm;
-  for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
-    for (std::size_t r = r0; r < r1; ++r) {
-      const auto token = static_cast<std::size_t>(batch.token_ids[r]);
-      if (weights_.token_embd_packed != nullptr) weights_.token_embd_packed->dequantize_row(token, x_.data() + r * hidden);
-      else if (weights_.token_embd_half != nullptr) weights_.token_embd_half->dequantize_row(token, x_.data() + r * hidden);
-      else std::memcpy(x_.data() + r * hidden, weights_.token_embd + token * hidden, hidden * sizeof(float));
-    }
-    if (config_.embedding_scale != 1.0f)
-      cpu::scale_in_place(x_.data() + r0 * hidden, (r1 - r0) * hidden, config_.embedding_scale);
-    cpu::rope_rotations(positions.subspan(r0, r1 - r0), std::span(weights_.rope_inv_freq).first(num_pairs),
-                        rope_cos_sin_.data() + r0 * num_pairs * 2);
-    if (config_.window_rope_differs())
-      cpu::rope_rotations(positions.subspan(r0, r1 - r0), std::span(weights_.rope_inv_freq_window).first(num_pairs),
-                          rope_cos_sin_window_.data() + r0 * num_pairs * 2);
-    norm_chunk(attn_norm0, r0, r1);
-  });
-  for (std::size_t layer = 0; layer < weights_.layers.size(); ++layer) {
-    const LayerWeights& w = weights_.layers[layer];
-    const bool window_rope = config_.window_rope_differs() && config_.layer_has_window(static_cast<int64_t>(layer));
-    const float* layer_cos_sin = window_rope ? rope_cos_sin_window_.data() : rope_cos_sin_.data();
-    // Attention sub-block: x += wo @ attention(rope(wq @ norm(x)), rope(wk @ norm(x)), wv @ norm(x)),
-    // norm(x) in xn_ (and xq_) already; with q/k norms each head is normed before RoPE, with
-    // post norms the sub-block's output before the residual add.
-    matmuls(xn_.data(), n, hidden,
-            {{w.wq, w.packed.wq, w.half.wq, q_.data(), q_dim}, {w.wk, w.packed.wk, w.half.wk, k_.data(), kv_dim},
-             {w.wv, w.packed.wv, w.half.wv, v_.data(), kv_dim}});
-    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
-      if (w.bq != nullptr) {
-        cpu::add_bias(q_.data() + r0 * q_dim, w.bq, r1 - r0, q_dim);
-        cpu::add_bias(k_.data() + r0 * kv_dim, w.bk, r1 - r0, kv_dim);
-        cpu::add_bias(v_.data() + r0 * kv_dim, w.bv, r1 - r0, kv_dim);
-      }
-      if (w.q_norm != nullptr) {
-        cpu::rms_norm(q_.data() + r0 * q_dim, w.q_norm, q_.data() + r0 * q_dim, (r1 - r0) * num_heads, head_dim, eps);
-        cpu::rms_norm(k_.data() + r0 * kv_dim, w.k_norm, k_.data() + r0 * kv_dim, (r1 - r0) * num_kv_heads, head_dim,
-                      eps);
-      }
-      const float* cos_sin = layer_cos_sin + r0 * num_pairs * 2;
-      cpu::rope_rotate(q_.data() + r0 * q_dim, cos_sin, r1 - r0, num_heads, head_dim, rope_dim, config_.rope_layout);
-      cpu::rope_rotate(k_.data() + r0 * kv_dim, cos_sin, r1 - r0, num_kv_heads, head_dim, rope_dim,
-                       config_.rope_layout);
-      // Every new token's K/V goes in before attention: later tokens of a chunk read earlier ones.
-      write_kv(layer, batch, r0, r1);
-    });
-    attention(layer, batch);
-    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) { quantize_chunk(attn_.data(), r0, r1, q_dim); });
-    matmuls(attn_.data(), n, q_dim, {{w.wo, w.packed.wo, w.half.wo, proj_.data(), hidden}});
-    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
-      if (w.attn_post_norm != nullptr)
-        cpu::rms_norm(proj_.data() + r0 * hidden, w.attn_post_norm, proj_.data() + r0 * hidden, r1 - r0, hidden, eps);
-      add_in_place(x_.data() + r0 * hidden, proj_.data() + r0 * hidden, (r1 - r0) * hidden);
-      norm_chunk(w.ffn_norm, r0, r1);
-    });
-
-    // MLP sub-block: x += w_down @ (act(w_gate @ norm(x)) * (w_up @ norm(x))), act silu or gelu_tanh
-    matmuls(xn_.data(), n, hidden,
-            {{w.w_gate, w.packed.w_gate, w.half.w_gate, gate_.data(), ffn},
-             {w.w_up, w.packed.w_up, w.half.w_up, up_.data(), ffn}});
-    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
-      cpu::gated_activation(config_.activation, gate_.data() + r0 * ffn, up_.data() + r0 * ffn, gate_.data() + r0 * ffn,
-                            (r1 - r0) * ffn);
-      quantize_chunk(gate_.data(), r0, r1, ffn);
-    });
-    matmuls(gate_.data(), n, ffn, {{w.w_down, w.packed.w_down, w.half.w_down, proj_.data(), hidden}});
-    // The residual, then the next layer's attention norm (none after the last layer).
-    const float* next_norm = layer + 1 < weights_.layers.size() ? weights_.layers[layer + 1].attn_norm : nullptr;
-    for_row_chunks(n, [&](std::size_t r0, std::size_t r1) {
-      if (w.ffn_post_norm != nullptr)
-        cpu::rms_norm(proj_.data() + r0 * hidden, w.ffn_post_norm, proj_.data() + r0 * hidden, r1 - r0, hidden, eps);
-      add_in_place(x_.data() + r0 * hidden, proj_.data() + r0 * hidden, (r1 - r0) * hidden);
-      if (next_norm != nullptr) norm_chunk(next_norm, r0, r1);
-    });
-  }
-
-  // Final norm and output head only for the rows whose logits are asked for.
-  for (std::size_t i = 0; i < num_logits; ++i) {
-    const auto row = static_cast<std::size_t>(batch.logits_rows[i]);
-    cpu::rms_norm(x_.data() + row * hidden, weights_.output_norm, head_in_.data() + i * hidden, 1, hidden, eps);
-  }
-  for_row_chunks(num_logits, [&](std::size_t r0, std::size_t r1) { quantize_chunk(head_in_.data(), r0, r1, hidden); });
-  matmuls(head_in_.data(), num_logits, hidden, {{weights_.output, weights_.output_packed, weights_.output_half, logits.data(), vocab}});
-  if (config_.final_logit_softcap) {
-    const float cap = *config_.final_logit_softcap;
-    for_row_chunks(num_logits, [&](std::size_t r0, std::size_t r1) {
-      cpu::soft_cap(logits.data() + r0 * vocab, (r1 - r0) * vocab, cap);
-    });
-  }
+  if (batch.num_tokens == 0) return;
+  ensure_activations(static_cast<std::size_t>(batch.num_tokens), batch.logits_rows.size());
+  step_ = &batch;
+  step_logits_ = logits;
+  rope_rotations();
+  run_layer_ops(program_, *this);
+  step_ = nullptr;
 }
 
-void CpuBackend::norm_chunk(const float* weight, std::size_t r0, std::size_t r1) {
-  const auto hidden = static_cast<std::size_t>(config_.hidden_size);
-  cpu::rms_norm(x_.data() + r0 * hidden, weight, xn_.data() + r0 * hidden, r1 - r0, hidden, config_.rms_norm_eps);
-  quantize_chunk(xn_.data(), r0, r1, hidden);
+void CpuBackend::rope_rotations() {
+  // The RoPE rotations of the step's positions, used by every layer (the window layers
+  // have their own when they rotate otherwise).
+  const std::size_t num_pairs = static_cast<std::size_t>(config_.rope_dim) / 2;
+  const std::span<const int32_t> positions(step_->positions);
+  grow(rope_cos_sin_, positions.size() * num_pairs * 2);
+  if (window_rope_) grow(rope_cos_sin_window_, positions.size() * num_pairs * 2);
+  for_row_chunks(positions.size(), [&](std::size_t r0, std::size_t r1) {
+    cpu::rope_rotations(positions.subspan(r0, r1 - r0), std::span(weights_.rope_inv_freq).first(num_pairs),
+                        rope_cos_sin_.data() + r0 * num_pairs * 2);
+    if (window_rope_)
+      cpu::rope_rotations(positions.subspan(r0, r1 - r0), std::span(weights_.rope_inv_freq_window).first(num_pairs),
+                          rope_cos_sin_window_.data() + r0 * num_pairs * 2);
+  });
 }
 
 void CpuBackend::write_kv(std::size_t layer, const StepBatch& batch, std::size_t r0, std::size_t r1) {
@@ -305,13 +200,13 @@ void CpuBackend::write_kv(std::size_t layer, const StepBatch& batch, std::size_t
   }
 }
 
-void CpuBackend::attention(std::size_t layer, const StepBatch& batch) {
-  auto run = [&](const auto* k_pool, const auto* v_pool) {
-    const bool has_window = config_.layer_has_window(static_cast<int64_t>(layer));
-    const auto window = has_window ? static_cast<int32_t>(*config_.sliding_window) : 0;
+// The Attention op (model/layer_op.h) here, beside the pools it reads.
+void CpuBackend::run(const Attention& op) {
+  const auto layer = static_cast<std::size_t>(op.layer);
+  const StepBatch& batch = *step_;
+  auto attend = [&](const auto* k_pool, const auto* v_pool) {
     auto args = cpu::paged_attention_args(batch, q_.data(), static_cast<int32_t>(config_.num_heads), k_pool, v_pool,
-                                          layer_layout(layer), config_.softmax_scale(), attn_.data(), window,
-                                          config_.attn_logit_softcap.value_or(0.0f));
+                                          layer_layout(layer), op.scale, attn_.data(), op.window, op.softcap);
     args.block_tables = batch.kind_block_tables(layer_kinds_[layer]).data();
     cpu::paged_attention(args, pool_);
   };
@@ -319,13 +214,13 @@ void CpuBackend::attention(std::size_t layer, const StepBatch& batch) {
   const std::byte* v_pool = v_pools_[layer].get();
   switch (kv_dtype_) {
     case KvDtype::kFloat32:
-      run(reinterpret_cast<const float*>(k_pool), reinterpret_cast<const float*>(v_pool));
+      attend(reinterpret_cast<const float*>(k_pool), reinterpret_cast<const float*>(v_pool));
       break;
     case KvDtype::kFloat16:
-      run(reinterpret_cast<const Float16*>(k_pool), reinterpret_cast<const Float16*>(v_pool));
+      attend(reinterpret_cast<const Float16*>(k_pool), reinterpret_cast<const Float16*>(v_pool));
       break;
     case KvDtype::kBFloat16:
-      run(reinterpret_cast<const BFloat16*>(k_pool), reinterpret_cast<const BFloat16*>(v_pool));
+      attend(reinterpret_cast<const BFloat16*>(k_pool), reinterpret_cast<const BFloat16*>(v_pool));
       break;
   }
 }

@@ -6,9 +6,11 @@
 // batched. Two kinds of matrix product, chosen by the weights' form (model_weights.h):
 // float32 weights, and float16 / bfloat16 ones kept as stored, use the exact float GEMM
 // (cpu_gemm.h); weights kept quantized use the int8 fast path (quant_gemm.h) on activations
-// quantized per 32-value block.
+// quantized per 32-value block. The forward pass is the model's layer program
+// (model/layer_program.h), run op by op (cpu_backend_ops.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -23,13 +25,14 @@
 #include "cpu/cpu_isa.h"
 #include "cpu/kv_dtype.h"
 #include "cpu/q8_activations.h"
+#include "model/layer_op.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
 #include "util/parallel_for.h"
 
 namespace pagedgen {
 
-class CpuBackend final : public LogitsBackend {
+class CpuBackend final : public LogitsBackend, private LayerOps {
  public:
   // `config` and `weights` must outlive the backend. `num_threads` counts the caller; `isa`
   // is the instruction set of the int8 kernels (any gives the same bits); `kv_dtype` the
@@ -73,15 +76,44 @@ class CpuBackend final : public LogitsBackend {
   void ensure_activations(std::size_t num_tokens, std::size_t num_logits);
   // fn(row_begin, row_end) over [0, num_rows) in parallel chunks; rows are independent.
   template <typename Fn>
-  void for_row_chunks(std::size_t num_rows, Fn&& fn);
+  void for_row_chunks(std::size_t num_rows, Fn&& fn) {
+    // Few rows per chunk keeps both threads busy at decode; the split never changes a
+    // result because the operations are row by row.
+    constexpr std::size_t kRowsPerChunk = 8;
+    pool_.run((num_rows + kRowsPerChunk - 1) / kRowsPerChunk, [&](std::size_t chunk, std::size_t) {
+      const std::size_t begin = chunk * kRowsPerChunk;
+      fn(begin, std::min(num_rows, begin + kRowsPerChunk));
+    });
+  }
   // Rows [r0, r1) of xq_ = those of x (rows, cols) quantized, when any of the matrices it
   // will meet is packed.
   void quantize_chunk(const float* x, std::size_t r0, std::size_t r1, std::size_t cols);
+  // The step's RoPE rotations (rope_cos_sin_, and rope_cos_sin_window_ when the window
+  // layers rotate otherwise), shared by every layer.
+  void rope_rotations();
+  std::size_t num_rows() const { return static_cast<std::size_t>(step_->num_tokens); }
+
+  // The layer ops (model/layer_op.h), on the step in step_ (cpu_backend_ops.cpp).
+  void run(const EmbedTokens& op) override;
+  void run(const ResidualNorm& op) override;
+  void run(const QkvProjection& op) override;
+  void run(const QkvRopeKvWrite& op) override;
+  void run(const Attention& op) override;
+  void run(const OutputProjection& op) override;
+  void run(const GatedActivation& op) override;
+  void run(const DownProjection& op) override;
+  void run(const Logits& op) override;
+  void run(const SoftCapLogits& op) override;
+  // Rows [r0, r1): x_ += proj_, post-normed first by `delta_norm` unless null.
+  void add_delta(const float* delta_norm, std::size_t r0, std::size_t r1);
   // Rows [r0, r1): xn_ = rms_norm(x_) * weight, quantized into xq_.
   void norm_chunk(const float* weight, std::size_t r0, std::size_t r1);
-  // The step's new K/V of tokens [r0, r1) into `layer`'s pools; then attention over them.
+  // The step's new K/V of tokens [r0, r1) into `layer`'s pools.
   void write_kv(std::size_t layer, const StepBatch& batch, std::size_t r0, std::size_t r1);
-  void attention(std::size_t layer, const StepBatch& batch);
+  // The weights an op names, and the check at construction that they are loaded.
+  const float* norm_weight(NormWeight norm) const;
+  const LayerWeights& layer_weights(int32_t index) const { return weights_.layers[static_cast<std::size_t>(index)]; }
+  void check_weights(const LayerOp& op) const;
   // One matrix product of matmuls(): y (rows, out_features) = x @ w^T, w being `dense`,
   // `packed` or `half` (the others null).
   struct Product {
@@ -109,6 +141,10 @@ class CpuBackend final : public LogitsBackend {
   std::span<float> float_pool(const std::vector<std::unique_ptr<std::byte[]>>& pools, std::size_t layer) const;
 
   KvDtype kv_dtype_;
+  std::vector<LayerOp> program_;  // the forward pass (model/layer_program.h)
+  bool window_rope_ = false;      // some layer rotates with rope_inv_freq_window
+  const StepBatch* step_ = nullptr;  // the step forward() runs, while it runs
+  std::span<float> step_logits_;     // (logits rows, vocab) its logits
   // Per layer: layer_layout(layer).elements_per_layer() values of kv_dtype_. Not zeroed: a slot is
   // always written before it is read, and pages nobody touched take no memory.
   std::vector<std::unique_ptr<std::byte[]>> k_pools_;
