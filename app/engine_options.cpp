@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <new>
 
 #include <fmt/core.h>
 
@@ -30,6 +31,9 @@ ResponseFormat read_json_schema_flag(const std::string& path) {
     return json_schema_format(text);
   } catch (const Error& e) {
     throw CLI::ValidationError("--json-schema", fmt::format("'{}': {}", path, e.what()));
+  } catch (const std::bad_alloc&) {
+    throw CLI::ValidationError("--json-schema", fmt::format("'{}': the schema's grammar needs more memory than "
+                                                            "there is to compile it; make it smaller", path));
   }
 }
 
