@@ -126,26 +126,27 @@ std::string plan_json(const PlanOptions& options, const ModelFiles& files, const
       .lines_text();
 }
 
-void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std::string& kv_dtype,
+// The plan as text on `out` (standard output, or standard error when --json takes it).
+void print_plan(std::FILE* out, const LoadedInput& input, std::size_t bytes_per_token, const std::string& kv_dtype,
                 const std::string& budget, const std::vector<PlanRow>& rows, double seconds) {
   const EngineStats& first = rows.front().stats;
-  fmt::print("input: {} lines ({} blank), {} requests, {} of them invalid\n", input.num_lines, input.num_blank_lines,
+  fmt::print(out, "input: {} lines ({} blank), {} requests, {} of them invalid\n", input.num_lines, input.num_blank_lines,
              input.indices.size(), input.errors.size());
   for (std::size_t i = 0; i < std::min<std::size_t>(input.errors.size(), 10); ++i)
-    fmt::print("  line {} (id {}): {}: {}\n", input.errors[i].index + 1, optional_id(input.errors[i].id_json),
+    fmt::print(out, "  line {} (id {}): {}: {}\n", input.errors[i].index + 1, optional_id(input.errors[i].id_json),
                input.errors[i].code, input.errors[i].message);
-  if (input.errors.size() > 10) fmt::print("  ... and {} more (all of them in --json)\n", input.errors.size() - 10);
-  fmt::print("prompt tokens: {} total, {} distinct ({:.2f}x shared), {} prefix groups (at block size {})\n",
+  if (input.errors.size() > 10) fmt::print(out, "  ... and {} more (all of them in --json)\n", input.errors.size() - 10);
+  fmt::print(out, "prompt tokens: {} total, {} distinct ({:.2f}x shared), {} prefix groups (at block size {})\n",
              first.num_prompt_tokens, first.num_distinct_prompt_tokens,
              ratio(first.num_prompt_tokens, first.num_distinct_prompt_tokens), first.num_prefix_groups,
              rows.front().block_size);
-  fmt::print("KV: {} per token ({}); pool {}; every sample assumed to generate its max_tokens\n",
+  fmt::print(out, "KV: {} per token ({}); pool {}; every sample assumed to generate its max_tokens\n",
              format_bytes(bytes_per_token), kv_dtype, budget);
-  fmt::print("{:>6} {:>11} {:>8} {:>8} {:>11} {:>6} {:>9} {:>8} {:>13} {:>13} {:>5}\n", "block", "bytes/block", "pool",
+  fmt::print(out, "{:>6} {:>11} {:>8} {:>8} {:>11} {:>6} {:>9} {:>8} {:>13} {:>13} {:>5}\n", "block", "bytes/block", "pool",
              "peak", "peak KV", "util", "computed", "preempt", "naive maxlen", "naive req", "fits");
   for (const PlanRow& r : rows) {
     const EngineStats& s = r.stats;
-    fmt::print("{:>6} {:>11} {:>8} {:>8} {:>11} {:>6.3f} {:>9} {:>8} {:>13} {:>13} {:>5}\n", r.block_size,
+    fmt::print(out, "{:>6} {:>11} {:>8} {:>8} {:>11} {:>6.3f} {:>9} {:>8} {:>13} {:>13} {:>5}\n", r.block_size,
                format_bytes(r.kv_bytes_per_block), s.num_pool_blocks, s.peak_used_blocks,
                format_bytes(static_cast<uint64_t>(s.peak_kv_bytes)),
                s.utilization(), s.num_computed_prompt_tokens, s.preemptions,
@@ -157,22 +158,22 @@ void print_plan(const LoadedInput& input, std::size_t bytes_per_token, const std
     // "peak KV" is over every kind.
     for (std::size_t k = 0; k < r.stats.kinds.size(); ++k) {
       const KvKindFigures& f = r.stats.kinds[k];
-      fmt::print("  block size {}, layer kind {} ({}): pool {} blocks, peak {} ({}), at most {} positions per sequence\n",
+      fmt::print(out, "  block size {}, layer kind {} ({}): pool {} blocks, peak {} ({}), at most {} positions per sequence\n",
                  r.block_size, k, f.window == 0 ? std::string("full attention") : fmt::format("window {}", f.window),
                  f.num_pool_blocks, f.peak_used_blocks,
                  format_bytes(static_cast<uint64_t>(f.peak_kv_bytes())), f.peak_sequence_positions);
     }
     if (!r.stats.kinds.empty())
-      fmt::print("  block size {}: peak KV {}, {:.1f}% of the {} every layer keeping every position would hold\n",
+      fmt::print(out, "  block size {}: peak KV {}, {:.1f}% of the {} every layer keeping every position would hold\n",
                  r.block_size, format_bytes(static_cast<uint64_t>(r.stats.peak_kv_bytes)),
                  100.0 * r.stats.peak_kv_fraction_of_full_attention(),
                  format_bytes(static_cast<uint64_t>(r.stats.peak_full_attention_kv_bytes)));
   }
   for (const PlanRow& r : rows) {
     if (r.rejected.empty()) continue;
-    fmt::print("cannot fit at block size {} ({} requests):\n", r.block_size, r.rejected.size());
+    fmt::print(out, "cannot fit at block size {} ({} requests):\n", r.block_size, r.rejected.size());
     for (std::size_t i = 0; i < std::min<std::size_t>(r.rejected.size(), 10); ++i)
-      fmt::print("  line {} (id {}): {}\n", r.rejected[i].index + 1, optional_id(r.rejected[i].id_json),
+      fmt::print(out, "  line {} (id {}): {}\n", r.rejected[i].index + 1, optional_id(r.rejected[i].id_json),
                  r.rejected[i].message);
   }
   fmt::print(stderr, "pagedgen: planned in {:.2f} s, no weights loaded\n", seconds);
@@ -208,7 +209,7 @@ int run_plan(const PlanOptions& options) {
   const std::string kv_dtype = kv_dtype_label(*sizing, options.backend);
   const std::string budget = describe_kv_pool_budget(options.engine, options.backend.gpu_memory_utilization, on_gpu);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  print_plan(loaded, bytes_per_token, kv_dtype, budget, rows, seconds);
+  print_plan(options.json_path == "-" ? stderr : stdout, loaded, bytes_per_token, kv_dtype, budget, rows, seconds);
   if (!options.json_path.empty()) {
     const std::string json = plan_json(options, files, loaded, bytes_per_token, kv_dtype, budget, rows);
     if (options.json_path == "-") {
@@ -235,7 +236,8 @@ void add_plan_command(CLI::App& app, CommandRunner& selected) {
   add_model_option(*cmd, o->model);
   cmd->add_option("-i,--input", o->input, "Input JSONL file; - reads standard input")->required();
   add_block_sizes_option(*cmd, o->block_sizes);
-  cmd->add_option("--json", o->json_path, "Also write the plan as JSON to this file (- for standard output)");
+  cmd->add_option("--json", o->json_path,
+                  "Also write the plan as JSON to this file; - for standard output (the table then goes to stderr)");
   add_engine_options(*cmd, o->engine);
   add_backend_options(*cmd, o->backend, false);
   cmd->parse_complete_callback([&selected, o] { selected = [o] { return run_plan(*o); }; });

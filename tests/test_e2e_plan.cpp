@@ -40,3 +40,18 @@ TEST_CASE("plan lists invalid lines and the requests that cannot fit, and exits 
   CHECK(text.find("\"peak_blocks\": 1,") != std::string::npos);
   CHECK(text.find("\"generated\": 4,") != std::string::npos);
 }
+
+TEST_CASE("plan --json -: standard output holds the JSON alone, the table goes to stderr") {
+  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
+  TempDir dir("pagedgen-plan-stdout");
+  const auto input = dir / "in.jsonl";
+  std::ofstream(input) << "{\"id\": \"short\", \"prompt\": \"Hello\", \"max_tokens\": 4}\n";
+  const CliResult r = run_pagedgen(fmt::format("plan -i '{}' --block-sizes 8 --json -", input.string()),
+                                   dir / "stderr.txt", dir / "stdout.json");
+  CHECK(r.exit_code == 0);
+  const std::string json = read_file(dir / "stdout.json");
+  CHECK(json.starts_with("{"));
+  CHECK(json.ends_with("}\n"));
+  CHECK(json.find("\"fits_without_preemption\": true") != std::string::npos);
+  CHECK(r.stderr_text.find("bytes/block") != std::string::npos);  // the table's header
+}
