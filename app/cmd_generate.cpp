@@ -75,8 +75,12 @@ CLI::App* add_generate_flags(CLI::App& app, GenerateOptions& options) {
                   "Process shard K of N (0 <= K < N): the windows w of --plan-window lines with w % N == K; "
                   "`pagedgen merge` joins the shards' outputs")
       ->capture_default_str();
-  cmd->add_option("--stats", options.stats_path, "Write the run's KV memory and time figures to this JSON file");
-  cmd->add_option("--report", options.report_path, "Write a self-contained HTML page charting the KV blocks over the run");
+  cmd->add_option("--stats", options.stats_path,
+                  "Write the run's KV memory and time figures to this JSON file; - for standard output (when -o is "
+                  "a file)");
+  cmd->add_option("--report", options.report_path,
+                  "Write a self-contained HTML page charting the KV blocks over the run; - for standard output (when "
+                  "-o is a file)");
   add_block_size_option(*cmd, options.block_size);
   add_engine_options(*cmd, options.engine);
   add_backend_options(*cmd, options.backend);

@@ -128,9 +128,27 @@ RunStats completed_stats(RunStats stats, const LoadedModel& loaded) {
   return stats;
 }
 
+// `text` into `path`, or onto standard output for "-" (checked_stdout_use allowed it).
+void write_file_or_stdout(const std::string& path, const std::string& text) {
+  if (path == "-") fmt::print("{}", text);
+  else write_text_file(path, text);
+}
+
+// --stats - or --report - take standard output only when the output lines do not, and
+// only one of them: otherwise a usage error naming the flags.
+std::optional<std::string> stdout_clash(const GenerateOptions& o) {
+  const bool stats = o.stats_path == "-", report = o.report_path == "-";
+  if (stats && report) return "--stats - and --report - both ask for standard output; give one of them a file";
+  if ((stats || report) && o.output == "-")
+    return fmt::format("{} - asks for standard output, which -o - gives the output lines; give a file",
+                       stats ? "--stats" : "--report");
+  return std::nullopt;
+}
+
 void write_outputs(const GenerateOptions& options, const RunStats& stats) {
-  if (!options.stats_path.empty()) write_text_file(options.stats_path, stats.to_json());
-  if (!options.report_path.empty()) write_text_file(options.report_path, run_report_html(stats, options.input));
+  if (!options.stats_path.empty()) write_file_or_stdout(options.stats_path, stats.to_json());
+  if (!options.report_path.empty())
+    write_file_or_stdout(options.report_path, run_report_html(stats, options.input));
   if (!options.quiet) fmt::print(stderr, "{}", stats.summary());
 }
 
@@ -150,6 +168,10 @@ void report_interrupted(const GenerateOptions& options, const BatchJobResult& re
 int run_generate(const GenerateOptions& options) {
   const InterruptGuard interrupt;
   if (report_path_clash(named_paths(options))) return kExitUsage;
+  if (const std::optional<std::string> clash = stdout_clash(options)) {
+    fmt::print(stderr, "pagedgen: error: {}\n", *clash);
+    return kExitUsage;
+  }
   BatchJob job = open_job(options, resolve_model_path(options.model));
   if (job.resume_state().num_torn_bytes > 0 && !options.quiet)
     fmt::print(stderr, "pagedgen: --resume: dropping a torn last line ({} bytes) of '{}'\n",

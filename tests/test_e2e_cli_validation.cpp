@@ -46,7 +46,8 @@ TEST_CASE("bad option values: exit 2, one line naming the flag, nothing written"
       // intervals, a directory as the schema, a tokenizer that real weights would ignore.
       {"--seed -1", "--seed"},              {"--seed 18446744073709551616", "--seed"},
       {"--fsync-interval nan", "--fsync-interval"}, {"--progress-interval inf", "--progress-interval"},
-      {"--json-schema /", "--json-schema"}, {"--tokenizer in.jsonl", "--tokenizer"}};
+      {"--json-schema /", "--json-schema"}, {"--tokenizer in.jsonl", "--tokenizer"},
+      {"--stats - --report -", "--stats - and --report -"}};
   for (const auto& [flags, flag] : cases) {
     CAPTURE(flags);
     const test::CliResult r = generate(dir, flags);
@@ -103,4 +104,22 @@ TEST_CASE("every command's --help opens with one short line; the details and exi
     CHECK(first_line.size() <= 100);
     CHECK(text.find("Options:") < text.find("Exit codes:"));
   }
+}
+
+TEST_CASE("--stats - writes the stats to standard output when -o is a file; with -o - it is refused") {
+  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
+  const Dir dir;
+  const test::CliResult r = test::run_pagedgen(
+      fmt::format("generate -q --device cpu -i '{}' -o '{}' --stats -", (dir.path / "in.jsonl").string(),
+                  (dir.path / "out.jsonl").string()),
+      dir.path / "stderr.txt", dir.path / "stdout.txt");
+  CHECK(r.exit_code == 0);
+  CHECK(test::read_file(dir.path / "stdout.txt").find("\"kv_bytes_per_block\"") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path / "-"));
+  CHECK_FALSE(std::filesystem::exists(std::filesystem::current_path() / "-"));
+  const test::CliResult both = test::run_pagedgen(
+      fmt::format("generate -q --device cpu -i '{}' -o - --stats -", (dir.path / "in.jsonl").string()),
+      dir.path / "stderr.txt");
+  CHECK(both.exit_code == 2);
+  CHECK(both.stderr_text.find("--stats - asks for standard output") != std::string::npos);
 }
