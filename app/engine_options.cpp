@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 
 #include "chat_template_option.h"
+#include "exit_codes.h"
 #include "io/json_schema_format.h"
 #include "kv/kv_cache_manager.h"
 #include "util/byte_units.h"
@@ -66,7 +67,9 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o) {
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));
   cmd.add_option("--max-batch-tokens", o.max_batch_tokens, "Tokens computed per step, at most (longer prefills are chunked)")
       ->capture_default_str()->check(CLI::Range(1, 1 << 24));
-  cmd.add_option("--max-model-len", o.max_model_len, "Prompt + generated tokens per sequence, at most (default: the model's context)")
+  cmd.add_option("--max-model-len", o.max_model_len,
+                 "Prompt + generated tokens per sequence, at most (default, and the most allowed: the model's "
+                 "context)")
       ->check(CLI::Range(int64_t{2}, int64_t{1} << 32));
   cmd.add_flag("--no-prefix-sharing", o.no_prefix_sharing, "Do not share KV blocks between requests (for comparison)");
   cmd.add_flag("--no-overlap", o.no_overlap,
@@ -143,7 +146,10 @@ void add_block_sizes_option(CLI::App& command, std::vector<int32_t>& block_sizes
 }
 
 int64_t effective_max_model_len(const EngineOptions& options, int64_t context_length) {
-  return options.max_model_len > 0 ? std::min(options.max_model_len, context_length) : context_length;
+  if (options.max_model_len > context_length)
+    throw UsageError(fmt::format("--max-model-len {} is above the model's context of {} tokens; give at most {}",
+                                 options.max_model_len, context_length, context_length));
+  return options.max_model_len > 0 ? options.max_model_len : context_length;
 }
 
 EngineConfig make_engine_config(const EngineOptions& options, int32_t block_size, int32_t num_blocks,

@@ -50,7 +50,8 @@ std::string describe_kv_pool_budget(const EngineOptions& options, double gpu_mem
 void add_block_size_option(CLI::App& command, int32_t& block_size);
 void add_block_sizes_option(CLI::App& command, std::vector<int32_t>& block_sizes);
 
-// The model's context, or --max-model-len when it is smaller.
+// The model's context, or --max-model-len when it is smaller; throws UsageError when it is
+// larger (exit 2, naming both numbers).
 int64_t effective_max_model_len(const EngineOptions& options, int64_t context_length);
 
 EngineConfig make_engine_config(const EngineOptions& options, int32_t block_size, int32_t num_blocks,

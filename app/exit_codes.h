@@ -2,7 +2,18 @@
 // them: never renumber.
 #pragma once
 
+#include <string>
+
+#include "util/error.h"
+
 namespace pagedgen::app {
+
+// A flag's value that only the model shows to be wrong (e.g. --max-model-len past its
+// context): a usage error (exit 2) found after parsing; the message starts with the flag.
+class UsageError : public Error {
+ public:
+  explicit UsageError(const std::string& message) : Error(message) {}
+};
 
 inline constexpr int kExitOk = 0;           // everything succeeded
 inline constexpr int kExitLinesFailed = 1;  // the run finished, but some input lines got error records

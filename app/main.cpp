@@ -66,6 +66,9 @@ int main(int argc, char** argv) {
   }
   try {
     return selected();
+  } catch (const UsageError& e) {
+    print_error(e.what());
+    return kExitUsage;
   } catch (const pagedgen::SettingError& e) {
     print_error(flags_of(e.setting()) + " " + e.what());  // messages read on from the flag
     return kExitFatal;

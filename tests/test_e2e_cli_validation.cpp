@@ -123,3 +123,12 @@ TEST_CASE("--stats - writes the stats to standard output when -o is a file; with
   CHECK(both.exit_code == 2);
   CHECK(both.stderr_text.find("--stats - asks for standard output") != std::string::npos);
 }
+
+TEST_CASE("--max-model-len above the model's context is a usage error naming both numbers, nothing written") {
+  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
+  const Dir dir;
+  const test::CliResult r = generate(dir, "--max-model-len 100000");
+  CHECK(r.exit_code == 2);
+  CHECK(r.stderr_text.find("--max-model-len 100000 is above the model's context of 8192 tokens") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path / "out.jsonl"));
+}
