@@ -532,15 +532,7 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const OverlapT
 
 const float* CudaBackend::Impl::norm_weight(NormWeight norm) const {
   if (norm.kind == NormKind::kOutput) return weights->output_norm;
-  const DeviceLayerWeights& w = weights->layers[static_cast<std::size_t>(norm.layer)];
-  switch (norm.kind) {
-    case NormKind::kAttn: return w.attn_norm;
-    case NormKind::kAttnPost: return w.attn_post_norm;
-    case NormKind::kFfn: return w.ffn_norm;
-    case NormKind::kFfnPost: return w.ffn_post_norm;
-    case NormKind::kOutput: break;
-  }
-  return weights->output_norm;
+  return select_norm_weight(norm, weights->output_norm, weights->layers[static_cast<std::size_t>(norm.layer)]);
 }
 
 CudaBackend::CudaBackend(const ModelConfig& config, std::span<const RawTensor> tensors, const std::string& source,

@@ -146,15 +146,7 @@ void CpuBackend::run(const SoftCapLogits& op) {
 
 const float* CpuBackend::norm_weight(NormWeight norm) const {
   if (norm.kind == NormKind::kOutput) return weights_.output_norm;
-  const LayerWeights& w = layer_weights(norm.layer);
-  switch (norm.kind) {
-    case NormKind::kAttn: return w.attn_norm;
-    case NormKind::kAttnPost: return w.attn_post_norm;
-    case NormKind::kFfn: return w.ffn_norm;
-    case NormKind::kFfnPost: return w.ffn_post_norm;
-    case NormKind::kOutput: break;
-  }
-  return weights_.output_norm;
+  return select_norm_weight(norm, weights_.output_norm, layer_weights(norm.layer));
 }
 
 void CpuBackend::check_weights(const LayerOp& op) const {

@@ -35,6 +35,20 @@ struct NormWeight {
   int32_t layer;  // unused for kOutput
 };
 
+// The weight `norm` names among a model's norms: `output` for kOutput, else that field of
+// `layer` (the norm's layer). The host's and the device's layer weights name them alike.
+template <typename Layer>
+const float* select_norm_weight(NormWeight norm, const float* output, const Layer& layer) {
+  switch (norm.kind) {
+    case NormKind::kAttn: return layer.attn_norm;
+    case NormKind::kAttnPost: return layer.attn_post_norm;
+    case NormKind::kFfn: return layer.ffn_norm;
+    case NormKind::kFfnPost: return layer.ffn_post_norm;
+    case NormKind::kOutput: break;
+  }
+  return output;
+}
+
 // The RoPE rotation table a layer uses: the full-attention layers' (rope_inv_freq), or the
 // sliding-window layers' when they rotate otherwise (rope_inv_freq_window).
 enum class RopeTable : uint8_t { kFull, kWindow };
