@@ -95,15 +95,18 @@ std::optional<int> resolve_device(const BackendOptions& options, [[maybe_unused]
   const std::vector<gpu::DeviceInfo> devices = gpu::list_devices(&why_none, &none_installed);
   if (*index < std::ssize(devices)) return index;
   if (required && !devices.empty())
-    fail_setting("device", "{}, but only {} GPU(s) are visible (cuda:0 to cuda:{})", options.device,
-                 devices.size(), devices.size() - 1);
-  if (required) fail_setting("device", "{}, but no GPU is usable: {}; use --device cpu or auto", options.device, why_none);
+    fail_setting("device", "{}, but only {} GPU(s) are visible (cuda:0 to cuda:{})", options.device, devices.size(),
+                 devices.size() - 1);
+  if (required)
+    fail_setting("device", "{}, but no GPU is usable: {}; use --device cpu or auto", options.device, why_none);
   // A machine with no GPU at all is the common CPU case: no notice on every run then.
   if (!quiet && !none_installed) fmt::print(stderr, "pagedgen: no GPU ({}); running on the CPU\n", why_none);
 #else
   if (required)
-    fail_setting("device", "{}, but this pagedgen was built without CUDA (the CUDA toolkit was not found at build "
-                 "time)", options.device);
+    fail_setting("device",
+                 "{}, but this pagedgen was built without CUDA (the CUDA toolkit was not found at build "
+                 "time)",
+                 options.device);
 #endif
   return std::nullopt;
 }
@@ -111,8 +114,9 @@ std::optional<int> resolve_device(const BackendOptions& options, [[maybe_unused]
 }  // namespace
 
 void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
-  command.add_option("--device", o.device,
-                     "Where to run: auto (GPU 0 when there is one, else the CPU), cuda (GPU 0), cuda:N (GPU N), cpu")
+  command
+      .add_option("--device", o.device,
+                  "Where to run: auto (GPU 0 when there is one, else the CPU), cuda (GPU 0), cuda:N (GPU N), cpu")
       ->capture_default_str()
       ->check([](const std::string& value) -> std::string {
         static const std::regex valid("auto|cpu|cuda|cuda:[0-9]{1,3}");
@@ -121,19 +125,22 @@ void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
   command.add_option("--dtype", o.dtype, "GPU weights, activations and KV cache: bfloat16, float16, float32")
       ->capture_default_str()
       ->check(CLI::IsMember({"bfloat16", "float16", "float32"}));
-  command.add_option("--kv-cache-dtype", o.kv_cache_dtype,
-                     "KV cache elements: auto (on the CPU float16 with --cpu-math fast, float32 with exact; on a GPU "
-                     "--dtype), float32, float16, bfloat16; values are rounded once when written")
+  command
+      .add_option("--kv-cache-dtype", o.kv_cache_dtype,
+                  "KV cache elements: auto (on the CPU float16 with --cpu-math fast, float32 with exact; on a GPU "
+                  "--dtype), float32, float16, bfloat16; values are rounded once when written")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "float32", "float16", "bfloat16"}));
-  command.add_option("--cpu-math", o.cpu_math,
-                     "CPU matrix products: fast (quantized weights stay quantized, activations int8 per 32 values, "
-                     "as llama.cpp) or exact (all float32, float32 KV cache: the reference that GPU --dtype float32 "
-                     "output equals)")
+  command
+      .add_option("--cpu-math", o.cpu_math,
+                  "CPU matrix products: fast (quantized weights stay quantized, activations int8 per 32 values, "
+                  "as llama.cpp) or exact (all float32, float32 KV cache: the reference that GPU --dtype float32 "
+                  "output equals)")
       ->capture_default_str()
       ->check(CLI::IsMember({"fast", "exact"}));
-  command.add_option("--gpu-memory-utilization", o.gpu_memory_utilization,
-                     "Fraction of GPU memory to fill; the KV pool takes what weights and activations leave")
+  command
+      .add_option("--gpu-memory-utilization", o.gpu_memory_utilization,
+                  "Fraction of GPU memory to fill; the KV pool takes what weights and activations leave")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));
   command.add_flag("--no-cuda-graphs", o.no_cuda_graphs,
@@ -144,24 +151,28 @@ void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
   command.add_option("--threads", o.threads, fmt::format("CPU threads, 1 to the {} cores (default: all)", cores))
       ->check(CLI::Range(1, cores));
   if (!weights) return;
-  command.add_option("--cpu-isa", o.cpu_isa,
-                     "Instruction set of the fast CPU path: auto (the best this CPU has), avx512-vnni, avx-vnni, "
-                     "avx2, generic (portable C++); every choice gives the same output")
+  command
+      .add_option("--cpu-isa", o.cpu_isa,
+                  "Instruction set of the fast CPU path: auto (the best this CPU has), avx512-vnni, avx-vnni, "
+                  "avx2, generic (portable C++); every choice gives the same output")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "avx512-vnni", "avx-vnni", "avx2", "generic"}));
-  command.add_option("--load-format", o.load_format,
-                     "auto: weights from the model files; dummy: -m names an HF config.json (or its directory) "
-                     "and the weights are random, for throughput runs (needs --tokenizer)")
+  command
+      .add_option("--load-format", o.load_format,
+                  "auto: weights from the model files; dummy: -m names an HF config.json (or its directory) "
+                  "and the weights are random, for throughput runs (needs --tokenizer)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "dummy"}));
   // Real weights tokenize with their own model's tokenizer: a --tokenizer there would be
   // ignored. (CLI11 stores --load-format, declared first, before it checks this option.)
-  command.add_option("--tokenizer", o.tokenizer,
-                     "With --load-format dummy: a .gguf file (any architecture; only its vocabulary is read) or HF "
-                     "directory whose tokenizer and chat template to use")
+  command
+      .add_option("--tokenizer", o.tokenizer,
+                  "With --load-format dummy: a .gguf file (any architecture; only its vocabulary is read) or HF "
+                  "directory whose tokenizer and chat template to use")
       ->check([&o](const std::string&) -> std::string {
-        return o.load_format == "dummy" ? "" : "applies only with --load-format dummy (real weights use their own "
-                                               "model's tokenizer)";
+        return o.load_format == "dummy" ? ""
+                                        : "applies only with --load-format dummy (real weights use their own "
+                                          "model's tokenizer)";
       });
 }
 
@@ -173,10 +184,12 @@ ModelSource open_model_source(const BackendOptions& options, const std::string& 
     source.name = source.files->path().string();
     return source;
   }
-  if (model_path.empty()) fail("--load-format dummy needs -m CONFIG.json (an HF config, e.g. samples/llama-3-8b.config.json)");
+  if (model_path.empty())
+    fail("--load-format dummy needs -m CONFIG.json (an HF config, e.g. samples/llama-3-8b.config.json)");
   if (options.tokenizer.empty())
-    fail("--load-format dummy needs --tokenizer MODEL (a .gguf file or HF directory) to tokenize prompts and decode "
-         "output");
+    fail(
+        "--load-format dummy needs --tokenizer MODEL (a .gguf file or HF directory) to tokenize prompts and decode "
+        "output");
   source.dummy = true;
   source.config = dummy_model_config(model_path);
   // Only the vocabulary is read, so a file of any architecture (or a vocabulary-only one) works.
@@ -230,16 +243,22 @@ UnsupportedSampling unsupported_sampling(const Backend& backend) {
       fmt::format("{}{}", backend.name(), backend.device().empty() ? "" : fmt::format(" ({})", backend.device()));
   UnsupportedSampling unsupported;
   if (!backend.applies_token_masks())
-    unsupported.token_masks = fmt::format("structured outputs (response_format, --json-schema, --json-object) need a "
-                                          "backend that applies token masks, and this run's ({}) does not: run it "
-                                          "with --device cpu, or remove response_format", where);
+    unsupported.token_masks = fmt::format(
+        "structured outputs (response_format, --json-schema, --json-object) need a "
+        "backend that applies token masks, and this run's ({}) does not: run it "
+        "with --device cpu, or remove response_format",
+        where);
   if (!backend.applies_penalties())
-    unsupported.penalties = fmt::format("presence_penalty, frequency_penalty, repetition_penalty and logit_bias need a "
-                                        "backend that applies them, and this run's ({}) does not: run it with "
-                                        "--device cpu, or remove them", where);
+    unsupported.penalties = fmt::format(
+        "presence_penalty, frequency_penalty, repetition_penalty and logit_bias need a "
+        "backend that applies them, and this run's ({}) does not: run it with "
+        "--device cpu, or remove them",
+        where);
   if (!backend.computes_logprobs())
-    unsupported.logprobs = fmt::format("logprobs need a backend that computes them, and this run's ({}) does not: "
-                                       "run it with --device cpu, or remove logprobs", where);
+    unsupported.logprobs = fmt::format(
+        "logprobs need a backend that computes them, and this run's ({}) does not: "
+        "run it with --device cpu, or remove logprobs",
+        where);
   return unsupported;
 }
 

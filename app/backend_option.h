@@ -1,7 +1,7 @@
 // The options that choose where a command runs (--device, --dtype, --kv-cache-dtype,
-// --gpu-memory-utilization, --no-cuda-graphs, --load-format, --tokenizer, --threads, --cpu-math, --cpu-isa), and the functions that
-// build the chosen backend: with the model's weights (generate, sweep, complete), or only to
-// answer how big its KV pool is (plan).
+// --gpu-memory-utilization, --no-cuda-graphs, --load-format, --tokenizer, --threads, --cpu-math, --cpu-isa), and the
+// functions that build the chosen backend: with the model's weights (generate, sweep, complete), or only to answer how
+// big its KV pool is (plan).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -22,16 +22,16 @@
 namespace pagedgen::app {
 
 struct BackendOptions {
-  std::string device = "auto";        // auto | cuda | cuda:N | cpu
-  std::string dtype = "bfloat16";     // CUDA weights, activations and KV cache
+  std::string device = "auto";     // auto | cuda | cuda:N | cpu
+  std::string dtype = "bfloat16";  // CUDA weights, activations and KV cache
   double gpu_memory_utilization = 0.9;
-  bool no_cuda_graphs = false;        // CUDA: run decode steps eagerly instead of replaying graphs
-  std::size_t threads = 0;            // CPU threads, 0 = all
-  std::string cpu_math = "fast";      // fast (int8 on quantized weights) | exact (float32, the GPU's reference)
+  bool no_cuda_graphs = false;          // CUDA: run decode steps eagerly instead of replaying graphs
+  std::size_t threads = 0;              // CPU threads, 0 = all
+  std::string cpu_math = "fast";        // fast (int8 on quantized weights) | exact (float32, the GPU's reference)
   std::string kv_cache_dtype = "auto";  // auto | float32 | float16 | bfloat16
-  std::string cpu_isa = "auto";       // auto | avx512-vnni | avx-vnni | avx2 | generic: the fast path's instruction set
-  std::string load_format = "auto";   // auto | dummy
-  std::string tokenizer;              // dummy: the model whose tokenizer to use
+  std::string cpu_isa = "auto";      // auto | avx512-vnni | avx-vnni | avx2 | generic: the fast path's instruction set
+  std::string load_format = "auto";  // auto | dummy
+  std::string tokenizer;             // dummy: the model whose tokenizer to use
 };
 
 // --device, --dtype, --kv-cache-dtype, --gpu-memory-utilization, --no-cuda-graphs, --threads and --cpu-math;
@@ -41,11 +41,11 @@ void add_backend_options(CLI::App& command, BackendOptions& options, bool weight
 // The model named by -m and --load-format: real files, or (dummy) an HF config.json whose
 // weights are random, with the tokenizer and chat template of --tokenizer's model.
 struct ModelSource {
-  std::unique_ptr<ModelFiles> files;  // the model; null with dummy weights
+  std::unique_ptr<ModelFiles> files;                  // the model; null with dummy weights
   std::unique_ptr<ModelVocabulary> dummy_vocabulary;  // dummy: --tokenizer's vocabulary
   ModelConfig config;
   bool dummy = false;
-  std::string name;                   // for the stats: the model path or "dummy:<config>"
+  std::string name;  // for the stats: the model path or "dummy:<config>"
 
   // The tokenizer and chat template to use: the model's, or for dummy --tokenizer's.
   const ModelVocabulary& vocabulary() const { return files ? files->vocabulary() : *dummy_vocabulary; }
@@ -60,8 +60,8 @@ KvDtype resolved_cpu_kv_dtype(const BackendOptions& options);
 struct ChosenBackend {
   std::unique_ptr<ModelWeights> host_weights;  // CPU: the weights the backend reads
   std::unique_ptr<Backend> backend;
-  int32_t num_blocks = 0;                      // the KV pool at the block size asked for
-  std::string device;                          // the GPU, or empty on the CPU
+  int32_t num_blocks = 0;  // the KV pool at the block size asked for
+  std::string device;      // the GPU, or empty on the CPU
 };
 
 // Loads the weights onto the device --device selects (saying which on stderr unless

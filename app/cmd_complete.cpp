@@ -54,8 +54,10 @@ int run_complete(const CompleteOptions& options) {
   const CompleteResult result = job.run(*chosen.backend, chosen.num_blocks);
   fmt::print("{}\n", result.completion.text);
   const auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
-  fmt::print(stderr, "pagedgen: load {:.2f} s; prompt {} tokens in {:.2f} s; {} tokens generated in {:.2f} s ({:.1f} "
-             "tokens/s)\n", seconds(t1 - t0), result.stats.num_prompt_tokens, result.stats.prefill_seconds,
+  fmt::print(stderr,
+             "pagedgen: load {:.2f} s; prompt {} tokens in {:.2f} s; {} tokens generated in {:.2f} s ({:.1f} "
+             "tokens/s)\n",
+             seconds(t1 - t0), result.stats.num_prompt_tokens, result.stats.prefill_seconds,
              result.completion.num_tokens, result.stats.decode_seconds,
              static_cast<double>(result.completion.num_tokens) / std::max(1e-9, result.stats.decode_seconds));
   return kExitOk;
@@ -71,7 +73,8 @@ void add_complete_command(CLI::App& app, CommandRunner& selected) {
       "quick check that a model loads and computes sensibly. Batch work belongs to generate.");
   add_model_option(*cmd, options->model);
   cmd->add_option("prompt", options->prompt, "The prompt text")->required();
-  cmd->add_option("--max-tokens", options->max_tokens, "Tokens to generate, at most")->capture_default_str()
+  cmd->add_option("--max-tokens", options->max_tokens, "Tokens to generate, at most")
+      ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--chat", options->chat, "Send PROMPT as a user message through the model's chat template");
   cmd->add_option("--chat-template", options->chat_template, chat_template_option_help());

@@ -45,7 +45,8 @@ CLI::App* add_generate_flags(CLI::App& app, GenerateOptions& options) {
       "{...}}}, structured outputs on either backend; a line's own wins over --json-schema and --json-object). Keys "
       "that would change the output and are not implemented (stream, tools, ...) are unsupported_field errors; other "
       "unknown keys are ignored. Output: one line per "
-      "non-blank input line, in input order: {\"id\", \"index\", \"text\", \"finish_reason\", \"logprobs\"?, \"usage\"} "
+      "non-blank input line, in input order: {\"id\", \"index\", \"text\", \"finish_reason\", \"logprobs\"?, "
+      "\"usage\"} "
       "(\"choices\" when n > 1) or {\"id\", \"index\", \"error\": {\"code\", \"message\"}}. OpenAI batch files "
       "({\"custom_id\", \"method\", \"url\", \"body\"} lines, as the OpenAI Batch API and vllm run-batch read "
       "them) are answered in that format. Logs and progress go to stderr only.");

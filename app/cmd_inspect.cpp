@@ -53,7 +53,8 @@ void print_architecture(const ModelFiles& files) {
   fmt::print("RMSNorm eps    {}\n", c.rms_norm_eps);
   fmt::print("output head    {}\n", c.tied_embeddings ? "tied to the token embeddings" : "separate");
   fmt::print("QKV bias       {}\n", c.qkv_bias ? "yes" : "no");
-  if (c.rope_linear_factor != 1.0f) fmt::print("RoPE scaling   linear x{} (full-attention layers)\n", c.rope_linear_factor);
+  if (c.rope_linear_factor != 1.0f)
+    fmt::print("RoPE scaling   linear x{} (full-attention layers)\n", c.rope_linear_factor);
 }
 
 // What the architecture adds to the Llama block, and its sliding-window layers.
@@ -69,8 +70,8 @@ void print_block_extras(const ModelConfig& c) {
   if (!extras.empty()) fmt::print("block extras   {}\n", fmt::join(extras, ", "));
   if (c.sliding_window) {
     const auto num_window = std::ranges::count(c.window_layers, true);
-    fmt::print("sliding window {} positions on {} of {} layers (RoPE theta {} there)\n", *c.sliding_window,
-               num_window, c.num_layers, c.window_rope_theta);
+    fmt::print("sliding window {} positions on {} of {} layers (RoPE theta {} there)\n", *c.sliding_window, num_window,
+               c.num_layers, c.window_rope_theta);
   }
 }
 
@@ -125,9 +126,9 @@ void print_chat_template(const ModelFiles& files) {
   const std::optional<ChatTemplate> detected = detect_chat_template(*template_text, bos, eos);
   if (detected)
     fmt::print("chat template  {}{}\n", chat_template_name(detected->kind),
-               detected->default_system.empty() ? ""
-                                                : fmt::format(" (default system message: \"{}\")",
-                                                              detected->default_system));
+               detected->default_system.empty()
+                   ? ""
+                   : fmt::format(" (default system message: \"{}\")", detected->default_system));
   else
     fmt::print("chat template  not recognised ({} characters); chat input needs --chat-template NAME\n",
                template_text->size());

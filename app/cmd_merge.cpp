@@ -39,7 +39,7 @@ struct MergeOptions {
 
 // The job the shard outputs are the shards of.
 struct ShardedJob {
-  std::string key;                 // io/manifest.h job_key
+  std::string key;  // io/manifest.h job_key
   uint64_t num_shards = 0;
 };
 
@@ -106,10 +106,12 @@ RunStats merged_stats(const std::vector<std::string>& paths, const ShardedJob& j
       fail("stats file '{}' is of another job (job key {}, the shards' is {}): give the stats of these shards", path,
            stats.job.job_key, job.key);
     const auto [it, inserted] = shard_files.emplace(stats.job.shard, path);
-    if (!inserted) fail("stats files '{}' and '{}' are both of shard {}: give each shard's once", it->second, path,
-                        stats.job.shard);
-    if (total) total->add_run(stats);
-    else total = stats;
+    if (!inserted)
+      fail("stats files '{}' and '{}' are both of shard {}: give each shard's once", it->second, path, stats.job.shard);
+    if (total)
+      total->add_run(stats);
+    else
+      total = stats;
   }
   for (uint64_t k = 0; k < job.num_shards; ++k)
     if (!shard_files.contains(fmt::format("{}/{}", k, job.num_shards)))

@@ -60,8 +60,10 @@ JsonObject plan_row_json(const PlanRow& r) {
   const EngineStats& s = r.stats;
   JsonArray cannot_fit;
   for (const RequestError& x : r.rejected)
-    cannot_fit.add_object(
-        JsonObject().add_int("index", static_cast<int64_t>(x.index)).add_raw("id", optional_id(x.id_json)).add_string("reason", x.message));
+    cannot_fit.add_object(JsonObject()
+                              .add_int("index", static_cast<int64_t>(x.index))
+                              .add_raw("id", optional_id(x.id_json))
+                              .add_string("reason", x.message));
   JsonObject row;
   row.add_int("block_size", r.block_size)
       .add_int("kv_bytes_per_block", static_cast<int64_t>(r.kv_bytes_per_block))
@@ -112,16 +114,23 @@ std::string plan_json(const PlanOptions& options, const ModelFiles& files, const
       .add_string("input", options.input)
       .add_string("model", files.path().string())
       .add_int("lines", input.num_lines)
-      .same_line().add_int("blank_lines", input.num_blank_lines)
-      .same_line().add_int("requests", static_cast<int64_t>(input.indices.size()))
-      .same_line().add_int("invalid_requests", static_cast<int64_t>(input.errors.size()))
+      .same_line()
+      .add_int("blank_lines", input.num_blank_lines)
+      .same_line()
+      .add_int("requests", static_cast<int64_t>(input.indices.size()))
+      .same_line()
+      .add_int("invalid_requests", static_cast<int64_t>(input.errors.size()))
       .add_array("invalid", invalid)
       .add_int("prompt_tokens", first.num_prompt_tokens)
-      .same_line().add_int("distinct_prompt_tokens", first.num_distinct_prompt_tokens)
-      .same_line().add_int("prefix_groups", first.num_prefix_groups)
+      .same_line()
+      .add_int("distinct_prompt_tokens", first.num_distinct_prompt_tokens)
+      .same_line()
+      .add_int("prefix_groups", first.num_prefix_groups)
       .add_string("kv_dtype", kv_dtype)
-      .same_line().add_int("kv_bytes_per_token", static_cast<int64_t>(bytes_per_token))
-      .same_line().add_string("budget", budget)
+      .same_line()
+      .add_int("kv_bytes_per_token", static_cast<int64_t>(bytes_per_token))
+      .same_line()
+      .add_string("budget", budget)
       .add_array("block_sizes", block_sizes)
       .lines_text();
 }
@@ -130,27 +139,27 @@ std::string plan_json(const PlanOptions& options, const ModelFiles& files, const
 void print_plan(std::FILE* out, const LoadedInput& input, std::size_t bytes_per_token, const std::string& kv_dtype,
                 const std::string& budget, const std::vector<PlanRow>& rows, double seconds) {
   const EngineStats& first = rows.front().stats;
-  fmt::print(out, "input: {} lines ({} blank), {} requests, {} of them invalid\n", input.num_lines, input.num_blank_lines,
-             input.indices.size(), input.errors.size());
+  fmt::print(out, "input: {} lines ({} blank), {} requests, {} of them invalid\n", input.num_lines,
+             input.num_blank_lines, input.indices.size(), input.errors.size());
   for (std::size_t i = 0; i < std::min<std::size_t>(input.errors.size(), 10); ++i)
     fmt::print(out, "  line {} (id {}): {}: {}\n", input.errors[i].index + 1, optional_id(input.errors[i].id_json),
                input.errors[i].code, input.errors[i].message);
-  if (input.errors.size() > 10) fmt::print(out, "  ... and {} more (all of them in --json)\n", input.errors.size() - 10);
+  if (input.errors.size() > 10)
+    fmt::print(out, "  ... and {} more (all of them in --json)\n", input.errors.size() - 10);
   fmt::print(out, "prompt tokens: {} total, {} distinct ({:.2f}x shared), {} prefix groups (at block size {})\n",
              first.num_prompt_tokens, first.num_distinct_prompt_tokens,
              ratio(first.num_prompt_tokens, first.num_distinct_prompt_tokens), first.num_prefix_groups,
              rows.front().block_size);
   fmt::print(out, "KV: {} per token ({}); pool {}; every sample assumed to generate its max_tokens\n",
              format_bytes(bytes_per_token), kv_dtype, budget);
-  fmt::print(out, "{:>6} {:>11} {:>8} {:>8} {:>11} {:>6} {:>9} {:>8} {:>13} {:>13} {:>5}\n", "block", "bytes/block", "pool",
-             "peak", "peak KV", "util", "computed", "preempt", "naive maxlen", "naive req", "fits");
+  fmt::print(out, "{:>6} {:>11} {:>8} {:>8} {:>11} {:>6} {:>9} {:>8} {:>13} {:>13} {:>5}\n", "block", "bytes/block",
+             "pool", "peak", "peak KV", "util", "computed", "preempt", "naive maxlen", "naive req", "fits");
   for (const PlanRow& r : rows) {
     const EngineStats& s = r.stats;
     fmt::print(out, "{:>6} {:>11} {:>8} {:>8} {:>11} {:>6.3f} {:>9} {:>8} {:>13} {:>13} {:>5}\n", r.block_size,
                format_bytes(r.kv_bytes_per_block), s.num_pool_blocks, s.peak_used_blocks,
-               format_bytes(static_cast<uint64_t>(s.peak_kv_bytes)),
-               s.utilization(), s.num_computed_prompt_tokens, s.preemptions,
-               format_bytes(static_cast<uint64_t>(s.peak_naive_max_len_bytes())),
+               format_bytes(static_cast<uint64_t>(s.peak_kv_bytes)), s.utilization(), s.num_computed_prompt_tokens,
+               s.preemptions, format_bytes(static_cast<uint64_t>(s.peak_naive_max_len_bytes())),
                format_bytes(static_cast<uint64_t>(s.peak_naive_request_bytes())), r.fits() ? "yes" : "no");
   }
   for (const PlanRow& r : rows) {
@@ -158,10 +167,11 @@ void print_plan(std::FILE* out, const LoadedInput& input, std::size_t bytes_per_
     // "peak KV" is over every kind.
     for (std::size_t k = 0; k < r.stats.kinds.size(); ++k) {
       const KvKindFigures& f = r.stats.kinds[k];
-      fmt::print(out, "  block size {}, layer kind {} ({}): pool {} blocks, peak {} ({}), at most {} positions per sequence\n",
-                 r.block_size, k, f.window == 0 ? std::string("full attention") : fmt::format("window {}", f.window),
-                 f.num_pool_blocks, f.peak_used_blocks,
-                 format_bytes(static_cast<uint64_t>(f.peak_kv_bytes())), f.peak_sequence_positions);
+      fmt::print(
+          out, "  block size {}, layer kind {} ({}): pool {} blocks, peak {} ({}), at most {} positions per sequence\n",
+          r.block_size, k, f.window == 0 ? std::string("full attention") : fmt::format("window {}", f.window),
+          f.num_pool_blocks, f.peak_used_blocks, format_bytes(static_cast<uint64_t>(f.peak_kv_bytes())),
+          f.peak_sequence_positions);
     }
     if (!r.stats.kinds.empty())
       fmt::print(out, "  block size {}: peak KV {}, {:.1f}% of the {} every layer keeping every position would hold\n",

@@ -52,8 +52,8 @@ std::vector<NamedPath> named_paths(const SweepOptions& o) {
   std::vector<NamedPath> paths = {{"-i", o.input, false, 0}, {"--report", o.report_path, true}};
   if (!o.outputs_dir.empty())
     for (const int32_t block_size : o.block_sizes)
-      paths.push_back({"--outputs", (std::filesystem::path(o.outputs_dir) / fmt::format("bs{}.jsonl", block_size)).string(),
-                       true});
+      paths.push_back(
+          {"--outputs", (std::filesystem::path(o.outputs_dir) / fmt::format("bs{}.jsonl", block_size)).string(), true});
   return paths;
 }
 
@@ -71,13 +71,15 @@ void print_table(const std::vector<SweepRow>& rows, bool identical) {
 }
 
 void print_csv(const std::vector<SweepRow>& rows, bool identical) {
-  fmt::print("block_size,peak_blocks,peak_kv_bytes,utilization,fragmentation,sharing_factor,prompt_computed,generated,"
-             "generated_tokens_per_second,wall_seconds,outputs_identical\n");
+  fmt::print(
+      "block_size,peak_blocks,peak_kv_bytes,utilization,fragmentation,sharing_factor,prompt_computed,generated,"
+      "generated_tokens_per_second,wall_seconds,outputs_identical\n");
   for (const SweepRow& r : rows) {
     const EngineStats& e = r.stats.engine;
-    fmt::print("{},{},{},{:.6g},{:.6g},{:.6g},{},{},{:.6g},{:.6g},{}\n", r.block_size, e.peak_used_blocks, e.peak_kv_bytes,
-               e.utilization(), e.internal_fragmentation(), e.sharing_factor(), e.num_computed_prompt_tokens,
-               e.num_generated_tokens, e.generated_tokens_per_second(), r.wall_seconds, identical ? "true" : "false");
+    fmt::print("{},{},{},{:.6g},{:.6g},{:.6g},{},{},{:.6g},{:.6g},{}\n", r.block_size, e.peak_used_blocks,
+               e.peak_kv_bytes, e.utilization(), e.internal_fragmentation(), e.sharing_factor(),
+               e.num_computed_prompt_tokens, e.num_generated_tokens, e.generated_tokens_per_second(), r.wall_seconds,
+               identical ? "true" : "false");
   }
 }
 
@@ -98,7 +100,8 @@ void print_json(const std::vector<SweepRow>& rows, bool identical) {
                                .add_real("wall_seconds", r.wall_seconds)
                                .add_object("stats", r.stats.to_json_object()));
   }
-  fmt::print("{}", JsonObject().add_bool("outputs_identical", identical).add_array("block_sizes", block_sizes).lines_text());
+  fmt::print("{}",
+             JsonObject().add_bool("outputs_identical", identical).add_array("block_sizes", block_sizes).lines_text());
 }
 
 void write_outputs(const std::string& dir, const SweepRow& row) {
@@ -136,16 +139,20 @@ void report_differences(const SweepOptions& options, const SweepResult& result, 
                                         loaded.indices.size(), fmt::join(result.differing_lines, ", "));
   if (exact_across_schedules(backend, options.backend))
     fail("the outputs differ between block sizes: {} (a bug: please report it with the input)", which);
-  fmt::print(stderr, "pagedgen: the outputs differ between block sizes: {}; expected on a GPU in {}, where a "
+  fmt::print(stderr,
+             "pagedgen: the outputs differ between block sizes: {}; expected on a GPU in {}, where a "
              "result may change with the batch it runs in (use --dtype float32 for identical text)\n",
              which, options.backend.dtype);
 }
 
 void print_result(const SweepOptions& options, const SweepResult& result) {
   const bool identical = result.outputs_identical();
-  if (options.format == "json") print_json(result.rows, identical);
-  else if (options.format == "csv") print_csv(result.rows, identical);
-  else print_table(result.rows, identical);
+  if (options.format == "json")
+    print_json(result.rows, identical);
+  else if (options.format == "csv")
+    print_csv(result.rows, identical);
+  else
+    print_table(result.rows, identical);
   if (!options.report_path.empty()) {
     std::vector<SweepReportRow> report_rows;
     for (const SweepRow& r : result.rows) report_rows.push_back({r.block_size, r.stats, r.wall_seconds});
@@ -196,7 +203,8 @@ void add_sweep_command(CLI::App& app, CommandRunner& selected) {
   cmd->add_option("-i,--input", o->input, "Input JSONL file (as for generate); - reads standard input")->required();
   add_block_sizes_option(*cmd, o->block_sizes);
   cmd->add_option("--format", o->format, "The table as table, json or csv (standard output)")
-      ->capture_default_str()->check(CLI::IsMember({"table", "json", "csv"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"table", "json", "csv"}));
   cmd->add_option("--outputs", o->outputs_dir, "Also write each size's output file to DIR/bsN.jsonl");
   cmd->add_option("--report", o->report_path, "Write a self-contained HTML page comparing the block sizes");
   add_engine_options(*cmd, o->engine);

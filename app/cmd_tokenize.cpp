@@ -71,10 +71,10 @@ int run_tokenize(const TokenizeOptions& options) {
 
 void add_tokenize_command(CLI::App& app, CommandRunner& selected) {
   auto options = std::make_shared<TokenizeOptions>();
-  CLI::App* cmd = add_command(
-      app, "tokenize", "Print the token ids of TEXT.",
-      "By default no BOS/EOS is added and special-token text such as <|im_end|> is tokenized as plain text "
-      "(--bos, --eos, --parse-special change that).");
+  CLI::App* cmd =
+      add_command(app, "tokenize", "Print the token ids of TEXT.",
+                  "By default no BOS/EOS is added and special-token text such as <|im_end|> is tokenized as plain text "
+                  "(--bos, --eos, --parse-special change that).");
   add_model_option(*cmd, options->model);
   cmd->add_option("text", options->text, "The text to tokenize; - reads standard input")->required();
   cmd->add_flag("--pieces", options->pieces, "Also print each token's vocabulary piece");

@@ -34,7 +34,8 @@ ResponseFormat read_json_schema_flag(const std::string& path) {
     throw CLI::ValidationError("--json-schema", fmt::format("'{}': {}", path, e.what()));
   } catch (const std::bad_alloc&) {
     throw CLI::ValidationError("--json-schema", fmt::format("'{}': the schema's grammar needs more memory than "
-                                                            "there is to compile it; make it smaller", path));
+                                                            "there is to compile it; make it smaller",
+                                                            path));
   }
 }
 
@@ -64,9 +65,12 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o) {
         }
       });
   cmd.add_option("--max-num-seqs", o.max_num_seqs, "Sequences decoded at once, at most")
-      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
-  cmd.add_option("--max-batch-tokens", o.max_batch_tokens, "Tokens computed per step, at most (longer prefills are chunked)")
-      ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--max-batch-tokens", o.max_batch_tokens,
+                 "Tokens computed per step, at most (longer prefills are chunked)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 24));
   cmd.add_option("--max-model-len", o.max_model_len,
                  "Prompt + generated tokens per sequence, at most (default, and the most allowed: the model's "
                  "context)")
@@ -106,7 +110,6 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o) {
   });
 }
 
-
 void check_sampling_flags(const SamplingParams& defaults) {
   try {
     validate(defaults);
@@ -137,12 +140,15 @@ std::string describe_kv_pool_budget(const EngineOptions& options, double gpu_mem
 
 void add_block_size_option(CLI::App& command, int32_t& block_size) {
   command.add_option("--block-size", block_size, "Tokens per KV block")
-      ->capture_default_str()->check(CLI::Range(1, kMaxBlockSize));
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxBlockSize));
 }
 
 void add_block_sizes_option(CLI::App& command, std::vector<int32_t>& block_sizes) {
   command.add_option("--block-sizes", block_sizes, "Block sizes, comma-separated")
-      ->delimiter(',')->capture_default_str()->check(CLI::Range(1, kMaxBlockSize));
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxBlockSize));
 }
 
 int64_t effective_max_model_len(const EngineOptions& options, int64_t context_length) {

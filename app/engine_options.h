@@ -15,17 +15,17 @@ namespace pagedgen::app {
 
 struct EngineOptions {
   int32_t num_blocks = 0;
-  std::string kv_cache_memory;  // empty: the backend's default (kv_pool_budget.h)
+  std::string kv_cache_memory;                         // empty: the backend's default (kv_pool_budget.h)
   int32_t max_num_seqs = EngineConfig{}.max_num_seqs;  // core's defaults (sched/scheduler.h)
   int32_t max_batch_tokens = EngineConfig{}.max_batch_tokens;
   int64_t max_model_len = 0;  // 0: the model's context
   bool no_prefix_sharing = false;
-  bool no_overlap = false;      // --no-overlap: wait for each step's ids before preparing the next
+  bool no_overlap = false;  // --no-overlap: wait for each step's ids before preparing the next
   uint64_t seed = 0;
   std::string chat_template;
   std::string json_schema_path;  // --json-schema: every line's default response format
   bool json_object = false;      // --json-object
-  SamplingParams sampling;  // the defaults of lines that do not set a field (response_format from the two above)
+  SamplingParams sampling;       // the defaults of lines that do not set a field (response_format from the two above)
 };
 
 // --num-blocks, --kv-cache-memory, --max-num-seqs, --max-batch-tokens, --max-model-len,

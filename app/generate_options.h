@@ -18,7 +18,7 @@ struct GenerateOptions {
   std::string report_path;
   std::string format = "auto";  // auto, plain or openai
   int32_t block_size = 16;
-  EngineOptions engine;  // the pool, batch limits, seed, chat template and default sampling
+  EngineOptions engine;    // the pool, batch limits, seed, chat template and default sampling
   BackendOptions backend;  // device, dtype, GPU memory, load format, CPU threads
   bool quiet = false;
   double progress_seconds = 10.0;

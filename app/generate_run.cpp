@@ -76,10 +76,14 @@ std::string model_name(const std::filesystem::path& model_path) {
 
 BatchJobSettings job_settings(const GenerateOptions& o, const std::filesystem::path& model_path) {
   BatchJobSettings s;
-  if (o.input == "-") s.input_stream = &std::cin;
-  else s.input_path = o.input;
-  if (o.output == "-") s.output_stream = &std::cout;
-  else s.output_path = o.output;
+  if (o.input == "-")
+    s.input_stream = &std::cin;
+  else
+    s.input_path = o.input;
+  if (o.output == "-")
+    s.output_stream = &std::cout;
+  else
+    s.output_path = o.output;
   s.format = requested_format(o.format);
   s.default_sampling = o.engine.sampling;
   s.model_name = model_name(model_path);
@@ -130,8 +134,10 @@ RunStats completed_stats(RunStats stats, const LoadedModel& loaded) {
 
 // `text` into `path`, or onto standard output for "-" (checked_stdout_use allowed it).
 void write_file_or_stdout(const std::string& path, const std::string& text) {
-  if (path == "-") fmt::print("{}", text);
-  else write_text_file(path, text);
+  if (path == "-")
+    fmt::print("{}", text);
+  else
+    write_text_file(path, text);
 }
 
 // --stats - or --report - take standard output only when the output lines do not, and
@@ -147,8 +153,7 @@ std::optional<std::string> stdout_clash(const GenerateOptions& o) {
 
 void write_outputs(const GenerateOptions& options, const RunStats& stats) {
   if (!options.stats_path.empty()) write_file_or_stdout(options.stats_path, stats.to_json());
-  if (!options.report_path.empty())
-    write_file_or_stdout(options.report_path, run_report_html(stats, options.input));
+  if (!options.report_path.empty()) write_file_or_stdout(options.report_path, run_report_html(stats, options.input));
   if (!options.quiet) fmt::print(stderr, "{}", stats.summary());
 }
 
@@ -196,9 +201,9 @@ int run_generate(const GenerateOptions& options) {
                             mode == ProgressReporter::Mode::kQuiet ? std::nullopt : job.count_requests(),
                             engine_config.num_blocks);
   const BatchJobObserver observer{[&](uint64_t num_done, const EngineStats& e) {
-                                     progress.update(num_done, e.num_generated_tokens, e.used_blocks);
-                                   },
-                                   [&] { return interrupt.signal_received() != 0; }};
+                                    progress.update(num_done, e.num_generated_tokens, e.used_blocks);
+                                  },
+                                  [&] { return interrupt.signal_received() != 0; }};
   const BatchJobResult result = job.run(engine, builder, observer);
   progress.finish();
 

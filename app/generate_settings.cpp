@@ -37,12 +37,13 @@ ManifestSetting field_row(std::string_view key, std::string_view flag, Field fie
 std::vector<ManifestSetting> make_manifest_table() {
   const auto sampling = [](const GenerateOptions& o) -> const SamplingParams& { return o.engine.sampling; };
   return {
-      {"model", {"--model"}, [](const GenerateOptions&, const std::filesystem::path& path) -> Value {
-         return fingerprint_model(path);
-       }},
+      {"model",
+       {"--model"},
+       [](const GenerateOptions&, const std::filesystem::path& path) -> Value { return fingerprint_model(path); }},
       field_row("format", "--format", [](const GenerateOptions& o) { return o.format; }),
-      field_row("chat_template", "--chat-template",
-                [](const GenerateOptions& o) { return o.engine.chat_template.empty() ? "auto" : o.engine.chat_template; }),
+      field_row(
+          "chat_template", "--chat-template",
+          [](const GenerateOptions& o) { return o.engine.chat_template.empty() ? "auto" : o.engine.chat_template; }),
       field_row("seed", "--seed", [](const GenerateOptions& o) { return o.engine.seed; }),
       field_row("temperature", "--temperature", [=](const GenerateOptions& o) { return sampling(o).temperature; }),
       field_row("top_p", "--top-p", [=](const GenerateOptions& o) { return sampling(o).top_p; }),
@@ -57,7 +58,8 @@ std::vector<ManifestSetting> make_manifest_table() {
       // The engine settings change no text, but the prefix-cache hits (cached_tokens) in it.
       field_row("block_size", "--block-size", [](const GenerateOptions& o) { return o.block_size; }),
       field_row("num_blocks", "--num-blocks", [](const GenerateOptions& o) { return o.engine.num_blocks; }),
-      field_row("kv_cache_memory", "--kv-cache-memory", [](const GenerateOptions& o) { return o.engine.kv_cache_memory; }),
+      field_row("kv_cache_memory", "--kv-cache-memory",
+                [](const GenerateOptions& o) { return o.engine.kv_cache_memory; }),
       field_row("max_num_seqs", "--max-num-seqs", [](const GenerateOptions& o) { return o.engine.max_num_seqs; }),
       field_row("max_batch_tokens", "--max-batch-tokens",
                 [](const GenerateOptions& o) { return o.engine.max_batch_tokens; }),
@@ -68,25 +70,29 @@ std::vector<ManifestSetting> make_manifest_table() {
       field_row("device", "--device", [](const GenerateOptions& o) { return o.backend.device; }),
       field_row("dtype", "--dtype", [](const GenerateOptions& o) { return o.backend.dtype; }),
       field_row("cpu_math", "--cpu-math", [](const GenerateOptions& o) { return o.backend.cpu_math; }),
-      field_row("kv_cache_dtype", "--kv-cache-dtype", [](const GenerateOptions& o) { return o.backend.kv_cache_dtype; }),
+      field_row("kv_cache_dtype", "--kv-cache-dtype",
+                [](const GenerateOptions& o) { return o.backend.kv_cache_dtype; }),
       field_row("load_format", "--load-format", [](const GenerateOptions& o) { return o.backend.load_format; }),
       field_row("shard", "--shard", [](const GenerateOptions& o) { return o.shard; }),
       // Added after the first manifests: recorded only when set.
-      {"response_format", {"--json-schema", "--json-object"},
+      {"response_format",
+       {"--json-schema", "--json-object"},
        [](const GenerateOptions& o, const std::filesystem::path&) -> Value {
          const ResponseFormat& format = o.engine.sampling.response_format;
          return format.is_constrained() ? Value(response_format_setting(format)) : std::nullopt;
        }},
       // Dummy weights' text is the tokenizer's; a GPU pool's size decides the prefix-cache hits.
-      {"tokenizer", {"--tokenizer"},
+      {"tokenizer",
+       {"--tokenizer"},
        [](const GenerateOptions& o, const std::filesystem::path&) -> Value {
          return o.backend.tokenizer.empty() ? std::nullopt : Value(fingerprint_model(o.backend.tokenizer));
        }},
-      {"gpu_memory_utilization", {"--gpu-memory-utilization"},
+      {"gpu_memory_utilization",
+       {"--gpu-memory-utilization"},
        [](const GenerateOptions& o, const std::filesystem::path&) -> Value {
          const double utilization = o.backend.gpu_memory_utilization;
          return utilization == BackendOptions{}.gpu_memory_utilization ? std::nullopt
-                                                                        : Value(fmt::format("{}", utilization));
+                                                                       : Value(fmt::format("{}", utilization));
        }},
   };
 }

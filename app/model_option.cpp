@@ -15,9 +15,10 @@ void add_model_option(CLI::App& command, std::string& path) {
 std::filesystem::path resolve_model_path(const std::string& path) {
   if (!path.empty()) return path;
   if (const auto found = find_default_model()) return *found;
-  fail("no model given (-m) and the default model is not installed at '{}'; run "
-       "scripts/fetch-model.sh, or pass -m MODEL.gguf",
-       (default_models_dir() / kDefaultModelFile).string());
+  fail(
+      "no model given (-m) and the default model is not installed at '{}'; run "
+      "scripts/fetch-model.sh, or pass -m MODEL.gguf",
+      (default_models_dir() / kDefaultModelFile).string());
 }
 
 }  // namespace pagedgen::app

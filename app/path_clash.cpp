@@ -13,14 +13,13 @@ namespace {
 
 struct Resolved {
   const NamedPath* named;
-  std::string name;                     // absolute and normalized; empty for a stream
+  std::string name;                      // absolute and normalized; empty for a stream
   std::optional<FileIdentity> identity;  // when it names an existing regular file
 };
 
 Resolved resolve(const NamedPath& named) {
   Resolved r{&named, "", std::nullopt};
-  const std::optional<FileStatus> status =
-      named.path == "-" ? fd_status(named.stream_fd) : file_status(named.path);
+  const std::optional<FileStatus> status = named.path == "-" ? fd_status(named.stream_fd) : file_status(named.path);
   if (status && !status->is_regular) return r;  // a FIFO, a device, a terminal: never emptied
   if (status) r.identity = status->identity;
   if (named.path != "-") {

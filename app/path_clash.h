@@ -12,10 +12,10 @@
 namespace pagedgen::app {
 
 struct NamedPath {
-  std::string what;   // how the user named it: "-o", "--stats", "-o's manifest"
-  std::string path;   // "-" for a standard stream (its descriptor is compared instead)
+  std::string what;  // how the user named it: "-o", "--stats", "-o's manifest"
+  std::string path;  // "-" for a standard stream (its descriptor is compared instead)
   bool written = false;
-  int stream_fd = -1; // for "-": 0 (read) or 1 (written)
+  int stream_fd = -1;  // for "-": 0 (read) or 1 (written)
 };
 
 // The first clash, as a message naming both and why it is refused; nullopt when none. Only

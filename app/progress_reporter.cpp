@@ -48,13 +48,13 @@ void ProgressReporter::finish() {
 
 std::string ProgressReporter::figures() const {
   const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
-  std::string out = num_total_ ? fmt::format("{}/{} requests", num_done_, *num_total_)
-                               : fmt::format("{} requests", num_done_);
+  std::string out =
+      num_total_ ? fmt::format("{}/{} requests", num_done_, *num_total_) : fmt::format("{} requests", num_done_);
   out += fmt::format("  {:.1f} tok/s", elapsed > 0 ? static_cast<double>(num_generated_tokens_) / elapsed : 0.0);
   // While requests remain, at least a second: "0:00:00" would claim the run is over.
   if (num_total_ && num_done_ > 0 && num_done_ < *num_total_)
     out += fmt::format("  ETA {}", format_duration(std::max(1.0, elapsed / static_cast<double>(num_done_) *
-                                                                      static_cast<double>(*num_total_ - num_done_))));
+                                                                     static_cast<double>(*num_total_ - num_done_))));
   out += fmt::format("  KV {}/{} blocks", num_used_blocks_, num_pool_blocks_);
   return out;
 }

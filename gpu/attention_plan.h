@@ -12,9 +12,9 @@
 namespace pagedgen::gpu {
 
 struct AttentionLaunch {
-  int32_t item_begin;    // items [item_begin, item_end) of AttentionPlan::items
+  int32_t item_begin;  // items [item_begin, item_end) of AttentionPlan::items
   int32_t item_end;
-  int32_t token_begin;   // the tokens those items cover: [token_begin, token_end)
+  int32_t token_begin;  // the tokens those items cover: [token_begin, token_end)
   int32_t token_end;
   int32_t num_partials;  // partial slots used, <= max_partials
 };

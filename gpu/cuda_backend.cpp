@@ -59,9 +59,9 @@ enum AttentionPlanIndex : std::size_t { kFullLayers = 0, kWindowLayers = 1 };
 struct AttentionArrays {
   const std::byte* base;
   std::size_t query_start, context_lens;
-  std::array<std::size_t, kMaxKvKinds> block_tables;               // by layer kind
-  std::array<std::size_t, 2> items, partial_index;                 // AttentionPlan, by AttentionPlanIndex
-  std::size_t tiles, tile_tokens, num_parts, tile_partial_index;   // TensorAttentionPlan
+  std::array<std::size_t, kMaxKvKinds> block_tables;              // by layer kind
+  std::array<std::size_t, 2> items, partial_index;                // AttentionPlan, by AttentionPlanIndex
+  std::size_t tiles, tile_tokens, num_parts, tile_partial_index;  // TensorAttentionPlan
   template <typename A>
   const A* at(std::size_t offset) const {
     return reinterpret_cast<const A*>(base + offset);
@@ -78,8 +78,8 @@ struct CudaBackend::Impl {
   std::optional<CudaGemm> gemm;
   // The KV pools, one allocation grouped by layer kind: kind 0's layers (in layer order, K
   // then V of each), then kind 1's; each pool of kind k holds layouts[k].elements_per_layer().
-  std::vector<KvLayout> layouts;      // by kind
-  std::vector<KvKindId> layer_kinds;  // by layer
+  std::vector<KvLayout> layouts;               // by kind
+  std::vector<KvKindId> layer_kinds;           // by layer
   std::vector<std::size_t> layer_pool_offset;  // by layer: elements from kv_pool to its K pool (V follows)
   std::vector<std::size_t> kind_pool_offset;   // by kind: elements from kv_pool to its first pool
   DeviceBuffer kv_pool;
@@ -115,7 +115,7 @@ struct CudaBackend::Impl {
   uint64_t num_buffer_moves = 0;
   std::vector<int32_t> padded_ids, padded_positions, padded_logits_rows;  // scratch
   std::array<std::vector<int64_t>, kMaxKvKinds> padded_slots;
-  int32_t num_in_flight = 0;  // steps submitted, not collected
+  int32_t num_in_flight = 0;             // steps submitted, not collected
   std::optional<StepProfiler> profiler;  // with PAGEDGEN_GPU_PROFILE=1 only
 
   // The forward pass (model/layer_program.h) and where its Attention ops sit in it: the
@@ -256,11 +256,11 @@ struct CudaBackend::Impl {
 
   // Where the kernels outside attention read a step's token rows on the device.
   struct RowArrays {
-    int32_t* token_ids;          // [num_rows]
-    const int32_t* positions;    // [num_rows]
+    int32_t* token_ids;                             // [num_rows]
+    const int32_t* positions;                       // [num_rows]
     std::array<const int64_t*, kMaxKvKinds> slots;  // by layer kind: [num_rows], -1 for padding
-    const int32_t* logits_rows;  // [num_logits]
-    int32_t num_rows;            // the batch's tokens, or a decode step's bucket
+    const int32_t* logits_rows;                     // [num_logits]
+    int32_t num_rows;                               // the batch's tokens, or a decode step's bucket
     int32_t num_logits;
   };
   // A decode step's token rows padded to `bucket` (token 0 at position 0, no slot; every
@@ -300,8 +300,12 @@ CudaBackend::Impl::RowArrays CudaBackend::Impl::upload_decode_rows(const StepBat
     at_slots[kind] = pack.add(std::span<const int64_t>(padded_slots[kind]));
   const std::size_t at_logits_rows = pack.add(std::span<const int32_t>(padded_logits_rows));
   std::byte* d = decode_rows.upload(pack, stream);
-  RowArrays r{reinterpret_cast<int32_t*>(d + at_ids), reinterpret_cast<const int32_t*>(d + at_positions), {},
-              reinterpret_cast<const int32_t*>(d + at_logits_rows), bucket, bucket};
+  RowArrays r{reinterpret_cast<int32_t*>(d + at_ids),
+              reinterpret_cast<const int32_t*>(d + at_positions),
+              {},
+              reinterpret_cast<const int32_t*>(d + at_logits_rows),
+              bucket,
+              bucket};
   for (std::size_t kind = 0; kind < layouts.size(); ++kind)
     r.slots[kind] = reinterpret_cast<const int64_t*>(d + at_slots[kind]);
   return r;
@@ -321,7 +325,12 @@ struct CudaBackend::Impl::StepOps final : LayerOps {
 
   StepOps(Impl& impl, const StepBatch& b, const std::array<AttentionPlan, 2>& p,
           const std::optional<TensorAttentionPlan>& t, const RowArrays& rows, const AttentionArrays& a)
-      : m(impl), batch(b), plans(p), tensor(t), r(rows), arrays(a),
+      : m(impl),
+        batch(b),
+        plans(p),
+        tensor(t),
+        r(rows),
+        arrays(a),
         hidden(static_cast<int32_t>(impl.config.hidden_size)),
         q_dim(static_cast<int32_t>(impl.config.num_heads * impl.config.head_dim)),
         kv_dim(static_cast<int32_t>(impl.config.num_kv_heads * impl.config.head_dim)),
@@ -338,12 +347,12 @@ struct CudaBackend::Impl::StepOps final : LayerOps {
   // The rows of logits_rows only when the op says so, and then only when there are some.
   void run(const ResidualNorm& op) override {
     if (op.logits_rows && r.num_logits == 0) return;
-    launch_add_rms_norm<T>(RmsNormArgs<T>{m.x.as<float>(), op.add_delta ? m.delta.as<float>() : nullptr,
-                                          m.norm_weight(op.norm), op.logits_rows ? m.head_in.as<T>() : m.xn.as<T>(),
-                                          op.logits_rows ? r.logits_rows : nullptr,
-                                          op.logits_rows ? r.num_logits : r.num_rows, hidden, m.config.rms_norm_eps,
-                                          op.delta_norm ? m.norm_weight(*op.delta_norm) : nullptr},
-                           m.stream);
+    launch_add_rms_norm<T>(
+        RmsNormArgs<T>{m.x.as<float>(), op.add_delta ? m.delta.as<float>() : nullptr, m.norm_weight(op.norm),
+                       op.logits_rows ? m.head_in.as<T>() : m.xn.as<T>(), op.logits_rows ? r.logits_rows : nullptr,
+                       op.logits_rows ? r.num_logits : r.num_rows, hidden, m.config.rms_norm_eps,
+                       op.delta_norm ? m.norm_weight(*op.delta_norm) : nullptr},
+        m.stream);
   }
 
   void run(const QkvProjection& op) override {
@@ -372,22 +381,32 @@ struct CudaBackend::Impl::StepOps final : LayerOps {
   void run(const Attention& op) override {
     const auto l = static_cast<std::size_t>(op.layer);
     const auto kind = static_cast<std::size_t>(m.layer_kinds[l]);
-    const PagedAttentionArgsOf<T, T> args{
-        m.q.as<float>(), m.k_pool<T>(l), m.v_pool<T>(l), m.attn.as<T>(), r.positions,
-        arrays.at<int32_t>(arrays.query_start), arrays.at<int32_t>(arrays.context_lens),
-        arrays.at<int32_t>(arrays.block_tables[kind]), batch.num_tokens, batch.num_seqs, batch.max_blocks_per_seq,
-        static_cast<int32_t>(m.config.num_heads), op.scale, m.layer_layout(l), op.window, op.softcap};
+    const PagedAttentionArgsOf<T, T> args{m.q.as<float>(),
+                                          m.k_pool<T>(l),
+                                          m.v_pool<T>(l),
+                                          m.attn.as<T>(),
+                                          r.positions,
+                                          arrays.at<int32_t>(arrays.query_start),
+                                          arrays.at<int32_t>(arrays.context_lens),
+                                          arrays.at<int32_t>(arrays.block_tables[kind]),
+                                          batch.num_tokens,
+                                          batch.num_seqs,
+                                          batch.max_blocks_per_seq,
+                                          static_cast<int32_t>(m.config.num_heads),
+                                          op.scale,
+                                          m.layer_layout(l),
+                                          op.window,
+                                          op.softcap};
     if constexpr (!std::is_same_v<T, float>) {
       if (tensor && op.window == 0) {
-        launch_tensor_attention(args,
-                                TensorAttentionWork{arrays.at<TensorAttentionTile>(arrays.tiles),
-                                                    static_cast<int32_t>(tensor->tiles.size()),
-                                                    arrays.at<int32_t>(arrays.tile_tokens),
-                                                    arrays.at<int32_t>(arrays.num_parts),
-                                                    arrays.at<int32_t>(arrays.tile_partial_index),
-                                                    tensor->num_partials, m.partial_out.as<float>(),
-                                                    m.partial_max.as<float>(), m.partial_sum.as<float>()},
-                                m.stream);
+        launch_tensor_attention(
+            args,
+            TensorAttentionWork{arrays.at<TensorAttentionTile>(arrays.tiles),
+                                static_cast<int32_t>(tensor->tiles.size()), arrays.at<int32_t>(arrays.tile_tokens),
+                                arrays.at<int32_t>(arrays.num_parts), arrays.at<int32_t>(arrays.tile_partial_index),
+                                tensor->num_partials, m.partial_out.as<float>(), m.partial_max.as<float>(),
+                                m.partial_sum.as<float>()},
+            m.stream);
         return;
       }
     }
@@ -395,10 +414,9 @@ struct CudaBackend::Impl::StepOps final : LayerOps {
     for (const AttentionLaunch& launch : plans[p].launches)
       launch_paged_attention(args,
                              AttentionWork{arrays.at<AttentionWorkItem>(arrays.items[p]) + launch.item_begin,
-                                           launch.item_end - launch.item_begin, launch.token_begin,
-                                           launch.token_end, arrays.at<int32_t>(arrays.partial_index[p]),
-                                           m.partial_out.as<float>(), m.partial_max.as<float>(),
-                                           m.partial_sum.as<float>()},
+                                           launch.item_end - launch.item_begin, launch.token_begin, launch.token_end,
+                                           arrays.at<int32_t>(arrays.partial_index[p]), m.partial_out.as<float>(),
+                                           m.partial_max.as<float>(), m.partial_sum.as<float>()},
                              m.stream);
   }
 
@@ -429,8 +447,7 @@ struct CudaBackend::Impl::StepOps final : LayerOps {
 
   void run(const Logits&) override {
     if (r.num_logits == 0) return;
-    m.gemm->run(m.head_in.data(), m.weights->output, m.logits.as<float>(), r.num_logits, hidden,
-                m.config.vocab_size);
+    m.gemm->run(m.head_in.data(), m.weights->output, m.logits.as<float>(), r.num_logits, hidden, m.config.vocab_size);
   }
 
   void run(const SoftCapLogits& op) override {
@@ -500,8 +517,11 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const OverlapT
     r = upload_decode_rows(batch, bucket);
   } else {
     r = RowArrays{reinterpret_cast<int32_t*>(device_arrays + at_token_ids),
-                  reinterpret_cast<const int32_t*>(device_arrays + at_positions), {},
-                  reinterpret_cast<const int32_t*>(device_arrays + at_logits_rows), n, num_logits};
+                  reinterpret_cast<const int32_t*>(device_arrays + at_positions),
+                  {},
+                  reinterpret_cast<const int32_t*>(device_arrays + at_logits_rows),
+                  n,
+                  num_logits};
     for (std::size_t kind = 0; kind < layouts.size(); ++kind)
       r.slots[kind] = reinterpret_cast<const int64_t*>(device_arrays + at_slots[kind]);
   }
@@ -513,8 +533,10 @@ void CudaBackend::Impl::forward(const StepBatch& batch, std::span<const OverlapT
 
   const uint64_t buffers = num_buffer_moves + decode_rows.device_generation();
   const auto segment = [&](int32_t index, const std::function<void()>& queue) {
-    if (decode && options.cuda_graphs) graphs.run(bucket, index, buffers, stream, queue);
-    else queue();
+    if (decode && options.cuda_graphs)
+      graphs.run(bucket, index, buffers, stream, queue);
+    else
+      queue();
   };
   StepOps<T> ops(*this, batch, plans, tensor, r, attention_arrays);
   const std::span<const LayerOp> all(program);
@@ -553,14 +575,20 @@ CudaBackend::~CudaBackend() = default;
 void CudaBackend::check_supported(const ModelConfig& config) {
   // Every architecture pagedgen reads (model_config.h) runs; what the kernels bound is below.
   if (!attention_supports_head_dim(config.head_dim))
-    fail_setting("device", "cannot run this model: the CUDA backend runs head dimensions 64, 96, 128 and 256 and "
-                 "this model's is {}; run it on the CPU", config.head_dim);
+    fail_setting("device",
+                 "cannot run this model: the CUDA backend runs head dimensions 64, 96, 128 and 256 and "
+                 "this model's is {}; run it on the CPU",
+                 config.head_dim);
   if (config.num_heads / config.num_kv_heads > kAttentionMaxRows)
-    fail_setting("device", "cannot run this model: the CUDA backend runs up to {} query heads per KV head and "
-                 "this model has {}; run it on the CPU", kAttentionMaxRows, config.num_heads / config.num_kv_heads);
+    fail_setting("device",
+                 "cannot run this model: the CUDA backend runs up to {} query heads per KV head and "
+                 "this model has {}; run it on the CPU",
+                 kAttentionMaxRows, config.num_heads / config.num_kv_heads);
   if (config.rope_dim > 512)
-    fail_setting("device", "cannot run this model: the CUDA backend rotates at most 512 dimensions per head and this "
-                 "model rotates {}; run it on the CPU", config.rope_dim);
+    fail_setting("device",
+                 "cannot run this model: the CUDA backend rotates at most 512 dimensions per head and this "
+                 "model rotates {}; run it on the CPU",
+                 config.rope_dim);
 }
 
 std::size_t CudaBackend::kv_bytes_per_block(std::size_t block_size) const {
@@ -688,11 +716,11 @@ void CudaBackend::copy_blocks(std::span<const BlockCopy> copies) {
     const KvLayout& layout = m.layouts[kind];
     const auto element_bytes = static_cast<int64_t>(m.dtype_bytes());
     const auto num_pools = static_cast<int32_t>(2 * std::ranges::count(m.layer_kinds, list[begin].kind));
-    launch_copy_blocks(BlockCopyArgs{device_copies + begin, static_cast<int32_t>(end - begin),
-                                     m.kv_pool.as<std::byte>() + m.kind_pool_offset[kind] * m.dtype_bytes(),
-                                     layout.elements_per_layer() * element_bytes, num_pools,
-                                     layout.block_stride() * element_bytes},
-                       m.stream);
+    launch_copy_blocks(
+        BlockCopyArgs{device_copies + begin, static_cast<int32_t>(end - begin),
+                      m.kv_pool.as<std::byte>() + m.kind_pool_offset[kind] * m.dtype_bytes(),
+                      layout.elements_per_layer() * element_bytes, num_pools, layout.block_stride() * element_bytes},
+        m.stream);
     begin = end;
     read.clear();
     written.clear();
@@ -721,7 +749,8 @@ int32_t CudaBackend::kv_pool_blocks(const KvPoolBudget& budget, std::size_t bloc
   if (budget.bytes) return num_blocks_in(*budget.bytes, per_block, block_size);
   const std::size_t bytes = kv_budget_bytes(budget.device_memory_fraction);
   if (bytes < per_block)
-    fail_setting("gpu_memory_utilization", "{} leaves {} after weights and activations, less than one KV block of "
+    fail_setting("gpu_memory_utilization",
+                 "{} leaves {} after weights and activations, less than one KV block of "
                  "{}; raise it or lower the tokens per step (max_batch_tokens)",
                  budget.device_memory_fraction, format_bytes(bytes), format_bytes(per_block));
   return static_cast<int32_t>(std::min<std::size_t>(bytes / per_block, INT32_MAX));

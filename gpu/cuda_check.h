@@ -6,7 +6,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-
 namespace pagedgen::gpu {
 
 [[noreturn]] void throw_cuda_error(cudaError_t status, const char* expression, const char* file, int line);
@@ -14,15 +13,15 @@ namespace pagedgen::gpu {
 
 }  // namespace pagedgen::gpu
 
-#define CUDA_CHECK(expr)                                                                                 \
-  do {                                                                                                   \
-    const cudaError_t pg_status_ = (expr);                                                               \
+#define CUDA_CHECK(expr)                                                                                     \
+  do {                                                                                                       \
+    const cudaError_t pg_status_ = (expr);                                                                   \
     if (pg_status_ != cudaSuccess) ::pagedgen::gpu::throw_cuda_error(pg_status_, #expr, __FILE__, __LINE__); \
   } while (0)
 
-#define CUBLAS_CHECK(expr)                                                                                 \
-  do {                                                                                                     \
-    const cublasStatus_t pg_status_ = (expr);                                                              \
-    if (pg_status_ != CUBLAS_STATUS_SUCCESS)                                                               \
-      ::pagedgen::gpu::throw_cublas_error(pg_status_, #expr, __FILE__, __LINE__);                          \
+#define CUBLAS_CHECK(expr)                                                        \
+  do {                                                                            \
+    const cublasStatus_t pg_status_ = (expr);                                     \
+    if (pg_status_ != CUBLAS_STATUS_SUCCESS)                                      \
+      ::pagedgen::gpu::throw_cublas_error(pg_status_, #expr, __FILE__, __LINE__); \
   } while (0)

@@ -140,9 +140,10 @@ std::string CudaGemm::no_algorithm_message(const Shape& shape, const Plan& p, cu
     why += rounding_only ? "; it has one that rounds float32 inputs to TF32 or 16 bits, which float32 runs refuse"
                          : "; nor one that rounds float32 inputs";
   }
-  return fmt::format("cublasLt has no GEMM algorithm for y ({}, {}) = x ({}, {}) @ w ({}, {})^T in {} within a {} MiB "
-                     "workspace ({}); run this model in another --dtype, or on the CPU, and please report the shape",
-                     m, n, m, k, n, k, device_dtype_name(dtype_), workspace_.bytes() >> 20, why);
+  return fmt::format(
+      "cublasLt has no GEMM algorithm for y ({}, {}) = x ({}, {}) @ w ({}, {})^T in {} within a {} MiB "
+      "workspace ({}); run this model in another --dtype, or on the CPU, and please report the shape",
+      m, n, m, k, n, k, device_dtype_name(dtype_), workspace_.bytes() >> 20, why);
 }
 
 void CudaGemm::run(const void* x, const void* w, float* y, int64_t m, int64_t k, int64_t n) {

@@ -23,10 +23,10 @@ DeviceSampler::~DeviceSampler() {
     }
 }
 
-void DeviceSampler::enqueue(const float* logits, int32_t num_logits_rows, int32_t vocab,
-                            const SamplingBatch& sampling, cudaStream_t stream) {
-  PG_CHECK(vocab >= 1 && vocab <= sampling::kMaxVocabSize, "vocabulary of {} tokens (the sampler takes 1 to {})",
-           vocab, sampling::kMaxVocabSize);
+void DeviceSampler::enqueue(const float* logits, int32_t num_logits_rows, int32_t vocab, const SamplingBatch& sampling,
+                            cudaStream_t stream) {
+  PG_CHECK(vocab >= 1 && vocab <= sampling::kMaxVocabSize, "vocabulary of {} tokens (the sampler takes 1 to {})", vocab,
+           sampling::kMaxVocabSize);
   PG_CHECK(num_pending_ < kSlots, "a third step sampled before the first was collected");
   Slot& slot = slots_[next_slot_];
   const std::vector<DeviceSamplingRow> rows = gather_rows(num_logits_rows, vocab, sampling, slot);
@@ -57,11 +57,10 @@ std::vector<DeviceSamplingRow> DeviceSampler::gather_rows(int32_t num_logits_row
     const int32_t penalized_row = params.has_penalties() ? add_penalty_row(row, vocab) : -1;
     masked_ids(params, row.num_generated, sampling.end_of_generation, static_cast<std::size_t>(vocab), row_masked_);
     const std::optional<int32_t> mask_row = mask_pack_.add(row.allowed_tokens);
-    rows.push_back(DeviceSamplingRow{
-        sampling::Cuts{params.top_k, params.top_p, params.min_p, row.random_bits},
-        params.is_greedy() ? 0.0 : params.temperature, row.logits_row,
-        penalized_row, static_cast<int32_t>(masked_.size()), static_cast<int32_t>(row_masked_.size()),
-        mask_row.value_or(-1), 0});
+    rows.push_back(DeviceSamplingRow{sampling::Cuts{params.top_k, params.top_p, params.min_p, row.random_bits},
+                                     params.is_greedy() ? 0.0 : params.temperature, row.logits_row, penalized_row,
+                                     static_cast<int32_t>(masked_.size()), static_cast<int32_t>(row_masked_.size()),
+                                     mask_row.value_or(-1), 0});
     masked_.insert(masked_.end(), row_masked_.begin(), row_masked_.end());
   }
   return rows;
@@ -80,13 +79,14 @@ int32_t DeviceSampler::add_penalty_row(const SamplingRow& row, int32_t vocab) {
   return penalized_row;
 }
 
-void DeviceSampler::launch_step(const float* logits, int32_t vocab, std::span<const DeviceSamplingRow> rows,
-                                Slot& slot, cudaStream_t stream) {
+void DeviceSampler::launch_step(const float* logits, int32_t vocab, std::span<const DeviceSamplingRow> rows, Slot& slot,
+                                cudaStream_t stream) {
   const StepInputs inputs = upload_inputs(rows, slot, stream);
   const std::size_t penalized_bytes = penalty_rows_.size() * static_cast<std::size_t>(vocab) * sizeof(float);
   // The penalized rows are read only by this step's kernels, queued in stream order, so
   // the buffer is reused by the next step; cudaFree waits for work still reading it.
-  if (penalized_bytes > penalized_.bytes()) penalized_ = DeviceBuffer(std::max(penalized_bytes, penalized_.bytes() * 2));
+  if (penalized_bytes > penalized_.bytes())
+    penalized_ = DeviceBuffer(std::max(penalized_bytes, penalized_.bytes() * 2));
   launch_penalize(PenaltyArgs{logits, inputs.penalty_rows, inputs.penalty_tokens, penalized_.as<float>(),
                               static_cast<int32_t>(penalty_rows_.size()), vocab},
                   stream);
@@ -108,8 +108,8 @@ void DeviceSampler::launch_step(const float* logits, int32_t vocab, std::span<co
   std::byte* host = slot.host_tokens.reserve(token_bytes + logprob_out_bytes);
   CUDA_CHECK(cudaMemcpyAsync(host, slot.tokens.data(), token_bytes, cudaMemcpyDeviceToHost, stream));
   if (logprob_out_bytes > 0)
-    CUDA_CHECK(cudaMemcpyAsync(host + token_bytes, slot.logprob_out.data(), logprob_out_bytes,
-                               cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaMemcpyAsync(host + token_bytes, slot.logprob_out.data(), logprob_out_bytes, cudaMemcpyDeviceToHost,
+                               stream));
 }
 
 DeviceSampler::StepInputs DeviceSampler::upload_inputs(std::span<const DeviceSamplingRow> rows, const Slot& slot,

@@ -68,8 +68,8 @@ class DeviceSampler {
   // Where one step's inputs sit on the device after their upload.
   struct StepInputs {
     const DeviceSamplingRow* rows;
-    const int32_t* masked;                      // the rows' masked ids, back to back
-    const uint32_t* allowed;                    // the grammar masks' words
+    const int32_t* masked;    // the rows' masked ids, back to back
+    const uint32_t* allowed;  // the grammar masks' words
     const DevicePenaltyRow* penalty_rows;
     const DeviceTokenPenalty* penalty_tokens;
     const DeviceLogprobRow* logprob_rows;
@@ -89,18 +89,18 @@ class DeviceSampler {
   // `slot`'s result buffers made large enough for this step's ids and log probabilities.
   void grow_results(Slot& slot, std::size_t token_bytes, std::size_t logprob_out_bytes, cudaStream_t stream);
 
-  StagedUpload inputs_;               // rows, masked ids, masks, penalty rows, penalized tokens, logprob rows
-  DeviceBuffer penalized_;            // (penalty rows, vocab) float32 rows after step 0
+  StagedUpload inputs_;     // rows, masked ids, masks, penalty rows, penalized tokens, logprob rows
+  DeviceBuffer penalized_;  // (penalty rows, vocab) float32 rows after step 0
   Slot slots_[kSlots];
-  int next_slot_ = 0;                 // the slot the next enqueue() fills
-  int num_pending_ = 0;               // enqueued, not collected (the oldest is next_slot_ - num_pending_)
-  std::vector<TokenId> row_masked_;   // one row's masked ids (scratch)
-  std::vector<TokenId> masked_;       // every row's, back to back
-  TokenMaskPack mask_pack_;           // the rows' grammar masks
+  int next_slot_ = 0;                        // the slot the next enqueue() fills
+  int num_pending_ = 0;                      // enqueued, not collected (the oldest is next_slot_ - num_pending_)
+  std::vector<TokenId> row_masked_;          // one row's masked ids (scratch)
+  std::vector<TokenId> masked_;              // every row's, back to back
+  TokenMaskPack mask_pack_;                  // the rows' grammar masks
   std::vector<TokenPenalty> row_penalties_;  // one row's penalized tokens (scratch)
   std::vector<TokenId> scratch_ids_;
-  std::vector<DevicePenaltyRow> penalty_rows_;       // the rows with penalties
-  std::vector<DeviceTokenPenalty> penalty_tokens_;   // their tokens, back to back
+  std::vector<DevicePenaltyRow> penalty_rows_;      // the rows with penalties
+  std::vector<DeviceTokenPenalty> penalty_tokens_;  // their tokens, back to back
 };
 
 }  // namespace pagedgen::gpu

@@ -43,18 +43,18 @@ void place_weights(DeviceWeights& w, const ModelConfig& c, const DeviceWeightLay
   w.layers.clear();
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = fmt::format("blk.{}.", i);
-    w.layers.push_back(DeviceLayerWeights{
-        .attn_norm = vector(p + "attn_norm.weight"),
-        .wqkv = matrix(p + "attn_q.weight"),
-        .bqkv = c.qkv_bias ? vector(p + "attn_q.bias") : nullptr,
-        .q_norm = c.qk_norm ? vector(p + "attn_q_norm.weight") : nullptr,
-        .k_norm = c.qk_norm ? vector(p + "attn_k_norm.weight") : nullptr,
-        .wo = matrix(p + "attn_output.weight"),
-        .attn_post_norm = c.post_norms ? vector(p + "post_attention_norm.weight") : nullptr,
-        .ffn_norm = vector(p + "ffn_norm.weight"),
-        .w_gate_up = matrix(p + "ffn_gate.weight"),
-        .w_down = matrix(p + "ffn_down.weight"),
-        .ffn_post_norm = c.post_norms ? vector(p + "post_ffw_norm.weight") : nullptr});
+    w.layers.push_back(
+        DeviceLayerWeights{.attn_norm = vector(p + "attn_norm.weight"),
+                           .wqkv = matrix(p + "attn_q.weight"),
+                           .bqkv = c.qkv_bias ? vector(p + "attn_q.bias") : nullptr,
+                           .q_norm = c.qk_norm ? vector(p + "attn_q_norm.weight") : nullptr,
+                           .k_norm = c.qk_norm ? vector(p + "attn_k_norm.weight") : nullptr,
+                           .wo = matrix(p + "attn_output.weight"),
+                           .attn_post_norm = c.post_norms ? vector(p + "post_attention_norm.weight") : nullptr,
+                           .ffn_norm = vector(p + "ffn_norm.weight"),
+                           .w_gate_up = matrix(p + "ffn_gate.weight"),
+                           .w_down = matrix(p + "ffn_down.weight"),
+                           .ffn_post_norm = c.post_norms ? vector(p + "post_ffw_norm.weight") : nullptr});
   }
 }
 
@@ -91,16 +91,19 @@ struct StagingSlot {
 
 WeightDtype weight_dtype(DeviceDtype dtype) {
   switch (dtype) {
-    case DeviceDtype::F32: return WeightDtype::kFloat32;
-    case DeviceDtype::F16: return WeightDtype::kFloat16;
-    case DeviceDtype::BF16: return WeightDtype::kBFloat16;
+    case DeviceDtype::F32:
+      return WeightDtype::kFloat32;
+    case DeviceDtype::F16:
+      return WeightDtype::kFloat16;
+    case DeviceDtype::BF16:
+      return WeightDtype::kBFloat16;
   }
   PG_CHECK(false, "unknown device dtype");
   return WeightDtype::kFloat32;
 }
 
-DeviceWeights DeviceWeights::upload(const ModelConfig& c, std::span<const RawTensor> tensors,
-                                    const std::string& source, DeviceDtype dtype, cudaStream_t stream) {
+DeviceWeights DeviceWeights::upload(const ModelConfig& c, std::span<const RawTensor> tensors, const std::string& source,
+                                    DeviceDtype dtype, cudaStream_t stream) {
   const DeviceWeightLayout layout(c, weight_dtype(dtype));
   const WeightUploadPlan plan(c, layout, tensors, source, kMaxChunkBytes);  // throws before any allocation
   DeviceWeights w;

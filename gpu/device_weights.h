@@ -52,9 +52,9 @@ class DeviceWeights {
   // The dummy weights of model/dummy_weights.h, generated on the device.
   static DeviceWeights dummy(const ModelConfig& config, uint64_t seed, DeviceDtype dtype, cudaStream_t stream);
 
-  const void* token_embd = nullptr;     // (vocab, hidden)
-  const float* output_norm = nullptr;   // (hidden)
-  const void* output = nullptr;         // (vocab, hidden); token_embd when tied
+  const void* token_embd = nullptr;             // (vocab, hidden)
+  const float* output_norm = nullptr;           // (hidden)
+  const void* output = nullptr;                 // (vocab, hidden); token_embd when tied
   const float* rope_inv_freq = nullptr;         // (rope_dim / 2) RopeTable::kFull
   const float* window_rope_inv_freq = nullptr;  // (rope_dim / 2) RopeTable::kWindow (rope_inv_freq when the same)
   std::vector<DeviceLayerWeights> layers;

@@ -117,19 +117,24 @@ void launch_fused_mlp(const FusedMlpArgs<T>& args, cudaStream_t stream) {
   if (!fused_mlp_supports(args.num_rows, args.hidden) || !aligned_16(args.x) || !aligned_16(args.w_gate_up)) {
     const std::string what = "launch_fused_mlp: " + std::to_string(args.num_rows) + " rows of hidden size " +
                              std::to_string(args.hidden) + (aligned_16(args.x) ? "" : ", x not 16-byte aligned") +
-                             (aligned_16(args.w_gate_up) ? "" : ", w_gate_up not 16-byte aligned") + "; it takes 1 to " +
-                             std::to_string(kFusedMlpKernelMaxRows) + " rows, a hidden size that is a multiple of " +
-                             std::to_string(kFusedMlpVectorElements) +
+                             (aligned_16(args.w_gate_up) ? "" : ", w_gate_up not 16-byte aligned") +
+                             "; it takes 1 to " + std::to_string(kFusedMlpKernelMaxRows) +
+                             " rows, a hidden size that is a multiple of " + std::to_string(kFusedMlpVectorElements) +
                              " and 16-byte aligned inputs (fused_mlp_supports; otherwise the GEMM path)";
     throw_cuda_error(cudaErrorInvalidValue, what.c_str(), __FILE__, __LINE__);
   }
   if (args.ffn <= 0) return;
   static_assert(kFusedMlpKernelMaxRows == 16, "the instantiations below cover 1 to 16 rows");
-  if (args.num_rows <= 1) launch_rows<T, 1>(args, stream);
-  else if (args.num_rows <= 2) launch_rows<T, 2>(args, stream);
-  else if (args.num_rows <= 4) launch_rows<T, 4>(args, stream);
-  else if (args.num_rows <= 8) launch_rows<T, 8>(args, stream);
-  else launch_rows<T, 16>(args, stream);
+  if (args.num_rows <= 1)
+    launch_rows<T, 1>(args, stream);
+  else if (args.num_rows <= 2)
+    launch_rows<T, 2>(args, stream);
+  else if (args.num_rows <= 4)
+    launch_rows<T, 4>(args, stream);
+  else if (args.num_rows <= 8)
+    launch_rows<T, 8>(args, stream);
+  else
+    launch_rows<T, 16>(args, stream);
 }
 
 template void launch_fused_mlp<__half>(const FusedMlpArgs<__half>&, cudaStream_t);

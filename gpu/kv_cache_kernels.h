@@ -25,8 +25,8 @@ struct BlockCopyArgs {
   int32_t num_copies;
   std::byte* pools;
   int64_t pool_bytes;
-  int32_t num_pools;        // 2 * num_layers
-  int64_t block_bytes;      // a multiple of 4
+  int32_t num_pools;    // 2 * num_layers
+  int64_t block_bytes;  // a multiple of 4
 };
 
 // Copies every listed block in every pool. The copies of one launch run in parallel, so

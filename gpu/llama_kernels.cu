@@ -48,7 +48,8 @@ __global__ void __launch_bounds__(kRowThreads) add_rms_norm_kernel(RmsNormArgs<T
   float residual_scale = 1.0f;
   if (residual != nullptr && args.residual_norm != nullptr) {
     double residual_sq = 0.0;
-    for (int d = threadIdx.x; d < args.dim; d += kRowThreads) residual_sq += static_cast<double>(residual[d]) * residual[d];
+    for (int d = threadIdx.x; d < args.dim; d += kRowThreads)
+      residual_sq += static_cast<double>(residual[d]) * residual[d];
     residual_scale = rms_scale(block_sum(residual_sq), args.dim, args.eps);
   }
   double sum_sq = 0.0;
@@ -56,8 +57,8 @@ __global__ void __launch_bounds__(kRowThreads) add_rms_norm_kernel(RmsNormArgs<T
     float value = x[d];
     if (residual != nullptr) {
       // The normed residual is rounded before the add, as on the CPU (no fused multiply-add).
-      value += args.residual_norm != nullptr ? __fmul_rn(residual[d] * residual_scale, args.residual_norm[d])
-                                             : residual[d];
+      value +=
+          args.residual_norm != nullptr ? __fmul_rn(residual[d] * residual_scale, args.residual_norm[d]) : residual[d];
       x[d] = value;
     }
     sum_sq += static_cast<double>(value) * value;
@@ -90,9 +91,9 @@ __device__ void qk_head_scales(const float* row, const float* bias, int num_head
 // Rotates (or copies) the heads [0, num_heads) of one token from `src` (+ bias) into `dst`,
 // each first normed with its head_scale and `norm` when norm is not null.
 // Pair slot p < rope_dim/2 rotates its pair; slots past it copy two unrotated dimensions.
-__device__ void rope_heads(const float* src, const float* bias, const float* norm, const float* head_scale,
-                           float* dst, int num_heads, int head_dim, int rope_dim, RopeLayout layout,
-                           const float* cos_s, const float* sin_s) {
+__device__ void rope_heads(const float* src, const float* bias, const float* norm, const float* head_scale, float* dst,
+                           int num_heads, int head_dim, int rope_dim, RopeLayout layout, const float* cos_s,
+                           const float* sin_s) {
   const int half_head = head_dim / 2;
   const int num_pairs = rope_dim / 2;
   for (int idx = threadIdx.x; idx < num_heads * half_head; idx += blockDim.x) {
@@ -218,8 +219,8 @@ void launch_add_rms_norm(const RmsNormArgs<T>& args, cudaStream_t stream) {
 
 void launch_qkv_rope(const QkvRopeArgs& args, cudaStream_t stream) {
   if (args.num_tokens == 0) return;
-  qkv_rope_kernel<float, false><<<args.num_tokens, 128, qkv_rope_shared_bytes(args), stream>>>(args,
-                                                                                            KvWriteArgsOf<float>{});
+  qkv_rope_kernel<float, false>
+      <<<args.num_tokens, 128, qkv_rope_shared_bytes(args), stream>>>(args, KvWriteArgsOf<float>{});
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -247,10 +248,10 @@ void launch_soft_cap(float* x, int64_t n, float cap, cudaStream_t stream) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-#define PG_INSTANTIATE(T)                                                               \
-  template void launch_embedding_gather<T>(const EmbeddingArgs<T>&, cudaStream_t);      \
-  template void launch_add_rms_norm<T>(const RmsNormArgs<T>&, cudaStream_t);            \
-  template void launch_gated_activation<T>(const GatedActivationArgs<T>&, cudaStream_t);  \
+#define PG_INSTANTIATE(T)                                                                \
+  template void launch_embedding_gather<T>(const EmbeddingArgs<T>&, cudaStream_t);       \
+  template void launch_add_rms_norm<T>(const RmsNormArgs<T>&, cudaStream_t);             \
+  template void launch_gated_activation<T>(const GatedActivationArgs<T>&, cudaStream_t); \
   template void launch_qkv_rope<T>(const QkvRopeArgs&, const KvWriteArgsOf<T>&, cudaStream_t);
 PG_INSTANTIATE(float)
 PG_INSTANTIATE(__half)

@@ -19,12 +19,12 @@ namespace pagedgen::gpu {
 // CPU: cpu::embedding_gather, then cpu::scale_in_place when the scale is not 1.
 template <typename T>
 struct EmbeddingArgs {
-  const T* table;        // (vocab, hidden)
-  const int32_t* ids;    // [num_tokens]
-  float* out;            // (num_tokens, hidden)
+  const T* table;      // (vocab, hidden)
+  const int32_t* ids;  // [num_tokens]
+  float* out;          // (num_tokens, hidden)
   int32_t num_tokens;
   int32_t hidden;
-  float scale = 1.0f;    // ModelConfig::embedding_scale
+  float scale = 1.0f;  // ModelConfig::embedding_scale
 };
 
 // For output row r, with i = rows ? rows[r] : r, and norm(y, w) = y * (1 / sqrt(mean(y^2) + eps)) * w:
@@ -52,13 +52,13 @@ struct RmsNormArgs {
 // rounded like the CPU's (no fused multiply-add).
 // CPU: cpu::add_bias, cpu::rms_norm per head, then cpu::rope on q and k.
 struct QkvRopeArgs {
-  const float* qkv;        // (num_tokens, q_dim + 2 * kv_dim): [q | k | v]
-  const float* bias;       // (q_dim + 2 * kv_dim) or nullptr
+  const float* qkv;          // (num_tokens, q_dim + 2 * kv_dim): [q | k | v]
+  const float* bias;         // (q_dim + 2 * kv_dim) or nullptr
   const int32_t* positions;  // [num_tokens]
-  const float* inv_freq;   // (rope_dim / 2)
-  float* q;                // (num_tokens, num_heads, head_dim)
-  float* k;                // (num_tokens, num_kv_heads, head_dim)
-  float* v;                // (num_tokens, num_kv_heads, head_dim)
+  const float* inv_freq;     // (rope_dim / 2)
+  float* q;                  // (num_tokens, num_heads, head_dim)
+  float* k;                  // (num_tokens, num_kv_heads, head_dim)
+  float* v;                  // (num_tokens, num_kv_heads, head_dim)
   int32_t num_tokens;
   int32_t num_heads;
   int32_t num_kv_heads;

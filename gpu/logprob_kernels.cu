@@ -57,7 +57,8 @@ __device__ int32_t block_next_best(const float* logits, int32_t vocab, int num_c
     if (!taken && ranks_before(candidate, best)) best = candidate;
   }
   for (int offset = 16; offset > 0; offset /= 2) {
-    const Ranked other{__shfl_down_sync(0xffffffffu, best.value, offset), __shfl_down_sync(0xffffffffu, best.id, offset)};
+    const Ranked other{__shfl_down_sync(0xffffffffu, best.value, offset),
+                       __shfl_down_sync(0xffffffffu, best.id, offset)};
     if (ranks_before(other, best)) best = other;
   }
   if (threadIdx.x % 32 == 0) shared.warp_best[threadIdx.x / 32] = best;

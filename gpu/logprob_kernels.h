@@ -22,11 +22,11 @@ struct DeviceLogprobRow {
 };
 
 struct LogprobArgs {
-  const float* logits;            // (logits rows, vocab)
-  const DeviceLogprobRow* rows;   // [num_rows]
-  const int32_t* tokens;          // [sampling rows] the sampled ids, -1 for a row with none
-  float* logprobs;                // [num_rows][1 + kMaxTopLogprobs] out: the token's, then the top k's
-  int32_t* top_ids;               // [num_rows][kMaxTopLogprobs] out
+  const float* logits;           // (logits rows, vocab)
+  const DeviceLogprobRow* rows;  // [num_rows]
+  const int32_t* tokens;         // [sampling rows] the sampled ids, -1 for a row with none
+  float* logprobs;               // [num_rows][1 + kMaxTopLogprobs] out: the token's, then the top k's
+  int32_t* top_ids;              // [num_rows][kMaxTopLogprobs] out
   int32_t num_rows;
   int32_t vocab;
 };

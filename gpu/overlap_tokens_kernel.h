@@ -13,7 +13,7 @@
 namespace pagedgen::gpu {
 
 struct OverlapTokenArgs {
-  const OverlapToken* tokens;      // [num_overlap_tokens], on the device
+  const OverlapToken* tokens;  // [num_overlap_tokens], on the device
   int32_t num_overlap_tokens;
   const int32_t* previous_tokens;  // the previous step's sampled ids; -1: no token
   int32_t* token_ids;              // [num_tokens] the step's input ids, filled in place

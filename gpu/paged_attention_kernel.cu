@@ -212,8 +212,7 @@ __global__ void __launch_bounds__(kThreads)
   // order: the same sums as one row at a time.
   constexpr int kValueRows = Split::kValueRowsInFlight;
   float acc[kRows][kElems] = {};
-  for (int base = first_index_of_lane(idx_begin, lane_group, kGroups); base < num_pos;
-       base += kGroups * kValueRows) {
+  for (int base = first_index_of_lane(idx_begin, lane_group, kGroups); base < num_pos; base += kGroups * kValueRows) {
     RowSlice<kRowVectors> v[kValueRows];
 #pragma unroll
     for (int u = 0; u < kValueRows; ++u) {
@@ -267,7 +266,8 @@ __global__ void __launch_bounds__(kThreads)
         args.out[(token * args.num_heads + head) * kHeadDim + d] = from_float<Out>(total * (1.0f / row_sum_s[r]));
       } else {
         const int64_t partial =
-            (static_cast<int64_t>(work.partial_index[token]) + item.partition - first_partition) * args.num_heads + head;
+            (static_cast<int64_t>(work.partial_index[token]) + item.partition - first_partition) * args.num_heads +
+            head;
         work.partial_out[partial * kHeadDim + d] = total;
         if (d == 0) {
           work.partial_max[partial] = row_max_s[r];
@@ -280,8 +280,8 @@ __global__ void __launch_bounds__(kThreads)
 
 // Block (token, head): the partitions of a token that reads more than one, in order.
 template <typename Out, int kHeadDim>
-__global__ void __launch_bounds__(kThreads) combine_partitions_kernel(PagedAttentionArgsOf<float, Out> args,
-                                                                      AttentionWork work) {
+__global__ void __launch_bounds__(kThreads)
+    combine_partitions_kernel(PagedAttentionArgsOf<float, Out> args, AttentionWork work) {
   const int64_t token = work.token_begin + blockIdx.x;
   const int64_t head = blockIdx.y;
   const int32_t position = args.positions[token];
@@ -301,11 +301,10 @@ void launch_for_head_dim(const PagedAttentionArgsOf<Kv, Out>& args, const Attent
   }
   if (work.token_end > work.token_begin) {
     // The combine reads only positions, heads and partials: the pools are not passed.
-    const PagedAttentionArgsOf<float, Out> combine{nullptr, nullptr, nullptr, args.out, args.positions,
-                                                   args.query_start, args.context_lens, args.block_tables,
-                                                   args.num_tokens, args.num_seqs, args.max_blocks_per_seq,
-                                                   args.num_heads, args.scale, args.layout, args.window,
-                                                   args.softcap};
+    const PagedAttentionArgsOf<float, Out> combine{
+        nullptr,           nullptr,           nullptr,         args.out,      args.positions,          args.query_start,
+        args.context_lens, args.block_tables, args.num_tokens, args.num_seqs, args.max_blocks_per_seq, args.num_heads,
+        args.scale,        args.layout,       args.window,     args.softcap};
     const dim3 grid(static_cast<unsigned>(work.token_end - work.token_begin), static_cast<unsigned>(args.num_heads));
     combine_partitions_kernel<Out, kHeadDim><<<grid, kThreads, 0, stream>>>(combine, work);
     CUDA_CHECK(cudaGetLastError());
@@ -315,8 +314,7 @@ void launch_for_head_dim(const PagedAttentionArgsOf<Kv, Out>& args, const Attent
 }  // namespace
 
 template <typename Kv, typename Out>
-void launch_paged_attention(const PagedAttentionArgsOf<Kv, Out>& args, const AttentionWork& work,
-                            cudaStream_t stream) {
+void launch_paged_attention(const PagedAttentionArgsOf<Kv, Out>& args, const AttentionWork& work, cudaStream_t stream) {
   if (args.window < 0 || args.softcap < 0.0f)
     throw_cuda_error(cudaErrorInvalidValue, "launch_paged_attention: negative window or soft-cap (0 means none)",
                      __FILE__, __LINE__);
@@ -340,8 +338,8 @@ void launch_paged_attention(const PagedAttentionArgsOf<Kv, Out>& args, const Att
 
 template void launch_paged_attention<float, float>(const PagedAttentionArgsOf<float, float>&, const AttentionWork&,
                                                    cudaStream_t);
-template void launch_paged_attention<__half, __half>(const PagedAttentionArgsOf<__half, __half>&,
-                                                     const AttentionWork&, cudaStream_t);
+template void launch_paged_attention<__half, __half>(const PagedAttentionArgsOf<__half, __half>&, const AttentionWork&,
+                                                     cudaStream_t);
 template void launch_paged_attention<__nv_bfloat16, __nv_bfloat16>(
     const PagedAttentionArgsOf<__nv_bfloat16, __nv_bfloat16>&, const AttentionWork&, cudaStream_t);
 

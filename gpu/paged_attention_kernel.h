@@ -73,12 +73,12 @@ struct AttentionWorkItem {
 struct AttentionWork {
   const AttentionWorkItem* items;  // [num_items]
   int32_t num_items;
-  int32_t token_begin;             // the launch's tokens: [token_begin, token_end)
+  int32_t token_begin;  // the launch's tokens: [token_begin, token_end)
   int32_t token_end;
-  const int32_t* partial_index;    // [batch tokens] partial of the first partition of a token with > 1
-  float* partial_out;              // [partials][num_heads][head_dim]
-  float* partial_max;              // [partials][num_heads]
-  float* partial_sum;              // [partials][num_heads]
+  const int32_t* partial_index;  // [batch tokens] partial of the first partition of a token with > 1
+  float* partial_out;            // [partials][num_heads][head_dim]
+  float* partial_max;            // [partials][num_heads]
+  float* partial_sum;            // [partials][num_heads]
 };
 
 // Head dimensions the kernel is compiled for.
@@ -90,7 +90,6 @@ constexpr bool attention_supports_head_dim(int64_t head_dim) {
 // than one. Needs attention_supports_head_dim and num_heads / num_kv_heads <= kAttentionMaxRows;
 // args.window and args.softcap as the plan and the model have them (0: none).
 template <typename Kv, typename Out>
-void launch_paged_attention(const PagedAttentionArgsOf<Kv, Out>& args, const AttentionWork& work,
-                            cudaStream_t stream);
+void launch_paged_attention(const PagedAttentionArgsOf<Kv, Out>& args, const AttentionWork& work, cudaStream_t stream);
 
 }  // namespace pagedgen::gpu

@@ -26,17 +26,17 @@ struct DeviceTokenPenalty {
 // One penalized row: which logits row it copies and its tokens.
 struct DevicePenaltyRow {
   sampling::Penalties penalties;
-  int32_t logits_row;     // row of PenaltyArgs::logits
-  int32_t tokens_begin;   // its tokens: PenaltyArgs::tokens[tokens_begin, + num_tokens)
+  int32_t logits_row;    // row of PenaltyArgs::logits
+  int32_t tokens_begin;  // its tokens: PenaltyArgs::tokens[tokens_begin, + num_tokens)
   int32_t num_tokens;
   int32_t padding;
 };
 
 struct PenaltyArgs {
-  const float* logits;                 // (logits rows, vocab)
-  const DevicePenaltyRow* rows;        // [num_rows]
-  const DeviceTokenPenalty* tokens;    // every row's, back to back, each row's ids distinct
-  float* penalized;                    // (num_rows, vocab) out
+  const float* logits;               // (logits rows, vocab)
+  const DevicePenaltyRow* rows;      // [num_rows]
+  const DeviceTokenPenalty* tokens;  // every row's, back to back, each row's ids distinct
+  float* penalized;                  // (num_rows, vocab) out
   int32_t num_rows;
   int32_t vocab;
 };

@@ -34,7 +34,7 @@ __device__ bool is_masked(int32_t id, const int32_t* masked, int32_t num_masked)
 // What a row may not pick (the Sampler's step 1): its masked ids (min_tokens) and, with a
 // grammar, every id outside its allowed-token mask.
 struct RowMask {
-  const int32_t* masked;   // [num_masked] sorted
+  const int32_t* masked;  // [num_masked] sorted
   int32_t num_masked;
   const uint32_t* allowed;  // [token_mask_words(vocab)] the grammar's mask; nullptr: no grammar
 
@@ -167,10 +167,10 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(SamplingArgs args) {
   __shared__ SharedState shared;
   const DeviceSamplingRow row = args.rows[blockIdx.x];
   const float* logits = row.penalized_row >= 0 ? args.penalized + static_cast<int64_t>(row.penalized_row) * args.vocab
-                                              : args.logits + static_cast<int64_t>(row.logits_row) * args.vocab;
-  const RowMask mask{args.masked_ids + row.masked_begin, row.num_masked,
-                     row.mask_row >= 0 ? args.allowed_words + static_cast<int64_t>(row.mask_row) * args.mask_words
-                                       : nullptr};
+                                               : args.logits + static_cast<int64_t>(row.logits_row) * args.vocab;
+  const RowMask mask{
+      args.masked_ids + row.masked_begin, row.num_masked,
+      row.mask_row >= 0 ? args.allowed_words + static_cast<int64_t>(row.mask_row) * args.mask_words : nullptr};
   const Best best = block_argmax(logits, args.vocab, mask, shared);
   int32_t token = best.id;  // -1 (not usable) or the greedy choice
   if (best.id >= 0 && row.temperature != 0.0) {

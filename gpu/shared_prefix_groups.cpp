@@ -50,8 +50,10 @@ class BlockTrie {
       if (cached_blocks_[static_cast<std::size_t>(s)] <= depth) continue;
       const int32_t id = block(s, depth);
       auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == id; });
-      if (it == parts.end()) parts.push_back({id, {s}});
-      else it->second.push_back(s);
+      if (it == parts.end())
+        parts.push_back({id, {s}});
+      else
+        it->second.push_back(s);
     }
     return parts;
   }

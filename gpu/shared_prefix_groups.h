@@ -43,7 +43,7 @@ struct SharedPrefixPolicy {
 };
 
 struct SharedPrefixPlan {
-  std::vector<SharedPrefixGroup> groups;      // outer groups before the groups nested in them
+  std::vector<SharedPrefixGroup> groups;  // outer groups before the groups nested in them
   // [num_seqs] positions a sequence reads on its own, ascending and disjoint; with its
   // groups' ranges they tile [0, last query position + 1) exactly.
   std::vector<std::vector<KvRange>> own_ranges;

@@ -89,8 +89,10 @@ class StagedUpload {
   std::byte* upload(const ArrayPack& pack, cudaStream_t stream) {
     const std::size_t slot = next_;
     next_ = (next_ + 1) % kSlots;
-    if (copied_[slot] == nullptr) CUDA_CHECK(cudaEventCreateWithFlags(&copied_[slot], cudaEventDisableTiming));
-    else CUDA_CHECK(cudaEventSynchronize(copied_[slot]));  // the copy that last read this staging buffer ran
+    if (copied_[slot] == nullptr)
+      CUDA_CHECK(cudaEventCreateWithFlags(&copied_[slot], cudaEventDisableTiming));
+    else
+      CUDA_CHECK(cudaEventSynchronize(copied_[slot]));  // the copy that last read this staging buffer ran
     std::byte* host = staging_[slot].reserve(pack.size());
     pack.copy_to(host);
     if (pack.size() > device_.bytes()) {

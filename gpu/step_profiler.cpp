@@ -94,7 +94,8 @@ std::string StepProfiler::summary() const {
   std::string out = fmt::format(
       "pagedgen: GPU profile (PAGEDGEN_GPU_PROFILE=1): CUDA events around each step's pieces\n"
       "{:<8} {:>7} {:>12} {:>12} {:>13} {:>13} {:>9} {:>11} {:>10}\n",
-      "step", "steps", "tokens/step", "GPU ms/step", "span ms/step", "wall ms/step", "wall/GPU", "attention", "sampling");
+      "step", "steps", "tokens/step", "GPU ms/step", "span ms/step", "wall ms/step", "wall/GPU", "attention",
+      "sampling");
   for (const auto& [name, t] : {std::pair{"decode", decode}, std::pair{"prefill", prefill}}) {
     if (t.steps == 0) continue;
     const auto n = static_cast<double>(t.steps);
@@ -104,9 +105,10 @@ std::string StepProfiler::summary() const {
                        1e3 * t.wall_s / n, t.gpu_s > 0 ? t.wall_s / t.gpu_s : 0.0, share(t.attention_s),
                        share(t.sampling_s));
   }
-  out += "GPU: the step's pieces on the device (uploads and kernels, attention launches, sampling), summed; span: "
-         "its first piece's start to its last piece's end; wall: host time from its submit to the next one's; "
-         "attention and sampling: shares of GPU time\n";
+  out +=
+      "GPU: the step's pieces on the device (uploads and kernels, attention launches, sampling), summed; span: "
+      "its first piece's start to its last piece's end; wall: host time from its submit to the next one's; "
+      "attention and sampling: shares of GPU time\n";
   return out;
 }
 

@@ -84,14 +84,14 @@ __device__ __forceinline__ TileRow tile_row(const TensorAttentionTile& tile, con
 }
 
 template <typename T, int kHeadDim>
-__global__ void __launch_bounds__(kThreads) tensor_attention_kernel(PagedAttentionArgsOf<T, T> args,
-                                                                    TensorAttentionWork work) {
+__global__ void __launch_bounds__(kThreads)
+    tensor_attention_kernel(PagedAttentionArgsOf<T, T> args, TensorAttentionWork work) {
   constexpr int kKv = kKvTile<kHeadDim>;
-  constexpr int kStride = kHeadDim + 8;               // shared-memory row, elements
-  constexpr int kVecs = kHeadDim * 2 / 16;            // 16-byte vectors per K or V row
-  constexpr int kSteps = kHeadDim / 16;               // k-steps of Q K^T
-  constexpr int kScoreTiles = kKv / 8;                // n-tiles of S
-  constexpr int kOutTiles = kHeadDim / 8;             // n-tiles of O
+  constexpr int kStride = kHeadDim + 8;     // shared-memory row, elements
+  constexpr int kVecs = kHeadDim * 2 / 16;  // 16-byte vectors per K or V row
+  constexpr int kSteps = kHeadDim / 16;     // k-steps of Q K^T
+  constexpr int kScoreTiles = kKv / 8;      // n-tiles of S
+  constexpr int kOutTiles = kHeadDim / 8;   // n-tiles of O
   __shared__ alignas(16) unsigned char smem[2 * kKv * kStride * sizeof(T)];
   T* k_s = reinterpret_cast<T*>(smem);  // (kKv, kStride)
   T* v_s = k_s + kKv * kStride;         // (kKv, kStride)
@@ -257,20 +257,19 @@ __global__ void __launch_bounds__(kThreads) tensor_attention_kernel(PagedAttenti
 
 // Block (token, head): the parts of a token that has more than one, in part order.
 template <typename T, int kHeadDim>
-__global__ void __launch_bounds__(kThreads) merge_parts_kernel(PagedAttentionArgsOf<T, T> args,
-                                                               TensorAttentionWork work) {
+__global__ void __launch_bounds__(kThreads)
+    merge_parts_kernel(PagedAttentionArgsOf<T, T> args, TensorAttentionWork work) {
   const int64_t token = blockIdx.x;
   const int64_t head = blockIdx.y;
   const int32_t parts = work.num_parts[token];
   if (parts == 1) return;
   const int64_t first = static_cast<int64_t>(work.partial_index[token]) * args.num_heads + head;
-  merge_attention_parts<T, kHeadDim>(work.partial_out, work.partial_max, work.partial_sum, first, parts,
-                                     args.num_heads, args.out + (token * args.num_heads + head) * kHeadDim);
+  merge_attention_parts<T, kHeadDim>(work.partial_out, work.partial_max, work.partial_sum, first, parts, args.num_heads,
+                                     args.out + (token * args.num_heads + head) * kHeadDim);
 }
 
 template <typename T, int kHeadDim>
-void launch_for_head_dim(const PagedAttentionArgsOf<T, T>& args, const TensorAttentionWork& work,
-                         cudaStream_t stream) {
+void launch_for_head_dim(const PagedAttentionArgsOf<T, T>& args, const TensorAttentionWork& work, cudaStream_t stream) {
   if (work.num_tiles > 0) {
     const dim3 grid(static_cast<unsigned>(work.num_tiles), static_cast<unsigned>(args.layout.num_kv_heads));
     tensor_attention_kernel<T, kHeadDim><<<grid, kThreads, 0, stream>>>(args, work);
@@ -289,7 +288,8 @@ template <typename Kv>
 void launch_tensor_attention(const PagedAttentionArgsOf<Kv, Kv>& args, const TensorAttentionWork& work,
                              cudaStream_t stream) {
   if (args.window != 0 || args.softcap != 0.0f)
-    throw_cuda_error(cudaErrorInvalidValue, "launch_tensor_attention: sliding windows and soft-caps run on the "
+    throw_cuda_error(cudaErrorInvalidValue,
+                     "launch_tensor_attention: sliding windows and soft-caps run on the "
                      "CUDA-core kernel (paged_attention_kernel.h)",
                      __FILE__, __LINE__);
   if (args.num_heads / args.layout.num_kv_heads > kTensorTileRows)

@@ -30,13 +30,13 @@ namespace pagedgen::gpu {
 struct TensorAttentionWork {
   const TensorAttentionTile* tiles;  // [num_tiles]
   int32_t num_tiles;
-  const int32_t* tile_tokens;        // TensorAttentionPlan::tile_tokens
-  const int32_t* num_parts;          // [num_tokens]
-  const int32_t* partial_index;      // [num_tokens]
-  int32_t num_partials;              // 0: no token has more than one part, no merge
-  float* partial_out;                // [num_partials][num_heads][head_dim]
-  float* partial_max;                // [num_partials][num_heads]
-  float* partial_sum;                // [num_partials][num_heads]
+  const int32_t* tile_tokens;    // TensorAttentionPlan::tile_tokens
+  const int32_t* num_parts;      // [num_tokens]
+  const int32_t* partial_index;  // [num_tokens]
+  int32_t num_partials;          // 0: no token has more than one part, no merge
+  float* partial_out;            // [num_partials][num_heads][head_dim]
+  float* partial_max;            // [num_partials][num_heads]
+  float* partial_sum;            // [num_partials][num_heads]
 };
 
 // Head dimensions the kernel is compiled for (a subset of the CUDA-core kernel's: the

@@ -19,7 +19,9 @@ struct Segment {
   std::optional<std::size_t> group;
 };
 
-int32_t chunks_of(const KvRange& r, int32_t chunk_tokens) { return (r.end - r.begin + chunk_tokens - 1) / chunk_tokens; }
+int32_t chunks_of(const KvRange& r, int32_t chunk_tokens) {
+  return (r.end - r.begin + chunk_tokens - 1) / chunk_tokens;
+}
 
 // Each sequence's segments, its own ranges and its groups', in position order.
 std::vector<std::vector<Segment>> sequence_segments(const StepBatch& batch, const SharedPrefixPlan& groups) {
@@ -31,9 +33,11 @@ std::vector<std::vector<Segment>> sequence_segments(const StepBatch& batch, cons
     for (const KvRange& r : groups.own_ranges[s]) segments[s].push_back(Segment{r, std::nullopt});
   }
   for (std::size_t g = 0; g < groups.groups.size(); ++g)
-    for (int32_t s : groups.groups[g].seqs) segments[static_cast<std::size_t>(s)].push_back(Segment{groups.groups[g].range, g});
+    for (int32_t s : groups.groups[g].seqs)
+      segments[static_cast<std::size_t>(s)].push_back(Segment{groups.groups[g].range, g});
   for (auto& list : segments)
-    std::sort(list.begin(), list.end(), [](const Segment& a, const Segment& b) { return a.range.begin < b.range.begin; });
+    std::sort(list.begin(), list.end(),
+              [](const Segment& a, const Segment& b) { return a.range.begin < b.range.begin; });
   return segments;
 }
 
@@ -65,8 +69,9 @@ std::optional<int32_t> fitting_chunk(const std::vector<std::vector<Segment>>& se
 
 // Each token's parts and partial slots into `plan`; returns the part index where each
 // sequence's segment i starts.
-std::vector<std::vector<int32_t>> number_parts(const StepBatch& batch, const std::vector<std::vector<Segment>>& segments,
-                                               int32_t chunk, TensorAttentionPlan& plan) {
+std::vector<std::vector<int32_t>> number_parts(const StepBatch& batch,
+                                               const std::vector<std::vector<Segment>>& segments, int32_t chunk,
+                                               TensorAttentionPlan& plan) {
   plan.num_parts.assign(static_cast<std::size_t>(batch.num_tokens), 1);
   plan.partial_index.assign(static_cast<std::size_t>(batch.num_tokens), 0);
   std::vector<std::vector<int32_t>> first_part(segments.size());
@@ -105,8 +110,8 @@ int32_t group_first_part(std::size_t g, const std::vector<int32_t>& seqs,
 
 // Tiles of `tokens` (read through `seq`'s block table) over `range` in chunks of `chunk`
 // positions, from part `part` on.
-void add_chunks(TensorAttentionPlan& plan, int32_t seq, const std::vector<int32_t>& tokens, KvRange range,
-                int32_t part, int32_t chunk) {
+void add_chunks(TensorAttentionPlan& plan, int32_t seq, const std::vector<int32_t>& tokens, KvRange range, int32_t part,
+                int32_t chunk) {
   for (int32_t b = range.begin; b < range.end; b += chunk, ++part) {
     plan.tiles.push_back(TensorAttentionTile{seq, static_cast<int32_t>(plan.tile_tokens.size()),
                                              static_cast<int32_t>(tokens.size()), b, std::min(range.end, b + chunk),
@@ -132,8 +137,8 @@ TensorAttentionPlan plan_prefill_tiles(const StepBatch& batch, int32_t group) {
         max_position = std::max(max_position, batch.positions[static_cast<std::size_t>(t)]);
         plan.tile_tokens.push_back(t);
       }
-      plan.tiles.push_back(TensorAttentionTile{s, static_cast<int32_t>(plan.tile_tokens.size()) - n, n, 0,
-                                               max_position + 1, 0});
+      plan.tiles.push_back(
+          TensorAttentionTile{s, static_cast<int32_t>(plan.tile_tokens.size()) - n, n, 0, max_position + 1, 0});
     }
   }
   return plan;

@@ -40,9 +40,9 @@ struct TensorAttentionTile {
   int32_t seq;          // the sequence whose block table row the tile reads
   int32_t token_begin;  // its tokens: TensorAttentionPlan::tile_tokens[token_begin, token_begin + num_tokens)
   int32_t num_tokens;
-  int32_t kv_begin;     // positions [kv_begin, kv_end); a row reads only those <= its token's position
+  int32_t kv_begin;  // positions [kv_begin, kv_end); a row reads only those <= its token's position
   int32_t kv_end;
-  int32_t part;         // which part of each of its tokens it computes
+  int32_t part;  // which part of each of its tokens it computes
 };
 
 struct TensorAttentionPlan {

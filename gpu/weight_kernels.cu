@@ -21,9 +21,12 @@ __global__ void dequantize_plain_kernel(GgmlType type, const uint8_t* src, T* ds
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     float value;
-    if (type == GgmlType::F32) value = float_from_bits(quant_detail::load_u32(src + 4 * i));
-    else if (type == GgmlType::F16) value = half_to_float(static_cast<uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
-    else value = bfloat16_to_float(static_cast<uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
+    if (type == GgmlType::F32)
+      value = float_from_bits(quant_detail::load_u32(src + 4 * i));
+    else if (type == GgmlType::F16)
+      value = half_to_float(static_cast<uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
+    else
+      value = bfloat16_to_float(static_cast<uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
     dst[i] = from_float<T>(value);
   }
 }
@@ -82,8 +85,8 @@ void launch_fill_dummy(T* dst, int64_t n, uint64_t seed, uint32_t tensor_id, flo
   CUDA_CHECK(cudaGetLastError());
 }
 
-#define PG_INSTANTIATE(T)                                                                              \
-  template void launch_dequantize<T>(GgmlType, const std::byte*, int64_t, T*, cudaStream_t);           \
+#define PG_INSTANTIATE(T)                                                                    \
+  template void launch_dequantize<T>(GgmlType, const std::byte*, int64_t, T*, cudaStream_t); \
   template void launch_fill_dummy<T>(T*, int64_t, uint64_t, uint32_t, float, bool, cudaStream_t);
 PG_INSTANTIATE(float)
 PG_INSTANTIATE(__half)

@@ -21,9 +21,9 @@
 namespace pagedgen {
 
 struct TensorUpload {
-  const RawTensor* tensor;            // in the plan's tensors()
-  const WeightPlacement* placement;   // in the layout given
-  std::vector<TensorChunk> chunks;    // each at most the plan's max_chunk_bytes (or one block)
+  const RawTensor* tensor;           // in the plan's tensors()
+  const WeightPlacement* placement;  // in the layout given
+  std::vector<TensorChunk> chunks;   // each at most the plan's max_chunk_bytes (or one block)
 };
 
 class WeightUploadPlan {

@@ -69,7 +69,8 @@ std::pair<Timing, Timing> time_alternating(const std::function<void()>& a, const
 
 // Random blocks of `type` for a (rows, cols) tensor: random integers, float16 scales of
 // about 0.01 (so no block is NaN or infinite).
-std::vector<uint8_t> random_quant_tensor(pagedgen::GgmlType type, std::size_t rows, std::size_t cols, std::mt19937& rng) {
+std::vector<uint8_t> random_quant_tensor(pagedgen::GgmlType type, std::size_t rows, std::size_t cols,
+                                         std::mt19937& rng) {
   const pagedgen::QuantFormat f = *pagedgen::quant_format(type);
   std::vector<uint8_t> data(rows * cols / f.block_elements * f.block_bytes);
   std::uniform_int_distribution<int> byte(0, 255);
@@ -87,8 +88,9 @@ void quant_table(const std::vector<Shape>& shapes, const std::vector<std::size_t
   using namespace pagedgen;
   std::mt19937 rng(99);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::printf("\nquant_gemm (--cpu-math fast) per instruction set vs cpu::gemm (exact, float32 weights), %zu threads.\n",
-              pool.num_threads());
+  std::printf(
+      "\nquant_gemm (--cpu-math fast) per instruction set vs cpu::gemm (exact, float32 weights), %zu threads.\n",
+      pool.num_threads());
   std::printf("GMAC/s = M*N*K / time and packed weight GB/s, fastest call; ratio = quant_gemm / cpu::gemm.\n");
   std::printf("%-9s %6s %6s %5s %-12s | %8s %8s %8s %6s\n", "op", "K", "N", "M", "isa", "GMAC/s", "GB/s", "exact",
               "ratio");
@@ -122,8 +124,8 @@ void quant_table(const std::vector<Shape>& shapes, const std::vector<std::size_t
         std::snprintf(row, sizeof row,
                       "%s{\"K\":%zu,\"N\":%zu,\"M\":%zu,\"isa\":\"%s\",\"gmacs\":%.2f,\"gbs\":%.2f,"
                       "\"exact_gmacs\":%.2f}",
-                      first ? "" : ",", shape.in_features, shape.out_features, m, cpu::cpu_isa_name(isa).c_str(),
-                      gmacs, gbs, exact_gmacs);
+                      first ? "" : ",", shape.in_features, shape.out_features, m, cpu::cpu_isa_name(isa).c_str(), gmacs,
+                      gbs, exact_gmacs);
         json += row;
         first = false;
       }

@@ -26,9 +26,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-constexpr int32_t kContext = 512;      // decode: tokens already in each sequence's cache
-constexpr int32_t kDecodeSteps = 16;   // timed decode steps per configuration
-constexpr int32_t kPrefillSeqs = 4;    // prefill: 4 prompts of 512 tokens per step
+constexpr int32_t kContext = 512;     // decode: tokens already in each sequence's cache
+constexpr int32_t kDecodeSteps = 16;  // timed decode steps per configuration
+constexpr int32_t kPrefillSeqs = 4;   // prefill: 4 prompts of 512 tokens per step
 constexpr int32_t kPrefillSteps = 3;
 
 // Device-to-device copy bandwidth in bytes/s (bytes read + bytes written).
@@ -90,7 +90,8 @@ struct Bench {
     backend.forward(batch, logits);  // warm-up
     const auto start = Clock::now();
     for (int32_t i = 0; i < kPrefillSteps; ++i) backend.forward(batch, logits);
-    row("prefill_tokens_per_s", batch.num_tokens * kPrefillSteps / seconds_since(start), "4 x 512-token prompts per step");
+    row("prefill_tokens_per_s", batch.num_tokens * kPrefillSteps / seconds_since(start),
+        "4 x 512-token prompts per step");
   }
 
   // Returns the mean step time in seconds.
@@ -128,13 +129,18 @@ int main(int argc, char** argv) {
   std::string model, dummy, name, dtype_name = "bfloat16";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--model") model = argv[i + 1];
-    else if (flag == "--dummy") dummy = argv[i + 1];
-    else if (flag == "--name") name = argv[i + 1];
-    else if (flag == "--dtype") dtype_name = argv[i + 1];
+    if (flag == "--model")
+      model = argv[i + 1];
+    else if (flag == "--dummy")
+      dummy = argv[i + 1];
+    else if (flag == "--name")
+      name = argv[i + 1];
+    else if (flag == "--dtype")
+      dtype_name = argv[i + 1];
   }
   if (model.empty() == dummy.empty()) {
-    fmt::print(stderr, "usage: bench_gpu (--model MODEL.gguf | --dummy CONFIG.json) [--name NAME] [--dtype bfloat16]\n");
+    fmt::print(stderr,
+               "usage: bench_gpu (--model MODEL.gguf | --dummy CONFIG.json) [--name NAME] [--dtype bfloat16]\n");
     return 2;
   }
   try {
@@ -155,10 +161,10 @@ int main(int argc, char** argv) {
       backend = std::make_unique<gpu::CudaBackend>(config, 0, options);
     }
     if (name.empty()) name = model.empty() ? dummy : model;
-    fmt::print(stderr, "bench_gpu: {} on {} ({}), loaded in {:.1f} s\n", name, backend->device(),
-               dtype_name, seconds_since(load_start));
-    Bench bench{name, config, *backend, static_cast<std::size_t>(backend->device_memory().weight_bytes),
-                copy_bandwidth(), ""};
+    fmt::print(stderr, "bench_gpu: {} on {} ({}), loaded in {:.1f} s\n", name, backend->device(), dtype_name,
+               seconds_since(load_start));
+    Bench bench{
+        name, config, *backend, static_cast<std::size_t>(backend->device_memory().weight_bytes), copy_bandwidth(), ""};
     bench.row("copy_bandwidth_GBps", bench.bandwidth / 1e9, "device-to-device, read + write");
     bench.row("weight_GiB", static_cast<double>(bench.weight_bytes) / (1 << 30));
     bench.prefill();

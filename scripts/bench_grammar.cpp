@@ -132,7 +132,8 @@ class TrieWalkMasker {
       const TokenTrie::Node& child = trie.node(c);
       pda_advance(grammar_.grammar(), expanded_[depth], child.byte, levels_[depth + 1]);
       if (levels_[depth + 1].empty()) continue;
-      for (uint32_t t = child.first_token; t < child.first_token + child.num_tokens_here; ++t) allow_token(mask, trie.token_id(t));
+      for (uint32_t t = child.first_token; t < child.first_token + child.num_tokens_here; ++t)
+        allow_token(mask, trie.token_id(t));
       if (child.node_end > c + 1) walk(c, depth + 1, mask);
     }
     return may_end;
@@ -161,11 +162,13 @@ struct Row {
   bool masks_equal = true;
 };
 
-Row run_workload(const Workload& w, const std::shared_ptr<const TokenTrie>& trie, const Tokenizer& tokenizer, int passes) {
+Row run_workload(const Workload& w, const std::shared_ptr<const TokenTrie>& trie, const Tokenizer& tokenizer,
+                 int passes) {
   Row row;
   row.schema = w.name;
   const auto start = Clock::now();
-  const auto grammar = std::make_shared<const CompiledGrammar>(w.schema ? json_schema_grammar(w.schema) : json_object_grammar(), trie);
+  const auto grammar =
+      std::make_shared<const CompiledGrammar>(w.schema ? json_schema_grammar(w.schema) : json_object_grammar(), trie);
   row.compile_ms = 1e3 * seconds_since(start);
   row.num_nodes = grammar->grammar().num_nodes();
   row.num_classified = grammar->masks().num_classified_nodes();
@@ -173,7 +176,8 @@ Row run_workload(const Workload& w, const std::shared_ptr<const TokenTrie>& trie
 
   std::vector<std::vector<TokenId>> streams;
   for (const char* document : w.documents) {
-    streams.push_back(tokenizer.decode_strips_leading_space() ? longest_match(*trie, document) : tokenizer.encode(document, false));
+    streams.push_back(tokenizer.decode_strips_leading_space() ? longest_match(*trie, document)
+                                                              : tokenizer.encode(document, false));
   }
   std::vector<uint32_t> mask(token_mask_words(trie->vocabulary().size())), reference(mask.size());
   // Per step, the median over passes: what a step costs on this (possibly shared) machine.
@@ -207,7 +211,9 @@ Row run_workload(const Workload& w, const std::shared_ptr<const TokenTrie>& trie
     accept_median.push_back(percentile(accept_us[s], 0.5));
   }
   row.num_steps = mask_median.size();
-  const auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); };
+  const auto mean = [](const std::vector<double>& v) {
+    return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  };
   row.mask_mean_us = mean(mask_median);
   row.mask_p50_us = percentile(mask_median, 0.5);
   row.mask_p99_us = percentile(mask_median, 0.99);
@@ -240,24 +246,29 @@ void report(const std::string& vocabulary_name, const Tokenizer& tokenizer, int 
   std::printf("\n%s: %s, %d tokens (%zu with text, longest %zu bytes); token trie %.1f ms, %zu nodes\n",
               vocabulary_name.c_str(), tokenizer.decode_strips_leading_space() ? "SentencePiece" : "byte-level BPE",
               tokenizer.vocab_size(), trie->num_tokens(), trie->max_token_bytes(), trie_ms, trie->nodes().size());
-  std::printf("mask us per step (median of %d passes per step; target <= 50), baseline = whole-trie walk per step\n", passes);
+  std::printf("mask us per step (median of %d passes per step; target <= 50), baseline = whole-trie walk per step\n",
+              passes);
   std::printf("%-12s %7s %6s %10s %8s %6s | %7s %7s %7s %8s %6s | %9s | %9s %8s | %s\n", "schema", "nodes", "walks",
-              "compile_ms", "cache_MB", "steps", "mean", "p50", "p99", "max", "<=50us", "accept_us", "naive_us", "speedup", "masks=");
+              "compile_ms", "cache_MB", "steps", "mean", "p50", "p99", "max", "<=50us", "accept_us", "naive_us",
+              "speedup", "masks=");
   std::string json = "{\"bench\":\"grammar_masks\",\"vocabulary\":\"" + vocabulary_name +
                      "\",\"vocab_size\":" + std::to_string(tokenizer.vocab_size()) + ",\"target_us\":50,\"rows\":[";
   for (const Workload& w : workloads()) {
     const Row r = run_workload(w, trie, tokenizer, passes);
     std::printf("%-12s %7zu %6zu %10.1f %8.2f %6zu | %7.2f %7.2f %7.2f %8.2f %6s | %9.2f | %9.1f %7.0fx | %s\n",
                 r.schema.c_str(), r.num_nodes, r.num_classified, r.compile_ms, r.cache_mib, r.num_steps, r.mask_mean_us,
-                r.mask_p50_us, r.mask_p99_us, r.mask_max_us, r.mask_mean_us <= 50 ? "yes" : "NO", r.accept_mean_us, r.naive_mean_us, r.naive_mean_us / r.mask_mean_us, r.masks_equal ? "yes" : "NO");
+                r.mask_p50_us, r.mask_p99_us, r.mask_max_us, r.mask_mean_us <= 50 ? "yes" : "NO", r.accept_mean_us,
+                r.naive_mean_us, r.naive_mean_us / r.mask_mean_us, r.masks_equal ? "yes" : "NO");
     char buffer[512];
-    std::snprintf(buffer, sizeof buffer,
-                  "%s{\"schema\":\"%s\",\"nodes\":%zu,\"walks\":%zu,\"compile_ms\":%.1f,\"cache_mib\":%.2f,\"steps\":%zu,\"mask_mean_us\":%.2f,"
-                  "\"mask_p50_us\":%.2f,\"mask_p99_us\":%.2f,\"mask_max_us\":%.2f,\"accept_mean_us\":%.2f,\"naive_mean_us\":%.1f,"
-                  "\"masks_equal\":%s}",
-                  json.back() == '[' ? "" : ",", r.schema.c_str(), r.num_nodes, r.num_classified, r.compile_ms, r.cache_mib, r.num_steps,
-                  r.mask_mean_us, r.mask_p50_us, r.mask_p99_us, r.mask_max_us, r.accept_mean_us, r.naive_mean_us,
-                  r.masks_equal ? "true" : "false");
+    std::snprintf(
+        buffer, sizeof buffer,
+        "%s{\"schema\":\"%s\",\"nodes\":%zu,\"walks\":%zu,\"compile_ms\":%.1f,\"cache_mib\":%.2f,\"steps\":%zu,\"mask_"
+        "mean_us\":%.2f,"
+        "\"mask_p50_us\":%.2f,\"mask_p99_us\":%.2f,\"mask_max_us\":%.2f,\"accept_mean_us\":%.2f,\"naive_mean_us\":%.1f,"
+        "\"masks_equal\":%s}",
+        json.back() == '[' ? "" : ",", r.schema.c_str(), r.num_nodes, r.num_classified, r.compile_ms, r.cache_mib,
+        r.num_steps, r.mask_mean_us, r.mask_p50_us, r.mask_p99_us, r.mask_max_us, r.accept_mean_us, r.naive_mean_us,
+        r.masks_equal ? "true" : "false");
     json += buffer;
   }
   json += "]}";
@@ -272,9 +283,12 @@ int main(int argc, char** argv) {
   int passes = 5;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--model" && i + 1 < argc) model = argv[++i];
-    else if (arg == "--vocab" && i + 1 < argc) vocabularies.emplace_back(argv[++i]);
-    else if (arg == "--passes" && i + 1 < argc) passes = std::max(1, std::atoi(argv[++i]));
+    if (arg == "--model" && i + 1 < argc)
+      model = argv[++i];
+    else if (arg == "--vocab" && i + 1 < argc)
+      vocabularies.emplace_back(argv[++i]);
+    else if (arg == "--passes" && i + 1 < argc)
+      passes = std::max(1, std::atoi(argv[++i]));
     else {
       std::fprintf(stderr, "usage: bench_grammar [--model FILE] [--vocab FILE.gguf]... [--passes N]\n");
       return 2;
@@ -285,7 +299,8 @@ int main(int argc, char** argv) {
       const ModelFiles files(*model);
       report(model->filename().string(), files.tokenizer(), passes);
     } else {
-      std::fprintf(stderr, "the default model is not installed (scripts/fetch-model.sh); only --vocab files are measured\n");
+      std::fprintf(stderr,
+                   "the default model is not installed (scripts/fetch-model.sh); only --vocab files are measured\n");
     }
     for (const auto& path : vocabularies) report(path.filename().string(), *load_tokenizer(GgufFile(path)), passes);
   } catch (const std::exception& e) {

@@ -302,8 +302,10 @@ Run fastest_ids_run(int repeats, bool overlap, int64_t device_us) {
   for (int i = 0; i < repeats; ++i) {
     StepProbe probe;
     std::unique_ptr<Backend> backend;
-    if (device_us > 0) backend = std::make_unique<ModelledDeviceBackend>(std::chrono::microseconds(device_us), probe);
-    else backend = std::make_unique<NoModelBackend>(NoModelBackend::Path::ids, probe);
+    if (device_us > 0)
+      backend = std::make_unique<ModelledDeviceBackend>(std::chrono::microseconds(device_us), probe);
+    else
+      backend = std::make_unique<NoModelBackend>(NoModelBackend::Path::ids, probe);
     Run r = run(overlap ? "ids+overlap" : "ids", *backend, probe, overlap);
     r.modelled_device = device_us > 0;
     if (i == 0 || r.decode.total < best.decode.total) best = std::move(r);
@@ -312,22 +314,23 @@ Run fastest_ids_run(int repeats, bool overlap, int64_t device_us) {
 }
 
 void print_row(const Run& r, const char* kind, const Phases& p) {
-  fmt::print("{:<12} {:<8} {:>5} {:>6.0f} {:>11.1f} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} "
-             "{:>10.1f} {:>9}\n",
-             r.path, kind, p.num_steps,
-             p.num_steps ? static_cast<double>(p.num_seqs) / static_cast<double>(p.num_steps) : 0.0,
-             p.us_per_step(p.schedule), p.us_per_step(p.sampling_batch), p.us_per_step(p.logits),
-             p.us_per_step(p.sampling), p.us_per_step(p.step_done), p.us_per_step(p.output),
-             p.us_per_step(p.host()), p.us_per_step(p.wait), p.us_per_step(p.total),
-             r.modelled_device ? fmt::format("{:.1f}", p.us_per_step(p.device_idle)) : std::string("-"));
+  fmt::print(
+      "{:<12} {:<8} {:>5} {:>6.0f} {:>11.1f} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} "
+      "{:>10.1f} {:>9}\n",
+      r.path, kind, p.num_steps, p.num_steps ? static_cast<double>(p.num_seqs) / static_cast<double>(p.num_steps) : 0.0,
+      p.us_per_step(p.schedule), p.us_per_step(p.sampling_batch), p.us_per_step(p.logits), p.us_per_step(p.sampling),
+      p.us_per_step(p.step_done), p.us_per_step(p.output), p.us_per_step(p.host()), p.us_per_step(p.wait),
+      p.us_per_step(p.total),
+      r.modelled_device ? fmt::format("{:.1f}", p.us_per_step(p.device_idle)) : std::string("-"));
 }
 
 void print_table(const std::vector<Run>& runs, int64_t device_us) {
-  fmt::print("host microseconds per step (mean); batch {}, vocabulary {}, block size {}, {} x {} prompts of {} "
-             "tokens, {} new tokens, greedy; ids paths on {}\n",
-             kBatch, kVocab, kBlockSize, kDocuments, kQuestions, kDocumentTokens + kQuestionTokens, kNewTokens,
-             device_us > 0 ? fmt::format("a modelled device of {} us per step", device_us)
-                           : std::string("no device (ids at once)"));
+  fmt::print(
+      "host microseconds per step (mean); batch {}, vocabulary {}, block size {}, {} x {} prompts of {} "
+      "tokens, {} new tokens, greedy; ids paths on {}\n",
+      kBatch, kVocab, kBlockSize, kDocuments, kQuestions, kDocumentTokens + kQuestionTokens, kNewTokens,
+      device_us > 0 ? fmt::format("a modelled device of {} us per step", device_us)
+                    : std::string("no device (ids at once)"));
   fmt::print("{:<12} {:<8} {:>5} {:>6} {:>11} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9}\n", "path",
              "kind", "steps", "seqs", "sched+batch", "samp.batch", "logits", "sampling", "step done", "output", "host",
              "wait", "wall", "dev.idle");
@@ -364,30 +367,32 @@ void print_summary(const Run& ids, const Run& overlap, const Run& logits, int64_
   const double ids_us = ids.decode.us_per_step(ids.decode.host());
   const double overlap_us = overlap.decode.us_per_step(overlap.decode.host());
   const double logits_us = logits.decode.us_per_step(logits.decode.host());
-  fmt::print("plan (add_requests): ids {:.1f} ms, ids+overlap {:.1f} ms, logits {:.1f} ms; generated tokens: ids {}, "
-             "ids+overlap {}, logits {}; steps: {}, {}, {}\n",
-             ids.plan_seconds * 1e3, overlap.plan_seconds * 1e3, logits.plan_seconds * 1e3, ids.num_generated_tokens,
-             overlap.num_generated_tokens, logits.num_generated_tokens, ids.num_steps, overlap.num_steps,
-             logits.num_steps);
-  fmt::print("decode step, host time at batch {}: ids {:.1f} us, ids+overlap {:.1f} us, logits (baseline) {:.1f} us: "
-             "{:.1f}x / {:.1f}x less; target <= 1000 us: {}\n",
-             kBatch, ids_us, overlap_us, logits_us, logits_us / ids_us, logits_us / overlap_us,
-             std::max(ids_us, overlap_us) <= 1000.0 ? "met" : "NOT met");
+  fmt::print(
+      "plan (add_requests): ids {:.1f} ms, ids+overlap {:.1f} ms, logits {:.1f} ms; generated tokens: ids {}, "
+      "ids+overlap {}, logits {}; steps: {}, {}, {}\n",
+      ids.plan_seconds * 1e3, overlap.plan_seconds * 1e3, logits.plan_seconds * 1e3, ids.num_generated_tokens,
+      overlap.num_generated_tokens, logits.num_generated_tokens, ids.num_steps, overlap.num_steps, logits.num_steps);
+  fmt::print(
+      "decode step, host time at batch {}: ids {:.1f} us, ids+overlap {:.1f} us, logits (baseline) {:.1f} us: "
+      "{:.1f}x / {:.1f}x less; target <= 1000 us: {}\n",
+      kBatch, ids_us, overlap_us, logits_us, logits_us / ids_us, logits_us / overlap_us,
+      std::max(ids_us, overlap_us) <= 1000.0 ? "met" : "NOT met");
   if (device_us > 0) {
     const double ids_wall = ids.decode.us_per_step(ids.decode.total);
     const double overlap_wall = overlap.decode.us_per_step(overlap.decode.total);
-    fmt::print("decode step on the modelled {} us device: wall ids {:.1f} us ({:.3f}x the device), ids+overlap {:.1f} "
-               "us ({:.3f}x); device idle per step {:.1f} us -> {:.1f} us; whole run {:.3f} s -> {:.3f} s\n",
-               device_us, ids_wall, ids_wall / static_cast<double>(device_us), overlap_wall,
-               overlap_wall / static_cast<double>(device_us), ids.decode.us_per_step(ids.decode.device_idle),
-               overlap.decode.us_per_step(overlap.decode.device_idle), ids.wall_seconds, overlap.wall_seconds);
+    fmt::print(
+        "decode step on the modelled {} us device: wall ids {:.1f} us ({:.3f}x the device), ids+overlap {:.1f} "
+        "us ({:.3f}x); device idle per step {:.1f} us -> {:.1f} us; whole run {:.3f} s -> {:.3f} s\n",
+        device_us, ids_wall, ids_wall / static_cast<double>(device_us), overlap_wall,
+        overlap_wall / static_cast<double>(device_us), ids.decode.us_per_step(ids.decode.device_idle),
+        overlap.decode.us_per_step(overlap.decode.device_idle), ids.wall_seconds, overlap.wall_seconds);
   }
-  fmt::print("{{\"bench\": \"host_overhead\", \"batch\": {}, \"vocab\": {}, \"device_us\": {}, \"ids\": "
-             "{{\"prefill\": {}, \"decode\": {}}}, \"ids_overlap\": {{\"prefill\": {}, \"decode\": {}}}, "
-             "\"logits\": {{\"prefill\": {}, \"decode\": {}}}, \"decode_ratio\": {:.2f}}}\n",
-             kBatch, kVocab, device_us, phases_json(ids.prefill), phases_json(ids.decode),
-             phases_json(overlap.prefill), phases_json(overlap.decode), phases_json(logits.prefill),
-             phases_json(logits.decode), logits_us / ids_us);
+  fmt::print(
+      "{{\"bench\": \"host_overhead\", \"batch\": {}, \"vocab\": {}, \"device_us\": {}, \"ids\": "
+      "{{\"prefill\": {}, \"decode\": {}}}, \"ids_overlap\": {{\"prefill\": {}, \"decode\": {}}}, "
+      "\"logits\": {{\"prefill\": {}, \"decode\": {}}}, \"decode_ratio\": {:.2f}}}\n",
+      kBatch, kVocab, device_us, phases_json(ids.prefill), phases_json(ids.decode), phases_json(overlap.prefill),
+      phases_json(overlap.decode), phases_json(logits.prefill), phases_json(logits.decode), logits_us / ids_us);
 }
 
 }  // namespace
@@ -398,9 +403,12 @@ int main(int argc, char** argv) {
   bool ok = true;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--repeats" && i + 1 < argc) repeats = std::atoi(argv[++i]);
-    else if (arg == "--device-us" && i + 1 < argc) device_us = std::atoll(argv[++i]);
-    else ok = false;
+    if (arg == "--repeats" && i + 1 < argc)
+      repeats = std::atoi(argv[++i]);
+    else if (arg == "--device-us" && i + 1 < argc)
+      device_us = std::atoll(argv[++i]);
+    else
+      ok = false;
   }
   if (!ok || repeats < 1 || device_us < 0) {
     fmt::print(stderr, "usage: bench_host_overhead [--repeats N] [--device-us D]\n");

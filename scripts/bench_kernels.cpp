@@ -75,7 +75,8 @@ double copy_bandwidth() {
   constexpr std::size_t kBytes = std::size_t{1} << 30;
   gpu::DeviceBuffer a(kBytes), b(kBytes);
   CUDA_CHECK(cudaMemset(a.data(), 1, kBytes));
-  const double s = time_kernel([&] { CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), kBytes, cudaMemcpyDeviceToDevice)); });
+  const double s =
+      time_kernel([&] { CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), kBytes, cudaMemcpyDeviceToDevice)); });
   return 2.0 * kBytes / s;
 }
 
@@ -140,11 +141,20 @@ class AttentionRig {
   }
 
   PagedAttentionArgsOf<T, T> args() const {
-    return PagedAttentionArgsOf<T, T>{q_.as<float>(),          k_.as<T>(),          v_.as<T>(),
-                                      out_.as<T>(),            positions_.as<int32_t>(), query_start_.as<int32_t>(),
-                                      context_lens_.as<int32_t>(), tables_.as<int32_t>(), batch_.num_tokens,
-                                      batch_.num_seqs,         batch_.max_blocks_per_seq, kHeads,
-                                      1.0f / 11.3137085f,      layout_};
+    return PagedAttentionArgsOf<T, T>{q_.as<float>(),
+                                      k_.as<T>(),
+                                      v_.as<T>(),
+                                      out_.as<T>(),
+                                      positions_.as<int32_t>(),
+                                      query_start_.as<int32_t>(),
+                                      context_lens_.as<int32_t>(),
+                                      tables_.as<int32_t>(),
+                                      batch_.num_tokens,
+                                      batch_.num_seqs,
+                                      batch_.max_blocks_per_seq,
+                                      kHeads,
+                                      1.0f / 11.3137085f,
+                                      layout_};
   }
 
   // The CUDA-core kernel (paged_attention_kernel.h), every token in one launch.
@@ -157,12 +167,12 @@ class AttentionRig {
     reserve_partials(partials);
     return [this, plan] {
       for (const gpu::AttentionLaunch& l : plan.launches)
-        gpu::launch_paged_attention(args(),
-                                    gpu::AttentionWork{items_.as<gpu::AttentionWorkItem>() + l.item_begin,
-                                                       l.item_end - l.item_begin, l.token_begin, l.token_end,
-                                                       partial_index_.as<int32_t>(), partial_out_.as<float>(),
-                                                       partial_max_.as<float>(), partial_sum_.as<float>()},
-                                    nullptr);
+        gpu::launch_paged_attention(
+            args(),
+            gpu::AttentionWork{items_.as<gpu::AttentionWorkItem>() + l.item_begin, l.item_end - l.item_begin,
+                               l.token_begin, l.token_end, partial_index_.as<int32_t>(), partial_out_.as<float>(),
+                               partial_max_.as<float>(), partial_sum_.as<float>()},
+            nullptr);
     };
   }
 
@@ -173,9 +183,15 @@ class AttentionRig {
     num_parts_ = upload(plan.num_parts);
     tile_partial_index_ = upload(plan.partial_index);
     reserve_partials(plan.num_partials + 1);
-    const gpu::TensorAttentionWork work{tiles_.as<gpu::TensorAttentionTile>(), static_cast<int32_t>(plan.tiles.size()),
-                                        tile_tokens_.as<int32_t>(), num_parts_.as<int32_t>(),
-                                        tile_partial_index_.as<int32_t>(), plan.num_partials, nullptr, nullptr, nullptr};
+    const gpu::TensorAttentionWork work{tiles_.as<gpu::TensorAttentionTile>(),
+                                        static_cast<int32_t>(plan.tiles.size()),
+                                        tile_tokens_.as<int32_t>(),
+                                        num_parts_.as<int32_t>(),
+                                        tile_partial_index_.as<int32_t>(),
+                                        plan.num_partials,
+                                        nullptr,
+                                        nullptr,
+                                        nullptr};
     return [this, work] {
       gpu::TensorAttentionWork w = work;
       w.partial_out = partial_out_.as<float>();
@@ -189,7 +205,8 @@ class AttentionRig {
   template <typename A>
   static gpu::DeviceBuffer upload(const std::vector<A>& values) {
     gpu::DeviceBuffer d(std::max<std::size_t>(1, values.size() * sizeof(A)));
-    if (!values.empty()) CUDA_CHECK(cudaMemcpy(d.data(), values.data(), values.size() * sizeof(A), cudaMemcpyHostToDevice));
+    if (!values.empty())
+      CUDA_CHECK(cudaMemcpy(d.data(), values.data(), values.size() * sizeof(A), cudaMemcpyHostToDevice));
     return d;
   }
   void reserve_partials(int64_t slots) {
@@ -276,7 +293,8 @@ void shared_prefix_decode(Report& r, int32_t num_groups, int32_t group_seqs, int
     }
   }
   const auto num_seqs = static_cast<std::size_t>(num_groups * group_seqs);
-  const StepBatch b = make_batch(tables, std::vector<int32_t>(num_seqs, prefix + own - 1), std::vector<int32_t>(num_seqs, 1));
+  const StepBatch b =
+      make_batch(tables, std::vector<int32_t>(num_seqs, prefix + own - 1), std::vector<int32_t>(num_seqs, 1));
   AttentionRig rig(b, next);
   const auto plan_start = std::chrono::steady_clock::now();
   const auto cascade = gpu::plan_tensor_attention(b, kGroup, {4, 256}, 512, int64_t{1} << 20);
@@ -288,8 +306,8 @@ void shared_prefix_decode(Report& r, int32_t num_groups, int32_t group_seqs, int
   const double per_seq = time_kernel(rig.cuda_core());
   const double tensor_per_seq = time_kernel(rig.tensor(gpu::plan_prefill_tiles(b, kGroup)));
   const double cascaded = time_kernel(rig.tensor(*cascade));
-  const double unique_bytes = (num_groups * static_cast<double>(prefix) + num_seqs * static_cast<double>(own)) *
-                              kKvBytesPerToken;
+  const double unique_bytes =
+      (num_groups * static_cast<double>(prefix) + num_seqs * static_cast<double>(own)) * kKvBytesPerToken;
   r.row("shared_prefix_decode_cuda_core", shape, "us", per_seq * 1e6, "every sequence reads its prefix");
   r.row("shared_prefix_decode_tensor_per_seq", shape, "us", tensor_per_seq * 1e6);
   r.row("shared_prefix_decode_cascade", shape, "us", cascaded * 1e6, fmt::format("host plan {:.0f} us", plan_s * 1e6));
@@ -328,7 +346,9 @@ void mlp_gate_up(Report& r, const std::string& model, int32_t hidden, int32_t ff
       },
       kReps);
   const double fused = time_kernel(
-      [&] { gpu::launch_fused_mlp(gpu::FusedMlpArgs<T>{xn.as<T>(), w(), act.as<T>(), rows, hidden, ffn}, nullptr); },
+      [&] {
+        gpu::launch_fused_mlp(gpu::FusedMlpArgs<T>{xn.as<T>(), w(), act.as<T>(), rows, hidden, ffn}, nullptr);
+      },
       kReps);
   const double bw = static_cast<double>(weight_bytes) / fused;
   r.row("mlp_gate_up", shape, "us_cublas_act", separate * 1e6, "cuBLAS GEMM into float32 gate_up + activation");

@@ -49,14 +49,15 @@ Rss read_rss() {
 // The highest RssAnon and RssFile seen while it lives.
 class RssSampler {
  public:
-  RssSampler() : thread_([this] {
-    while (!stop_.load()) {
-      const Rss now = read_rss();
-      peak_anon_ = std::max(peak_anon_.load(), now.anon_bytes);
-      peak_file_ = std::max(peak_file_.load(), now.file_bytes);
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }) {}
+  RssSampler()
+      : thread_([this] {
+          while (!stop_.load()) {
+            const Rss now = read_rss();
+            peak_anon_ = std::max(peak_anon_.load(), now.anon_bytes);
+            peak_file_ = std::max(peak_file_.load(), now.file_bytes);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          }
+        }) {}
   ~RssSampler() { stop(); }
   void stop() {
     if (thread_.joinable()) {
@@ -86,13 +87,18 @@ int main(int argc, char** argv) {
   std::string model, device = "cpu", cpu_math = "fast", dtype = "bfloat16";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--model") model = argv[i + 1];
-    else if (flag == "--device") device = argv[i + 1];
-    else if (flag == "--cpu-math") cpu_math = argv[i + 1];
-    else if (flag == "--dtype") dtype = argv[i + 1];
+    if (flag == "--model")
+      model = argv[i + 1];
+    else if (flag == "--device")
+      device = argv[i + 1];
+    else if (flag == "--cpu-math")
+      cpu_math = argv[i + 1];
+    else if (flag == "--dtype")
+      dtype = argv[i + 1];
   }
   if (model.empty() || (device != "cpu" && device != "cuda") || (cpu_math != "fast" && cpu_math != "exact")) {
-    fmt::print(stderr, "usage: bench_load --model PATH [--device cpu|cuda] [--cpu-math fast|exact] [--dtype bfloat16]\n");
+    fmt::print(stderr,
+               "usage: bench_load --model PATH [--device cpu|cuda] [--cpu-math fast|exact] [--dtype bfloat16]\n");
     return 2;
   }
   try {
@@ -122,12 +128,13 @@ int main(int argc, char** argv) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     sampler.stop();
     const Rss after = read_rss();
-    fmt::print("{{\"bench\": \"load\", \"model\": \"{}\", \"device\": \"{}\", \"mode\": \"{}\", \"file_bytes\": {}, "
-               "\"load_s\": {:.3f}, \"rss_anon_before_bytes\": {}, \"peak_rss_anon_bytes\": {}, "
-               "\"rss_anon_after_bytes\": {}, \"peak_rss_file_bytes\": {}}}\n",
-               model, device, mode, weight_file_bytes(files), seconds, anon_before,
-               std::max(sampler.peak_anon(), after.anon_bytes), after.anon_bytes,
-               std::max(sampler.peak_file(), after.file_bytes));
+    fmt::print(
+        "{{\"bench\": \"load\", \"model\": \"{}\", \"device\": \"{}\", \"mode\": \"{}\", \"file_bytes\": {}, "
+        "\"load_s\": {:.3f}, \"rss_anon_before_bytes\": {}, \"peak_rss_anon_bytes\": {}, "
+        "\"rss_anon_after_bytes\": {}, \"peak_rss_file_bytes\": {}}}\n",
+        model, device, mode, weight_file_bytes(files), seconds, anon_before,
+        std::max(sampler.peak_anon(), after.anon_bytes), after.anon_bytes,
+        std::max(sampler.peak_file(), after.file_bytes));
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_load: error: {}\n", e.what());
     return 1;

@@ -25,7 +25,8 @@ std::vector<float> DenseForward::forward(std::span<const TokenId> tokens, bool a
   if (num_tokens_ + n > capacity_tokens_)
     fail("sequence of {} tokens exceeds the reference cache capacity of {}", num_tokens_ + n, capacity_tokens_);
   for (TokenId id : tokens)
-    if (id < 0 || id >= config_.vocab_size) fail("token id {} is outside the vocabulary (size {})", id, config_.vocab_size);
+    if (id < 0 || id >= config_.vocab_size)
+      fail("token id {} is outside the vocabulary (size {})", id, config_.vocab_size);
 
   const auto hidden = static_cast<std::size_t>(config_.hidden_size);
   const auto head_dim = static_cast<std::size_t>(config_.head_dim);
@@ -37,15 +38,15 @@ std::vector<float> DenseForward::forward(std::span<const TokenId> tokens, bool a
   std::vector<int32_t> positions(n);
   std::iota(positions.begin(), positions.end(), static_cast<int32_t>(num_tokens_));
 
-  std::vector<float> x(n * hidden);       // (n, hidden) residual stream
-  std::vector<float> xn(n * hidden);      // (n, hidden) normed input of a sub-block
-  std::vector<float> q(n * q_dim);        // (n, num_heads, head_dim)
-  std::vector<float> k(n * kv_dim);       // (n, num_kv_heads, head_dim)
-  std::vector<float> v(n * kv_dim);       // (n, num_kv_heads, head_dim)
-  std::vector<float> attn(n * q_dim);     // (n, num_heads, head_dim)
-  std::vector<float> proj(n * hidden);    // (n, hidden)
-  std::vector<float> gate(n * ffn);       // (n, intermediate)
-  std::vector<float> up(n * ffn);         // (n, intermediate)
+  std::vector<float> x(n * hidden);     // (n, hidden) residual stream
+  std::vector<float> xn(n * hidden);    // (n, hidden) normed input of a sub-block
+  std::vector<float> q(n * q_dim);      // (n, num_heads, head_dim)
+  std::vector<float> k(n * kv_dim);     // (n, num_kv_heads, head_dim)
+  std::vector<float> v(n * kv_dim);     // (n, num_kv_heads, head_dim)
+  std::vector<float> attn(n * q_dim);   // (n, num_heads, head_dim)
+  std::vector<float> proj(n * hidden);  // (n, hidden)
+  std::vector<float> gate(n * ffn);     // (n, intermediate)
+  std::vector<float> up(n * ffn);       // (n, intermediate)
 
   cpu::embedding_gather(weights_.token_embd, tokens, x.data(), hidden);
   if (config_.embedding_scale != 1.0f) cpu::scale_in_place(x.data(), x.size(), config_.embedding_scale);

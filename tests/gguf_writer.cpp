@@ -29,20 +29,42 @@ class ByteSink {
 
   void put_value(const GgufValue& value) {
     switch (value.type) {
-      case GgufValueType::UINT8: put(std::get<uint64_t>(value.value), 1); break;
-      case GgufValueType::UINT16: put(std::get<uint64_t>(value.value), 2); break;
-      case GgufValueType::UINT32: put(std::get<uint64_t>(value.value), 4); break;
-      case GgufValueType::UINT64: put(std::get<uint64_t>(value.value), 8); break;
-      case GgufValueType::INT8: put(static_cast<uint64_t>(std::get<int64_t>(value.value)), 1); break;
-      case GgufValueType::INT16: put(static_cast<uint64_t>(std::get<int64_t>(value.value)), 2); break;
-      case GgufValueType::INT32: put(static_cast<uint64_t>(std::get<int64_t>(value.value)), 4); break;
-      case GgufValueType::INT64: put(static_cast<uint64_t>(std::get<int64_t>(value.value)), 8); break;
+      case GgufValueType::UINT8:
+        put(std::get<uint64_t>(value.value), 1);
+        break;
+      case GgufValueType::UINT16:
+        put(std::get<uint64_t>(value.value), 2);
+        break;
+      case GgufValueType::UINT32:
+        put(std::get<uint64_t>(value.value), 4);
+        break;
+      case GgufValueType::UINT64:
+        put(std::get<uint64_t>(value.value), 8);
+        break;
+      case GgufValueType::INT8:
+        put(static_cast<uint64_t>(std::get<int64_t>(value.value)), 1);
+        break;
+      case GgufValueType::INT16:
+        put(static_cast<uint64_t>(std::get<int64_t>(value.value)), 2);
+        break;
+      case GgufValueType::INT32:
+        put(static_cast<uint64_t>(std::get<int64_t>(value.value)), 4);
+        break;
+      case GgufValueType::INT64:
+        put(static_cast<uint64_t>(std::get<int64_t>(value.value)), 8);
+        break;
       case GgufValueType::FLOAT32:
         put(std::bit_cast<uint32_t>(static_cast<float>(std::get<double>(value.value))), 4);
         break;
-      case GgufValueType::FLOAT64: put(std::bit_cast<uint64_t>(std::get<double>(value.value)), 8); break;
-      case GgufValueType::BOOL: put(std::get<bool>(value.value) ? 1 : 0, 1); break;
-      case GgufValueType::STRING: put_string(std::get<std::string>(value.value)); break;
+      case GgufValueType::FLOAT64:
+        put(std::bit_cast<uint64_t>(std::get<double>(value.value)), 8);
+        break;
+      case GgufValueType::BOOL:
+        put(std::get<bool>(value.value) ? 1 : 0, 1);
+        break;
+      case GgufValueType::STRING:
+        put_string(std::get<std::string>(value.value));
+        break;
       case GgufValueType::ARRAY: {
         const auto& array = std::get<GgufArray>(value.value);
         put(static_cast<uint32_t>(array.element_type), 4);
@@ -133,9 +155,8 @@ GgufWriter small_gguf() {
   GgufWriter writer;
   writer.add("general.architecture", {GgufValueType::STRING, std::string("llama")});
   writer.add("test.count", {GgufValueType::UINT32, uint64_t{7}});
-  writer.add("test.words", gguf_array(GgufValueType::STRING,
-                                      {{GgufValueType::STRING, std::string("a")},
-                                       {GgufValueType::STRING, std::string("bc")}}));
+  writer.add("test.words", gguf_array(GgufValueType::STRING, {{GgufValueType::STRING, std::string("a")},
+                                                              {GgufValueType::STRING, std::string("bc")}}));
   // Q8_0: two blocks, d = 1.0 (f16 0x3c00) and d = 0.5 (0x3800), quants 0..31 and -1.
   std::vector<std::byte> q8 = to_bytes({0x00, 0x3c});
   for (int i = 0; i < 32; ++i) q8.push_back(static_cast<std::byte>(i));

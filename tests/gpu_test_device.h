@@ -19,7 +19,8 @@ const std::string& gpu_absent_reason();
 template <typename T>
 gpu::DeviceBuffer to_device(const std::vector<T>& values) {
   gpu::DeviceBuffer buffer(values.size() * sizeof(T));
-  if (!values.empty()) CUDA_CHECK(cudaMemcpy(buffer.data(), values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice));
+  if (!values.empty())
+    CUDA_CHECK(cudaMemcpy(buffer.data(), values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice));
   return buffer;
 }
 
@@ -33,8 +34,8 @@ std::vector<T> to_host(const gpu::DeviceBuffer& buffer) {
 
 }  // namespace pagedgen::test
 
-#define REQUIRE_GPU()                                                           \
-  if (!::pagedgen::test::gpu_absent_reason().empty()) {                         \
+#define REQUIRE_GPU()                                                                     \
+  if (!::pagedgen::test::gpu_absent_reason().empty()) {                                   \
     MESSAGE("skipped: no CUDA device (" << ::pagedgen::test::gpu_absent_reason() << ")"); \
-    return;                                                                     \
+    return;                                                                               \
   }

@@ -105,7 +105,10 @@ std::vector<RawTensor> dummy_raw_tensors(const ModelConfig& config, const ModelW
   std::vector<RawTensor> tensors;
   for (std::size_t id = 0; id < dummy.size(); ++id) {
     const auto* bytes = reinterpret_cast<const std::byte*>(weights.storage[id].get());
-    tensors.push_back({dummy[id].name, dummy[id].name, dummy[id].shape, static_cast<uint32_t>(GgmlType::F32),
+    tensors.push_back({dummy[id].name,
+                       dummy[id].name,
+                       dummy[id].shape,
+                       static_cast<uint32_t>(GgmlType::F32),
                        {bytes, dummy[id].num_elements() * sizeof(float)}});
   }
   return tensors;

@@ -17,10 +17,10 @@
 namespace pagedgen::test {
 
 struct GpuTestModel {
-  bool dummy = false;    // random weights: outputs are compared between backends, never read
-  std::string name;      // for messages: the model file or the dummy config
+  bool dummy = false;  // random weights: outputs are compared between backends, never read
+  std::string name;    // for messages: the model file or the dummy config
   ModelConfig config;
-  ModelWeights weights;  // float32, host: the CPU backend's
+  ModelWeights weights;               // float32, host: the CPU backend's
   std::unique_ptr<ModelFiles> files;  // the default model's, when installed
   // What the CUDA backend streams: the file's tensors, or F32 views of the dummy weights.
   std::vector<RawTensor> tensors;

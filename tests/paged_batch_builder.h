@@ -45,7 +45,8 @@ class PagedBatchBuilder {
     if (p.num_tokens < num_shared_tokens)
       throw std::out_of_range(fmt::format("PagedBatchBuilder: sequence {} has {} tokens, not {} full blocks", parent,
                                           p.num_tokens, num_blocks));
-    Sequence s{num_shared_tokens, {p.block_table.begin(), p.block_table.begin() + static_cast<std::ptrdiff_t>(num_blocks)}};
+    Sequence s{num_shared_tokens,
+               {p.block_table.begin(), p.block_table.begin() + static_cast<std::ptrdiff_t>(num_blocks)}};
     sequences_.push_back(std::move(s));
     return sequences_.size() - 1;
   }
@@ -105,8 +106,10 @@ class PagedBatchBuilder {
   }
   void check_added(std::size_t seq) const {
     if (seq >= sequences_.size())
-      throw std::out_of_range(fmt::format("PagedBatchBuilder: sequence {} was never added (add_sequence() "
-                                          "was called {} times)", seq, sequences_.size()));
+      throw std::out_of_range(
+          fmt::format("PagedBatchBuilder: sequence {} was never added (add_sequence() "
+                      "was called {} times)",
+                      seq, sequences_.size()));
   }
 
   int32_t block_size_;

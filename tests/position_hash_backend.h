@@ -32,8 +32,10 @@ class PositionHashBackend final : public Backend {
     for (const SamplingRow& row : sampling.rows) {
       params_.push_back(*row.params);
       const auto t = static_cast<std::size_t>(batch.logits_rows[static_cast<std::size_t>(row.logits_row)]);
-      if (batch.block_size == fail_at_block_size_ && batch.token_ids[t] == fail_token_) tokens.push_back({});
-      else tokens.push_back({next_token(batch.token_ids[t], batch.positions[t]), std::nullopt});
+      if (batch.block_size == fail_at_block_size_ && batch.token_ids[t] == fail_token_)
+        tokens.push_back({});
+      else
+        tokens.push_back({next_token(batch.token_ids[t], batch.positions[t]), std::nullopt});
     }
     return tokens;
   }

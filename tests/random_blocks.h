@@ -37,14 +37,27 @@ inline std::vector<std::byte> random_blocks(GgmlType type, std::size_t num_block
         break;
       }
       // The top exponent bit cleared, as for F32.
-      case GgmlType::F16: case GgmlType::BF16: put16(at, static_cast<uint16_t>(rng() & 0xbfffu)); break;
-      case GgmlType::Q8_0: case GgmlType::Q4_0: case GgmlType::Q5_0: put16(at, scale()); break;
-      case GgmlType::Q4_1: case GgmlType::Q5_1: case GgmlType::Q4_K: case GgmlType::Q5_K:
+      case GgmlType::F16:
+      case GgmlType::BF16:
+        put16(at, static_cast<uint16_t>(rng() & 0xbfffu));
+        break;
+      case GgmlType::Q8_0:
+      case GgmlType::Q4_0:
+      case GgmlType::Q5_0:
+        put16(at, scale());
+        break;
+      case GgmlType::Q4_1:
+      case GgmlType::Q5_1:
+      case GgmlType::Q4_K:
+      case GgmlType::Q5_K:
         put16(at, scale());
         put16(at + 2, scale());
         break;
-      case GgmlType::Q6_K: put16(at + 208, scale()); break;
-      default: break;
+      case GgmlType::Q6_K:
+        put16(at + 208, scale());
+        break;
+      default:
+        break;
     }
   }
   return bytes;

@@ -16,13 +16,13 @@ namespace pagedgen::test {
 
 struct ReferencePrompt {
   std::string name;
-  std::string text;                    // a chat: `messages` rendered by the model's template
-  std::vector<ChatMessage> messages;   // empty for a plain prompt
+  std::string text;                   // a chat: `messages` rendered by the model's template
+  std::vector<ChatMessage> messages;  // empty for a plain prompt
   std::vector<TokenId> prompt_ids;
   std::vector<TokenId> greedy_ids;
   std::vector<float> greedy_margins;
-  std::string greedy_text;             // llama.cpp's detokenization of greedy_ids
-  std::vector<float> logits;           // [vocab], where the manifest names a logits file
+  std::string greedy_text;    // llama.cpp's detokenization of greedy_ids
+  std::vector<float> logits;  // [vocab], where the manifest names a logits file
   // Otherwise (a 262k vocabulary): the largest logits at that position, best first.
   std::vector<std::pair<TokenId, float>> top_logits;
 };

@@ -11,8 +11,7 @@
 namespace pagedgen::test {
 
 std::vector<Completion> engine_greedy(Backend& backend, const Tokenizer& tokenizer,
-                                                const std::vector<ReferencePrompt>& prompts,
-                                                const ReferenceEngineRun& run) {
+                                      const std::vector<ReferencePrompt>& prompts, const ReferenceEngineRun& run) {
   std::vector<PreparedRequest> requests;
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     PreparedRequest r;

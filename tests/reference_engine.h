@@ -23,8 +23,7 @@ struct ReferenceEngineRun {
 // Each prompt's prompt_ids continued by as many greedy tokens (argmax, EOS ignored) as its
 // greedy_ids hold: the engine's completion (ids and text), indexed like `prompts`.
 std::vector<Completion> engine_greedy(Backend& backend, const Tokenizer& tokenizer,
-                                                const std::vector<ReferencePrompt>& prompts,
-                                                const ReferenceEngineRun& run);
+                                      const std::vector<ReferencePrompt>& prompts, const ReferenceEngineRun& run);
 
 // Teacher-forced greedy over a prompt's reference tokens: from `logits` (the prompt's
 // last-token logits on `backend`), each step's argmax (first on ties) is compared with the

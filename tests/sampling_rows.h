@@ -26,15 +26,33 @@ inline std::vector<float> make_logits_row(std::size_t vocab, RowKind kind, std::
   const std::size_t chosen = gen() % vocab;
   for (std::size_t i = 0; i < vocab; ++i) {
     switch (kind) {
-      case RowKind::typical: logits[i] = 3.0f * normal(gen); break;
-      case RowKind::flat: logits[i] = 1e-4f * normal(gen); break;
-      case RowKind::ties: logits[i] = static_cast<float>(small(gen)); break;
-      case RowKind::minus_inf_runs: logits[i] = i % 3 == 0 ? -INFINITY : 8.0f * normal(gen); break;
-      case RowKind::peaked: logits[i] = i == chosen ? 40.0f : normal(gen); break;
-      case RowKind::one_finite: logits[i] = i == chosen ? -3.0f : -INFINITY; break;
-      case RowKind::nan: logits[i] = i == chosen ? NAN : normal(gen); break;
-      case RowKind::plus_inf: logits[i] = i == chosen ? INFINITY : normal(gen); break;
-      case RowKind::all_minus_inf: logits[i] = -INFINITY; break;
+      case RowKind::typical:
+        logits[i] = 3.0f * normal(gen);
+        break;
+      case RowKind::flat:
+        logits[i] = 1e-4f * normal(gen);
+        break;
+      case RowKind::ties:
+        logits[i] = static_cast<float>(small(gen));
+        break;
+      case RowKind::minus_inf_runs:
+        logits[i] = i % 3 == 0 ? -INFINITY : 8.0f * normal(gen);
+        break;
+      case RowKind::peaked:
+        logits[i] = i == chosen ? 40.0f : normal(gen);
+        break;
+      case RowKind::one_finite:
+        logits[i] = i == chosen ? -3.0f : -INFINITY;
+        break;
+      case RowKind::nan:
+        logits[i] = i == chosen ? NAN : normal(gen);
+        break;
+      case RowKind::plus_inf:
+        logits[i] = i == chosen ? INFINITY : normal(gen);
+        break;
+      case RowKind::all_minus_inf:
+        logits[i] = -INFINITY;
+        break;
     }
   }
   return logits;

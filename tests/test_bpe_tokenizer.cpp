@@ -62,11 +62,10 @@ std::vector<std::string> preset_pieces(std::string_view name, std::string_view t
 // punctuation, numbers and paragraphs, so it is the same on every run.
 std::string english_text(size_t num_bytes) {
   static constexpr std::array<std::string_view, 48> kWords = {
-      "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with",
-      "be", "by", "on", "not", "he", "this", "are", "or", "his", "from", "at", "which",
-      "but", "have", "an", "had", "they", "you", "were", "their", "one", "all", "we",
-      "can", "her", "has", "there", "been", "if", "more", "when", "will", "would",
-      "tokenizer", "Paged", "attention's"};
+      "the", "of",   "and",   "to",   "in",   "is",   "that", "for",   "it",    "as",        "was",   "with",
+      "be",  "by",   "on",    "not",  "he",   "this", "are",  "or",    "his",   "from",      "at",    "which",
+      "but", "have", "an",    "had",  "they", "you",  "were", "their", "one",   "all",       "we",    "can",
+      "her", "has",  "there", "been", "if",   "more", "when", "will",  "would", "tokenizer", "Paged", "attention's"};
   std::string text;
   uint64_t state = 12345;
   while (text.size() < num_bytes) {
@@ -74,11 +73,20 @@ std::string english_text(size_t num_bytes) {
     const uint64_t r = state >> 33;
     text += kWords[r % kWords.size()];
     switch (r % 23) {
-      case 0: text += ". "; break;
-      case 1: text += ", "; break;
-      case 2: text += " " + std::to_string(r % 10000) + " "; break;
-      case 3: text += ".\n\n"; break;
-      default: text += ' ';
+      case 0:
+        text += ". ";
+        break;
+      case 1:
+        text += ", ";
+        break;
+      case 2:
+        text += " " + std::to_string(r % 10000) + " ";
+        break;
+      case 3:
+        text += ".\n\n";
+        break;
+      default:
+        text += ' ';
     }
   }
   return text;
@@ -88,8 +96,8 @@ std::string english_text(size_t num_bytes) {
 
 TEST_CASE("byte-level mapping: printable bytes stand for themselves, the rest from U+0100") {
   CHECK(byte_level_encode("A~!") == "A~!");
-  CHECK(byte_level_encode(" ") == "\xC4\xA0");    // U+0120 'Ġ'
-  CHECK(byte_level_encode("\n") == "\xC4\x8A");   // U+010A 'Ċ'
+  CHECK(byte_level_encode(" ") == "\xC4\xA0");     // U+0120 'Ġ'
+  CHECK(byte_level_encode("\n") == "\xC4\x8A");    // U+010A 'Ċ'
   CHECK(byte_level_encode("\xAD") == "\xC5\x83");  // U+0143, the last one
   std::string all_bytes;
   for (int b = 0; b < 256; ++b) all_bytes.push_back(static_cast<char>(b));
@@ -147,8 +155,7 @@ TEST_CASE("pre-tokenizer presets split like their tokenizer.json patterns") {
   CHECK(preset_pieces("deepseek-v3", "1234 中文abc") == std::vector<std::string>{"123", "4", " ", "中文", "abc"});
   CHECK(preset_pieces("superbpe", "x 1234567") == std::vector<std::string>{"x ", "1", "234", "567"});
   // llama.cpp's "default": punctuation runs split out first.
-  CHECK(preset_pieces("default", "a+b==c 1234") ==
-        std::vector<std::string>{"a", "+", "b", "==", "c", " ", "123", "4"});
+  CHECK(preset_pieces("default", "a+b==c 1234") == std::vector<std::string>{"a", "+", "b", "==", "c", " ", "123", "4"});
 }
 
 TEST_CASE("split rules: Removed, literal patterns, empty matches") {
@@ -233,14 +240,14 @@ TEST_CASE("default model: special tokens and ids from llama.cpp") {
 
   // Reference ids: llama-cpp-python 0.3.x tokenize(add_bos=False, special=True/False).
   CHECK(tokenizer->encode("<|im_start|>user", true) == std::vector<TokenId>{1, 4093});
-  CHECK(tokenizer->encode("<|im_start|>user", false) ==
-        std::vector<TokenId>{44, 108, 306, 79, 3738, 108, 46, 4093});
+  CHECK(tokenizer->encode("<|im_start|>user", false) == std::vector<TokenId>{44, 108, 306, 79, 3738, 108, 46, 4093});
   CHECK(tokenizer->encode("<|im_start|>user\nHello<|im_end|>\n", true) ==
         std::vector<TokenId>{1, 4093, 198, 19556, 2, 198});
   CHECK(tokenizer->encode("<repo_name>x", true) == std::vector<TokenId>{3, 104});
-  CHECK(tokenizer->encode("Hello \xF0\x9F\xA6\x99 world \xE4\xBD\xA0\xE5\xA5\xBD\xE4\xB8\x96\xE7\x95\x8C 1234567", false) ==
-        std::vector<TokenId>{19556, 15107, 116, 243, 905, 216, 18645, 250, 48392, 138, 7906, 240,
-                             178, 239, 230, 216, 33, 34, 35, 36, 37, 38, 39});
+  CHECK(tokenizer->encode("Hello \xF0\x9F\xA6\x99 world \xE4\xBD\xA0\xE5\xA5\xBD\xE4\xB8\x96\xE7\x95\x8C 1234567",
+                          false) == std::vector<TokenId>{19556, 15107, 116,  243, 905, 216, 18645, 250,
+                                                         48392, 138,   7906, 240, 178, 239, 230,   216,
+                                                         33,    34,    35,   36,  37,  38,  39});
   CHECK(tokenizer->encode("  leading\n\n  spaces\t\ttabs", false) ==
         std::vector<TokenId>{216, 2899, 8866, 5600, 197, 197, 100, 7366});
 
@@ -286,7 +293,7 @@ TEST_CASE("default model: encoding 1 MB of English text (time printed, not asser
   const std::vector<TokenId> ids = tokenizer->encode(text, false);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
-  MESSAGE("encoded ", text.size(), " bytes into ", ids.size(), " tokens in ", seconds * 1000.0,
-          " ms wall, ", cpu_seconds * 1000.0, " ms CPU (", text.size() / seconds / 1e6, " MB/s wall)");
+  MESSAGE("encoded ", text.size(), " bytes into ", ids.size(), " tokens in ", seconds * 1000.0, " ms wall, ",
+          cpu_seconds * 1000.0, " ms CPU (", text.size() / seconds / 1e6, " MB/s wall)");
   CHECK(tokenizer->decode(ids, false) == text);
 }

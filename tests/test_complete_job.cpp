@@ -71,9 +71,9 @@ TEST_CASE("complete sends a chat prompt through the template as one user message
   const ModelFiles files(*test::default_model());
   const Tokenizer& tokenizer = files.tokenizer();
   const SpecialTokens& special = tokenizer.special();
-  const std::optional<ChatTemplate> chat = detect_chat_template(
-      files.chat_template_text().value(), special.bos ? tokenizer.piece(*special.bos) : "",
-      special.eos ? tokenizer.piece(*special.eos) : "");
+  const std::optional<ChatTemplate> chat =
+      detect_chat_template(files.chat_template_text().value(), special.bos ? tokenizer.piece(*special.bos) : "",
+                           special.eos ? tokenizer.piece(*special.eos) : "");
   REQUIRE(chat);
   const ChatMessage messages[] = {{"user", "Name three colors."}};
   const std::vector<TokenId> prompt_ids = tokenizer.encode(render_chat(*chat, messages, true), true);
@@ -92,8 +92,9 @@ TEST_CASE("complete refuses an empty prompt, a context overflow and a pool too s
   const int64_t context = files.config().context_length;
   REQUIRE_FALSE(tokenizer.special().add_bos);  // the default model's: an empty prompt has no token at all
   CHECK_THROWS_WITH_AS(CompleteJob({"", nullptr, 4}, tokenizer, context), "the prompt is empty", Error);
-  const std::string prompt = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-                             "fifteen sixteen seventeen eighteen nineteen twenty";
+  const std::string prompt =
+      "one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+      "fifteen sixteen seventeen eighteen nineteen twenty";
   const auto num_prompt = static_cast<int32_t>(plain_ids(tokenizer, prompt).size());
   REQUIRE(num_prompt > 16);
   try {

@@ -254,8 +254,9 @@ TEST_CASE("(f) 16 greedy steps through the paged backend equal the dense referen
   CHECK(tokens == expected);
 }
 
-TEST_CASE("(g) fast path: the same logits bits at block sizes 1-64, any chunking, batching, 1, 2 and 4 threads, "
-          "every instruction set, float16 and bfloat16 KV") {
+TEST_CASE(
+    "(g) fast path: the same logits bits at block sizes 1-64, any chunking, batching, 1, 2 and 4 threads, "
+    "every instruction set, float16 and bfloat16 KV") {
   const LoadedModel* packed = test::loaded_default_model(WeightForm::kPackedWhereQuantized);
   if (packed == nullptr) {
     MESSAGE("skipped: the default model is absent (scripts/fetch-model.sh downloads it)");

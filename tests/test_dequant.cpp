@@ -86,18 +86,17 @@ TEST_CASE("every supported type matches gguf-py bit for bit") {
     for (std::size_t i = 0; i < out.size(); ++i) {
       const uint32_t got = std::bit_cast<uint32_t>(out[i]);
       if (got != record.expected_bits[i] && mismatches++ < 5) {
-        FAIL_CHECK(fmt::format("element {}: got {} ({:#010x}), expected {} ({:#010x})", i,
-                               out[i], got, std::bit_cast<float>(record.expected_bits[i]),
-                               record.expected_bits[i]));
+        FAIL_CHECK(fmt::format("element {}: got {} ({:#010x}), expected {} ({:#010x})", i, out[i], got,
+                               std::bit_cast<float>(record.expected_bits[i]), record.expected_bits[i]));
       }
     }
     CHECK(mismatches == 0);
     ++records_per_type[record.raw_type];
   }
   // Each supported type is covered (the quantized ones by random and quantized blocks).
-  for (const GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0,
-                              GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
-                              GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+  for (const GgmlType type :
+       {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,
+        GgmlType::Q5_1, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
     CAPTURE(ggml_type_name(type));
     CHECK(records_per_type[static_cast<uint32_t>(type)] >= 1);
   }
@@ -137,9 +136,8 @@ TEST_CASE("hand-worked blocks") {
 }
 
 TEST_CASE("types without a dequantizer throw Error naming the type") {
-  for (const GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q8_1, GgmlType::Q8_K,
-                              GgmlType::IQ2_XXS, GgmlType::IQ4_NL, GgmlType::TQ1_0, GgmlType::I8,
-                              GgmlType::I32, GgmlType::F64}) {
+  for (const GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q8_1, GgmlType::Q8_K, GgmlType::IQ2_XXS,
+                              GgmlType::IQ4_NL, GgmlType::TQ1_0, GgmlType::I8, GgmlType::I32, GgmlType::F64}) {
     const std::string name = ggml_type_name(type);
     CAPTURE(name);
     CHECK_FALSE(can_dequantize(type));

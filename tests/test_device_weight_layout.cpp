@@ -71,4 +71,3 @@ TEST_CASE("layout: sizes and offsets of a tiny model, worked out by hand") {
   CHECK(small.float32_bytes() == 768);
   CHECK(std::ranges::none_of(small.placements(), [](const WeightPlacement& p) { return p.name == "output.weight"; }));
 }
-

@@ -33,8 +33,8 @@ TEST_CASE("a directory holding config.json works too; a missing file says what i
   const ModelConfig c = dummy_model_config(test::source_dir() / "samples" / "smollm2-135m.config.json");
   CHECK(c.tied_embeddings);
   CHECK(c.head_dim == 64);
-  CHECK_THROWS_WITH_AS(dummy_model_config(test::source_dir() / "samples"),
-                       doctest::Contains("needs an HF config.json"), Error);
+  CHECK_THROWS_WITH_AS(dummy_model_config(test::source_dir() / "samples"), doctest::Contains("needs an HF config.json"),
+                       Error);
 }
 
 TEST_CASE("dummy weights: deterministic, within scale, ones for norms") {

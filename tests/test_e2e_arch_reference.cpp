@@ -62,8 +62,8 @@ float max_abs_diff(std::span<const float> a, std::span<const float> b) {
 }
 
 // The greedy tokens of every prompt in one engine run on the paged CPU backend.
-std::vector<Completion> engine_greedy(const ArchFixture& f, const ModelWeights& weights,
-                                                int32_t block_size, int32_t max_batch_tokens) {
+std::vector<Completion> engine_greedy(const ArchFixture& f, const ModelWeights& weights, int32_t block_size,
+                                      int32_t max_batch_tokens) {
   CpuBackend backend(f.files.config(), weights);
   return test::engine_greedy(backend, f.files.tokenizer(), f.prompts,
                              {block_size, max_batch_tokens, 256, f.files.config().context_length});
@@ -109,8 +109,8 @@ TEST_CASE("the dense reference matches llama.cpp on each architecture's file") {
       dense.reset();
       CHECK(greedy_decode(dense, p.prompt_ids, p.greedy_ids.size()) == p.greedy_ids);
     }
-    MESSAGE(arch << ": largest |logit difference| from llama.cpp over " << f.prompts.size()
-                 << " prompts: " << worst << " (tolerance " << logit_tolerance(arch) << ")");
+    MESSAGE(arch << ": largest |logit difference| from llama.cpp over " << f.prompts.size() << " prompts: " << worst
+                 << " (tolerance " << logit_tolerance(arch) << ")");
   }
 }
 
@@ -159,8 +159,8 @@ TEST_CASE("each feature of the architectures' files moves the logits beyond the 
     leave_out(config, weights);
     if (config.window_rope_differs() && weights.rope_inv_freq_window.empty())
       weights.rope_inv_freq_window = window_rope_inverse_frequencies(config);
-    const test::ReferencePrompt& p = *std::ranges::max_element(
-        f.prompts, {}, [](const test::ReferencePrompt& r) { return r.prompt_ids.size(); });
+    const test::ReferencePrompt& p =
+        *std::ranges::max_element(f.prompts, {}, [](const test::ReferencePrompt& r) { return r.prompt_ids.size(); });
     DenseForward dense(config, weights, p.prompt_ids.size());
     return max_abs_diff(dense.forward(p.prompt_ids), p.logits);
   };
@@ -192,13 +192,25 @@ TEST_CASE("each feature of the architectures' files moves the logits beyond the 
   const std::pair<ArchFixture*, std::vector<std::pair<std::string, std::function<void(ModelConfig&, ModelWeights&)>>>>
       cases[] = {
           {&qwen3, {{"q/k norms", no_qk_norm}, {"half-split RoPE", interleaved_rope}}},
-          {&phi3, {{"gate rows before up rows", swapped_gate_up}, {"K rows before V rows", swapped_k_v},
-                   {"half-split RoPE", interleaved_rope}}},
-          {&gemma2, {{"post norms", no_post_norms}, {"GeGLU", silu}, {"embedding scale", no_embedding_scale},
-                     {"sliding window", no_window}, {"attention soft-cap", no_attn_softcap},
-                     {"final soft-cap", no_final_softcap}, {"query scale", head_dim_scale}}},
-          {&gemma3, {{"q/k norms", no_qk_norm}, {"post norms", no_post_norms}, {"sliding window", no_window},
-                     {"local RoPE base", one_rope_base}, {"GeGLU", silu}, {"query scale", head_dim_scale}}},
+          {&phi3,
+           {{"gate rows before up rows", swapped_gate_up},
+            {"K rows before V rows", swapped_k_v},
+            {"half-split RoPE", interleaved_rope}}},
+          {&gemma2,
+           {{"post norms", no_post_norms},
+            {"GeGLU", silu},
+            {"embedding scale", no_embedding_scale},
+            {"sliding window", no_window},
+            {"attention soft-cap", no_attn_softcap},
+            {"final soft-cap", no_final_softcap},
+            {"query scale", head_dim_scale}}},
+          {&gemma3,
+           {{"q/k norms", no_qk_norm},
+            {"post norms", no_post_norms},
+            {"sliding window", no_window},
+            {"local RoPE base", one_rope_base},
+            {"GeGLU", silu},
+            {"query scale", head_dim_scale}}},
       };
   for (const auto& [fixture, features] : cases) {
     CAPTURE(fixture->arch);
@@ -241,7 +253,8 @@ TEST_CASE("the fast path (int8 activations, Q8_0 weights kept quantized) matches
       const float diff = max_abs_diff(logits, p.logits);
       CHECK(diff < fast_tolerance(arch));
       worst = std::max(worst, diff);
-      const test::TeacherForcedGreedy g = test::teacher_forced_greedy(backend, builder, seq, p, logits, kFastGreedyMargin);
+      const test::TeacherForcedGreedy g =
+          test::teacher_forced_greedy(backend, builder, seq, p, logits, kFastGreedyMargin);
       num_steps += g.num_steps;
       num_equal += g.num_equal;
     }

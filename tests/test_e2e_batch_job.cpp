@@ -34,11 +34,11 @@ struct Job {
 
   // `generate` with kFlags into `name`.jsonl (and its stats); returns the exit code.
   int generate(const std::string& name, const std::string& flags = "") const {
-    const CliResult r = run_pagedgen(
-        fmt::format("generate -q -i '{}' -o '{}' --stats '{}' {} {} {}", input.string(),
-                    (dir / (name + ".jsonl")).string(), (dir / (name + ".stats.json")).string(), kFlags,
-                    flags.find("--plan-window") == std::string::npos ? kWindow : "", flags),
-        dir / (name + ".stderr"));
+    const CliResult r =
+        run_pagedgen(fmt::format("generate -q -i '{}' -o '{}' --stats '{}' {} {} {}", input.string(),
+                                 (dir / (name + ".jsonl")).string(), (dir / (name + ".stats.json")).string(), kFlags,
+                                 flags.find("--plan-window") == std::string::npos ? kWindow : "", flags),
+                     dir / (name + ".stderr"));
     INFO(name << ": " << r.stderr_text);
     return r.exit_code;
   }
@@ -61,9 +61,9 @@ TEST_CASE("batch job: streams, shards + merge, resume, windows") {
   {  // - reads standard input and writes standard output; logs never reach stdout
     const auto out = job.dir / "stdout.jsonl";
     const auto err = job.dir / "stderr.txt";
-    const int code = run_shell(fmt::format("cat '{}' | '{}' generate -i - -o - --progress-interval 0 {} {} >'{}' 2>'{}'",
-                                           job.input.string(), pagedgen_binary().string(), kFlags, kWindow,
-                                           out.string(), err.string()));
+    const int code = run_shell(
+        fmt::format("cat '{}' | '{}' generate -i - -o - --progress-interval 0 {} {} >'{}' 2>'{}'", job.input.string(),
+                    pagedgen_binary().string(), kFlags, kWindow, out.string(), err.string()));
     CHECK(code == 1);
     CHECK(read_file(out) == single);
     const std::string log = read_file(err);
@@ -83,17 +83,22 @@ TEST_CASE("batch job: streams, shards + merge, resume, windows") {
     INFO(r.stderr_text);
     CHECK(r.exit_code == 0);
     CHECK(read_file(merged) == single);
-    for (auto [object, key] : {std::pair{"requests", "lines"}, {"requests", "requests"}, {"requests", "failed"},
-                               {"requests", "samples"}, {"tokens", "prompt"}, {"tokens", "generated"},
-                               {"tokens", "prompt_cached"}, {"blocks", "steps"}}) {
+    for (auto [object, key] : {std::pair{"requests", "lines"},
+                               {"requests", "requests"},
+                               {"requests", "failed"},
+                               {"requests", "samples"},
+                               {"tokens", "prompt"},
+                               {"tokens", "generated"},
+                               {"tokens", "prompt_cached"},
+                               {"blocks", "steps"}}) {
       CAPTURE(key);
       CHECK(stats_field(merged_stats, object, key) == stats_field(job.stats("single"), object, key));
     }
     // A missing shard is refused.
-    const CliResult partial = run_pagedgen(fmt::format("merge -q -o '{}' '{}' '{}'", merged.string(),
-                                                       (job.dir / "shard0.jsonl").string(),
-                                                       (job.dir / "shard1.jsonl").string()),
-                                           job.dir / "merge.stderr");
+    const CliResult partial =
+        run_pagedgen(fmt::format("merge -q -o '{}' '{}' '{}'", merged.string(), (job.dir / "shard0.jsonl").string(),
+                                 (job.dir / "shard1.jsonl").string()),
+                     job.dir / "merge.stderr");
     CHECK(partial.exit_code == 3);
     CHECK(partial.stderr_text.find("the job has 3 shards") != std::string::npos);
   }
@@ -102,7 +107,8 @@ TEST_CASE("batch job: streams, shards + merge, resume, windows") {
     // Cut after 0, 4 and 6 complete lines (up to input line 4, inside a window, and 6, the
     // first of one), each followed by a torn line.
     std::vector<std::size_t> line_ends;
-    for (std::size_t p = single.find('\n'); p != std::string::npos; p = single.find('\n', p + 1)) line_ends.push_back(p + 1);
+    for (std::size_t p = single.find('\n'); p != std::string::npos; p = single.find('\n', p + 1))
+      line_ends.push_back(p + 1);
     for (std::size_t complete : {0, 4, 6}) {
       CAPTURE(complete);
       const std::size_t cut = complete == 0 ? 0 : line_ends[complete - 1];
@@ -118,21 +124,26 @@ TEST_CASE("batch job: streams, shards + merge, resume, windows") {
     // finished) is not complete: the resume writes that line again.
     std::filesystem::copy_file(job.dir / "single.jsonl.manifest.json", job.dir / "resumed.jsonl.manifest.json",
                                std::filesystem::copy_options::overwrite_existing);
-    std::ofstream(job.dir / "resumed.jsonl", std::ios::binary) << single.substr(0, line_ends[line_ends.size() - 2] + 17);
+    std::ofstream(job.dir / "resumed.jsonl", std::ios::binary)
+        << single.substr(0, line_ends[line_ends.size() - 2] + 17);
     CHECK(job.generate("resumed", "--resume") == 1);
     CHECK(job.output("resumed") == single);
-    const CliResult refused = run_pagedgen(
-        fmt::format("generate -q -i '{}' -o '{}' --seed 9 {} --max-tokens 5 --resume", job.input.string(),
-                    (job.dir / "resumed.jsonl").string(), kWindow),
-        job.dir / "refused.stderr");
+    const CliResult refused =
+        run_pagedgen(fmt::format("generate -q -i '{}' -o '{}' --seed 9 {} --max-tokens 5 --resume", job.input.string(),
+                                 (job.dir / "resumed.jsonl").string(), kWindow),
+                     job.dir / "refused.stderr");
     CHECK(refused.exit_code == 3);
     CHECK(refused.stderr_text.find("max_tokens was 4, now 5") != std::string::npos);
   }
 
   {  // stats add up over planning windows; the texts do not depend on the window
     REQUIRE(job.generate("one-window", "--plan-window 100") == 1);
-    for (auto [object, key] : {std::pair{"requests", "lines"}, {"requests", "requests"}, {"requests", "failed"},
-                               {"requests", "samples"}, {"tokens", "prompt"}, {"tokens", "generated"}}) {
+    for (auto [object, key] : {std::pair{"requests", "lines"},
+                               {"requests", "requests"},
+                               {"requests", "failed"},
+                               {"requests", "samples"},
+                               {"tokens", "prompt"},
+                               {"tokens", "generated"}}) {
       CAPTURE(key);
       CHECK(stats_field(job.stats("one-window"), object, key) == stats_field(job.stats("single"), object, key));
     }

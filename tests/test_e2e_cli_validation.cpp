@@ -38,15 +38,23 @@ bool one_line(const std::string& text) { return std::count(text.begin(), text.en
 TEST_CASE("bad option values: exit 2, one line naming the flag, nothing written") {
   const Dir dir;
   const std::pair<const char*, const char*> cases[] = {
-      {"--max-tokens -1", "--max-tokens"},  {"--block-size 0", "--block-size"}, {"--threads -1", "--threads"},
-      {"--threads 100000", "--threads"},    {"--temperature -1", "--temperature"}, {"--top-p 0", "--top-p"},
-      {"-n 0", "-n"},                       {"--min-tokens 9 --max-tokens 3", "--min-tokens"},
+      {"--max-tokens -1", "--max-tokens"},
+      {"--block-size 0", "--block-size"},
+      {"--threads -1", "--threads"},
+      {"--threads 100000", "--threads"},
+      {"--temperature -1", "--temperature"},
+      {"--top-p 0", "--top-p"},
+      {"-n 0", "-n"},
+      {"--min-tokens 9 --max-tokens 3", "--min-tokens"},
       {"--kv-cache-memory lots", "--kv-cache-memory"},
       // Values CLI11 alone would take: a wrapped or saturated seed, NaN and infinite
       // intervals, a directory as the schema, a tokenizer that real weights would ignore.
-      {"--seed -1", "--seed"},              {"--seed 18446744073709551616", "--seed"},
-      {"--fsync-interval nan", "--fsync-interval"}, {"--progress-interval inf", "--progress-interval"},
-      {"--json-schema /", "--json-schema"}, {"--tokenizer in.jsonl", "--tokenizer"},
+      {"--seed -1", "--seed"},
+      {"--seed 18446744073709551616", "--seed"},
+      {"--fsync-interval nan", "--fsync-interval"},
+      {"--progress-interval inf", "--progress-interval"},
+      {"--json-schema /", "--json-schema"},
+      {"--tokenizer in.jsonl", "--tokenizer"},
       {"--stats - --report -", "--stats - and --report -"}};
   for (const auto& [flags, flag] : cases) {
     CAPTURE(flags);
@@ -63,12 +71,11 @@ TEST_CASE("bad option values: exit 2, one line naming the flag, nothing written"
 TEST_CASE("sweep, plan and merge refuse a file named twice before anything is written (exit 2)") {
   const Dir dir;
   const std::string in = (dir.path / "in.jsonl").string();
-  const std::string cases[] = {
-      fmt::format("sweep -q -i '{}' --report '{}'", in, in),
-      fmt::format("sweep -q -i '{}' --outputs '{}' --block-sizes 16 --report '{}'", in, dir.path.string(),
-                  (dir.path / "bs16.jsonl").string()),
-      fmt::format("plan -i '{}' --json '{}'", in, in),
-      fmt::format("merge '{}' -o '{}'", in, in)};
+  const std::string cases[] = {fmt::format("sweep -q -i '{}' --report '{}'", in, in),
+                               fmt::format("sweep -q -i '{}' --outputs '{}' --block-sizes 16 --report '{}'", in,
+                                           dir.path.string(), (dir.path / "bs16.jsonl").string()),
+                               fmt::format("plan -i '{}' --json '{}'", in, in),
+                               fmt::format("merge '{}' -o '{}'", in, in)};
   for (const std::string& command : cases) {
     CAPTURE(command);
     const test::CliResult r = test::run_pagedgen(command, dir.path / "stderr.txt");
@@ -109,10 +116,10 @@ TEST_CASE("every command's --help opens with one short line; the details and exi
 TEST_CASE("--stats - writes the stats to standard output when -o is a file; with -o - it is refused") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   const Dir dir;
-  const test::CliResult r = test::run_pagedgen(
-      fmt::format("generate -q --device cpu -i '{}' -o '{}' --stats -", (dir.path / "in.jsonl").string(),
-                  (dir.path / "out.jsonl").string()),
-      dir.path / "stderr.txt", dir.path / "stdout.txt");
+  const test::CliResult r =
+      test::run_pagedgen(fmt::format("generate -q --device cpu -i '{}' -o '{}' --stats -",
+                                     (dir.path / "in.jsonl").string(), (dir.path / "out.jsonl").string()),
+                         dir.path / "stderr.txt", dir.path / "stdout.txt");
   CHECK(r.exit_code == 0);
   CHECK(test::read_file(dir.path / "stdout.txt").find("\"kv_bytes_per_block\"") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.path / "-"));

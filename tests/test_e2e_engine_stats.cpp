@@ -18,7 +18,6 @@
 //   sums: allocated 148, holding 130; peak 4 blocks.
 #include <doctest/doctest.h>
 
-
 #include "cpu/cpu_backend.h"
 #include "engine/engine.h"
 #include "engine/run_to_completion.h"
@@ -30,9 +29,7 @@ using namespace pagedgen;
 using pagedgen::test::concat;
 using pagedgen::test::iota_tokens;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("stats of a hand-worked two-group workload") {
   const auto model = test::default_model();
@@ -46,9 +43,9 @@ TEST_CASE("stats of a hand-worked two-group workload") {
 
   const auto pa = iota_tokens(100, 10);
   const auto pb = iota_tokens(300, 8);
-  const std::vector<std::vector<TokenId>> prompts = {
-      concat(pa, {200, 201}), concat(pa, {210, 211, 212}), concat(pa, {220}),
-      concat(pb, {400, 401, 402}), concat(pb, {410}), iota_tokens(500, 6)};
+  const std::vector<std::vector<TokenId>> prompts = {concat(pa, {200, 201}), concat(pa, {210, 211, 212}),
+                                                     concat(pa, {220}),      concat(pb, {400, 401, 402}),
+                                                     concat(pb, {410}),      iota_tokens(500, 6)};
   std::vector<PreparedRequest> requests;
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     PreparedRequest r;

@@ -52,10 +52,10 @@ constexpr float kFastLogitTolerance = 2.5f;
 constexpr float kFastGreedyMargin = 0.5f;
 constexpr double kFastGreedyAgreement = 0.95;
 
-#define PAGEDGEN_SKIP_WITHOUT_GEMMA3()                                                  \
-  if (!::pagedgen::test::gemma3_model()) {                                              \
+#define PAGEDGEN_SKIP_WITHOUT_GEMMA3()                                                     \
+  if (!::pagedgen::test::gemma3_model()) {                                                 \
     MESSAGE("skipped: Gemma 3 270M is not installed (scripts/fetch-gemma3.sh places it)"); \
-    return;                                                                             \
+    return;                                                                                \
   }
 
 // The largest |difference| between `logits` and the reference's top logits (its 64 best
@@ -189,7 +189,7 @@ TEST_CASE("Gemma 3 270M, exact path: logits and greedy tokens equal llama.cpp's 
     CHECK(divergence->reference_margin < 2 * kGemma3LogitTolerance);
   }
   MESSAGE("Gemma 3 exact path: free-running greedy tokens equal to llama.cpp's for " << num_equal << " of "
-                                                                                      << prompts.size() << " prompts");
+                                                                                     << prompts.size() << " prompts");
 }
 
 TEST_CASE("Gemma 3 270M, fast path (weights as stored, int8 activations): llama.cpp's run of the Q4_K_M file") {
@@ -216,7 +216,8 @@ TEST_CASE("Gemma 3 270M, fast path (weights as stored, int8 activations): llama.
     worst = std::max(worst, d.max_diff);
     // Greedy, each step fed llama.cpp's token, so that one near-tie does not change every
     // later step.
-    const test::TeacherForcedGreedy g = test::teacher_forced_greedy(backend, builder, seq, p, logits, kFastGreedyMargin);
+    const test::TeacherForcedGreedy g =
+        test::teacher_forced_greedy(backend, builder, seq, p, logits, kFastGreedyMargin);
     num_steps += g.num_steps;
     num_equal += g.num_equal;
     worst_margin = std::max(worst_margin, g.worst_margin);
@@ -241,7 +242,7 @@ TEST_CASE("Gemma 3 270M, fast path (weights as stored, int8 activations): llama.
     CHECK(divergence->reference_margin < kFastGreedyMargin);
   }
   MESSAGE("Gemma 3 fast path: free-running greedy tokens equal to llama.cpp's for " << num_prompts_equal << " of "
-                                                                                     << prompts.size() << " prompts");
+                                                                                    << prompts.size() << " prompts");
   MESSAGE("Gemma 3 fast path over " << prompts.size() << " prompts: greedy tokens equal to llama.cpp's on the Q4_K_M "
                                     << "file at " << num_equal << " of " << num_steps << " teacher-forced steps "
                                     << "(largest llama.cpp margin where they differ " << worst_margin
@@ -257,9 +258,9 @@ TEST_CASE("Gemma 3 270M, fast path (weights as stored, int8 activations): llama.
 TEST_CASE("Gemma 3 270M: a 4,000-token prompt in chunks of 256 holds under 35% of the full-attention KV") {
   PAGEDGEN_SKIP_WITHOUT_GEMMA3();
   test::TempDir dir("pagedgen-gemma3-window");
-  const char* words[] = {"the",    "river",  "city",    "market", "old",    "bridge", "north",
-                         "wind",   "summer", "library", "quiet",  "morning", "train", "station",
-                         "coffee", "letter", "garden",  "stone",  "window", "harbor", "lamp"};
+  const char* words[] = {"the",    "river",  "city",    "market", "old",     "bridge", "north",
+                         "wind",   "summer", "library", "quiet",  "morning", "train",  "station",
+                         "coffee", "letter", "garden",  "stone",  "window",  "harbor", "lamp"};
   std::string prompt = "Read the notes below and summarize them.\\n\\n";
   uint32_t state = 7;
   for (int sentence = 0; sentence < 445; ++sentence) {
@@ -271,7 +272,8 @@ TEST_CASE("Gemma 3 270M: a 4,000-token prompt in chunks of 256 holds under 35% o
   }
   prompt += "\\n\\nSummary:";
   const auto input = dir / "long.jsonl";
-  std::ofstream(input) << "{\"id\": \"long\", \"prompt\": \"" << prompt << "\", \"temperature\": 0, \"max_tokens\": 16}\n";
+  std::ofstream(input) << "{\"id\": \"long\", \"prompt\": \"" << prompt
+                       << "\", \"temperature\": 0, \"max_tokens\": 16}\n";
 
   constexpr int64_t kWindow = 512, kChunk = 256;
   std::string first_output;
@@ -279,11 +281,11 @@ TEST_CASE("Gemma 3 270M: a 4,000-token prompt in chunks of 256 holds under 35% o
     CAPTURE(block_size);
     const auto out = dir / fmt::format("bs{}.jsonl", block_size);
     const auto stats = dir / fmt::format("bs{}.stats.json", block_size);
-    const test::CliResult r = test::run_pagedgen(
-        fmt::format("generate -q -m {} -i {} -o {} --stats {} --max-batch-tokens {} --block-size {}",
-                    test::sh_quote(*test::gemma3_model()), test::sh_quote(input), test::sh_quote(out),
-                    test::sh_quote(stats), kChunk, block_size),
-        dir / "stderr.txt");
+    const test::CliResult r =
+        test::run_pagedgen(fmt::format("generate -q -m {} -i {} -o {} --stats {} --max-batch-tokens {} --block-size {}",
+                                       test::sh_quote(*test::gemma3_model()), test::sh_quote(input),
+                                       test::sh_quote(out), test::sh_quote(stats), kChunk, block_size),
+                           dir / "stderr.txt");
     INFO(r.stderr_text);
     REQUIRE(r.exit_code == 0);
     const std::string output = test::read_file(out);
@@ -302,10 +304,10 @@ TEST_CASE("Gemma 3 270M: a 4,000-token prompt in chunks of 256 holds under 35% o
     CHECK(int64_t(window_kind["peak_sequence_positions"]) <= kWindow + kChunk + block_size);
     CHECK(int64_t(kinds.at(0)["peak_sequence_positions"]) >= prompt_tokens);
     const double fraction = double(kv["peak_kv_fraction_of_full_attention"]);
-    MESSAGE("block size " << block_size << ": peak KV " << int64_t(kv["peak_kv_bytes"]) << " bytes, "
-                          << fraction * 100 << "% of full attention's "
-                          << int64_t(kv["peak_full_attention_kv_bytes"]) << "; a window layer held at most "
-                          << int64_t(window_kind["peak_sequence_positions"]) << " positions");
+    MESSAGE("block size " << block_size << ": peak KV " << int64_t(kv["peak_kv_bytes"]) << " bytes, " << fraction * 100
+                          << "% of full attention's " << int64_t(kv["peak_full_attention_kv_bytes"])
+                          << "; a window layer held at most " << int64_t(window_kind["peak_sequence_positions"])
+                          << " positions");
     CHECK(fraction < 0.35);
   }
 }

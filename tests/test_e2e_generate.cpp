@@ -19,7 +19,8 @@ using namespace pagedgen::test;
 namespace {
 
 // Requests sharing a ~45-token prefix, greedy and sampled (derived and explicit seeds, n=3).
-const char* kInput = R"({"id": "g1", "prompt": "Facts about the solar system, one per line. The Sun is a star at the center of the solar system. Mercury is the closest planet to the Sun. Venus is", "temperature": 0}
+const char* kInput =
+    R"({"id": "g1", "prompt": "Facts about the solar system, one per line. The Sun is a star at the center of the solar system. Mercury is the closest planet to the Sun. Venus is", "temperature": 0}
 {"id": "g2", "prompt": "Facts about the solar system, one per line. The Sun is a star at the center of the solar system. Mercury is the closest planet to the Sun. Mars is", "temperature": 0}
 {"id": "s1", "prompt": "Facts about the solar system, one per line. The Sun is a star at the center of the solar system. Mercury is the closest planet to the Sun. Jupiter is", "temperature": 0.9}
 {"id": "s2", "prompt": "Facts about the solar system, one per line. The Sun is a star at the center of the solar system. Earth", "temperature": 1.0, "top_p": 0.9, "n": 3}
@@ -88,17 +89,17 @@ TEST_CASE("bad lines become error lines; every non-blank line gets exactly one o
   for (int i = 0; i < 9000; ++i) too_long += "word ";  // > 8192 tokens, the model's context
   too_long += "\"}\n";
   std::ofstream(input) << "{\"id\": \"ok1\", \"prompt\": \"Hello\", \"max_tokens\": 3}\n"
-                       << "{\"id\": \"broken\", \"prompt\": \n"                        // malformed JSON
-                       << "\n"                                                        // blank
-                       << "{\"id\": \"nothing\"}\n"                                    // no prompt
-                       << "   \n"                                                     // blank
+                       << "{\"id\": \"broken\", \"prompt\": \n"                                 // malformed JSON
+                       << "\n"                                                                  // blank
+                       << "{\"id\": \"nothing\"}\n"                                             // no prompt
+                       << "   \n"                                                               // blank
                        << "{\"id\": \"typed\", \"prompt\": \"Hi\", \"max_tokens\": \"ten\"}\n"  // wrong type
-                       << "{\"id\": \"range\", \"prompt\": \"Hi\", \"temperature\": -1}\n"     // out of range
+                       << "{\"id\": \"range\", \"prompt\": \"Hi\", \"temperature\": -1}\n"      // out of range
                        << too_long
                        << "{\"id\": 7, \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 3}\n";
   const auto out = dir / "out.jsonl";
-  const CliResult r = run_pagedgen(fmt::format("generate -q -i '{}' -o '{}'", input.string(), out.string()),
-                                   dir / "stderr.txt");
+  const CliResult r =
+      run_pagedgen(fmt::format("generate -q -i '{}' -o '{}'", input.string(), out.string()), dir / "stderr.txt");
   INFO(r.stderr_text);
   CHECK(r.exit_code == 1);  // finished, some lines failed
   const std::string text = read_file(out);
@@ -112,9 +113,13 @@ TEST_CASE("bad lines become error lines; every non-blank line gets exactly one o
     if (line["error"]["code"].get(code) != simdjson::SUCCESS) code = "";
     lines.emplace_back(uint64_t(line["index"]), std::string(code));
   }
-  const std::vector<std::pair<uint64_t, std::string>> expected = {
-      {0, ""}, {1, "invalid_json"}, {3, "missing_field"}, {5, "invalid_type"}, {6, "invalid_value"},
-      {7, "prompt_too_long"}, {8, ""}};
+  const std::vector<std::pair<uint64_t, std::string>> expected = {{0, ""},
+                                                                  {1, "invalid_json"},
+                                                                  {3, "missing_field"},
+                                                                  {5, "invalid_type"},
+                                                                  {6, "invalid_value"},
+                                                                  {7, "prompt_too_long"},
+                                                                  {8, ""}};
   CHECK(lines == expected);
 }
 

@@ -56,8 +56,8 @@ void check_matches_golden(const std::string& sample) {
     const std::string name = fmt::format("{}.bs{}.jsonl", sample, block_size);
     const auto out = dir / name;
     const CliResult r =
-        run_pagedgen(fmt::format("generate --device cpu --cpu-math exact -i '{}' -o '{}' --block-size {}", input.string(),
-                                 out.string(), block_size),
+        run_pagedgen(fmt::format("generate --device cpu --cpu-math exact -i '{}' -o '{}' --block-size {}",
+                                 input.string(), out.string(), block_size),
                      dir / "stderr.txt");
     REQUIRE_MESSAGE(r.exit_code == 0, r.stderr_text);
     const std::string golden = read_file(data_dir() / "golden" / name);

@@ -31,7 +31,8 @@ std::vector<std::string> read_lines(const std::filesystem::path& path) {
 std::string good_line(bool openai, std::string_view id) {
   if (openai)
     return fmt::format(R"({{"custom_id": "{}", "method": "POST", "url": "/v1/completions", "body": {{"prompt": "Hi", )"
-                       R"("max_tokens": 1}}}})", id);
+                       R"("max_tokens": 1}}}})",
+                       id);
   return fmt::format(R"({{"id": "{}", "prompt": "Hi", "max_tokens": 1}})", id);
 }
 
@@ -46,7 +47,9 @@ std::vector<HostileLine> hostile_lines() {
   for (int i = 0; i < 25000; ++i) deep += '[';
   for (int i = 0; i < 25000; ++i) deep += ']';
   return {
-      {"raw control character", std::string("{\"id\": \"b\", \"prompt\": \"a\x01" "b\", \"max_tokens\": 1}"),
+      {"raw control character",
+       std::string("{\"id\": \"b\", \"prompt\": \"a\x01"
+                   "b\", \"max_tokens\": 1}"),
        "a control character (0x00-0x1F) in a string must be escaped"},
       {"raw NUL byte", std::string("{\"id\": \"b\", \"prompt\": \"a") + '\0' + "b\", \"max_tokens\": 1}",
        "a control character (0x00-0x1F) in a string must be escaped"},
@@ -80,10 +83,12 @@ TEST_CASE("a hostile middle line is an invalid_json line between two answered on
         const auto input = dir / "in.jsonl";
         const auto out = dir / "out.jsonl";
         std::filesystem::remove(out);
-        write_file(input, good_line(openai, "a") + "\n" + as_format(hostile, openai) + "\n" + good_line(openai, "c") + "\n");
-        const std::string source = from_stdin ? fmt::format("-i - < '{}'", input.string()) : fmt::format("-i '{}'", input.string());
-        const CliResult r = run_pagedgen(fmt::format("generate -q --device cpu {} -o '{}'", source, out.string()),
-                                         dir / "stderr.txt");
+        write_file(input,
+                   good_line(openai, "a") + "\n" + as_format(hostile, openai) + "\n" + good_line(openai, "c") + "\n");
+        const std::string source =
+            from_stdin ? fmt::format("-i - < '{}'", input.string()) : fmt::format("-i '{}'", input.string());
+        const CliResult r =
+            run_pagedgen(fmt::format("generate -q --device cpu {} -o '{}'", source, out.string()), dir / "stderr.txt");
         CAPTURE(r.stderr_text);
         CHECK(r.exit_code == 1);  // some line failed; no signal
         const std::vector<std::string> lines = read_lines(out);
@@ -109,8 +114,8 @@ TEST_CASE("plan reports hostile lines as invalid instead of crashing") {
     const auto input = dir / "in.jsonl";
     const auto json = dir / "plan.json";
     write_file(input, good_line(false, "a") + "\n" + hostile.text + "\n" + good_line(false, "c") + "\n");
-    const CliResult r = run_pagedgen(fmt::format("plan -i '{}' --json '{}'", input.string(), json.string()),
-                                     dir / "stderr.txt");
+    const CliResult r =
+        run_pagedgen(fmt::format("plan -i '{}' --json '{}'", input.string(), json.string()), dir / "stderr.txt");
     CAPTURE(r.stderr_text);
     CHECK(r.exit_code == 1);  // a line is invalid
     const std::string text = read_file(json);
@@ -159,9 +164,8 @@ TEST_CASE("plan and inspect on a model whose dimensions are 2^31 exit 3 naming t
     write_file(model / "tokenizer.json", kTinyTokenizerJson);
     const std::initializer_list<std::string_view> words = {"config.json", "'num_hidden_layers' is 2147483648"};
     expect_model_error(run_pagedgen(fmt::format("inspect -m '{}'", model.string()), dir / "stderr.txt"), words);
-    expect_model_error(run_pagedgen(fmt::format("plan -m '{}' -i '{}'", model.string(), input.string()),
-                                    dir / "stderr.txt"),
-                       words);
+    expect_model_error(
+        run_pagedgen(fmt::format("plan -m '{}' -i '{}'", model.string(), input.string()), dir / "stderr.txt"), words);
   }
   SUBCASE("GGUF") {
     PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
@@ -177,10 +181,10 @@ TEST_CASE("plan and inspect on a model whose dimensions are 2^31 exit 3 naming t
     const auto model = dir / "huge.gguf";
     write_file(model, writer.build().bytes);
     const std::string model_path = model.string();
-    const std::initializer_list<std::string_view> words = {model_path, "metadata key 'llama.block_count' is 2147483648"};
+    const std::initializer_list<std::string_view> words = {model_path,
+                                                           "metadata key 'llama.block_count' is 2147483648"};
     expect_model_error(run_pagedgen(fmt::format("inspect -m '{}'", model.string()), dir / "stderr.txt"), words);
-    expect_model_error(run_pagedgen(fmt::format("plan -m '{}' -i '{}'", model.string(), input.string()),
-                                    dir / "stderr.txt"),
-                       words);
+    expect_model_error(
+        run_pagedgen(fmt::format("plan -m '{}' -i '{}'", model.string(), input.string()), dir / "stderr.txt"), words);
   }
 }

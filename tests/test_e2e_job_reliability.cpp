@@ -31,7 +31,6 @@ using namespace pagedgen::test;
 
 namespace {
 
-
 std::string without_cached_tokens(const std::string& text) {
   static const std::regex cached(R"("cached_tokens":\d+)");
   return std::regex_replace(text, cached, "");
@@ -74,8 +73,9 @@ struct Job {
 TEST_CASE("an output that is the input, by any name, is refused and the input kept") {
   Job job;
   REQUIRE(::link(job.input.c_str(), job.path("link.jsonl").c_str()) == 0);
-  for (const std::string& args : {fmt::format("-o {}", sh_quote(job.input)), fmt::format("-o {}", sh_quote(job.path("link.jsonl"))),
-                                  fmt::format("-o {} --stats {}", sh_quote(job.path("out.jsonl")), sh_quote(job.input))}) {
+  for (const std::string& args :
+       {fmt::format("-o {}", sh_quote(job.input)), fmt::format("-o {}", sh_quote(job.path("link.jsonl"))),
+        fmt::format("-o {} --stats {}", sh_quote(job.path("out.jsonl")), sh_quote(job.input))}) {
     CAPTURE(args);
     const CliResult r = job.generate("same", args);
     CHECK(r.exit_code == 2);
@@ -87,8 +87,10 @@ TEST_CASE("an output that is the input, by any name, is refused and the input ke
        {fmt::format("-o {} --stats {}", sh_quote(job.path("fresh.jsonl")), sh_quote(job.path("fresh.jsonl"))),
         fmt::format("-o {} --stats {} --report {}", sh_quote(job.path("fresh.jsonl")), sh_quote(job.path("s.json")),
                     sh_quote(job.path("./s.json"))),
-        fmt::format("-o {} --stats {}", sh_quote(job.path("fresh.jsonl")), sh_quote(job.path("fresh.jsonl.manifest.json"))),
-        fmt::format("-o {} --report {}", sh_quote(job.path("fresh.jsonl")), sh_quote(job.path("fresh.jsonl.journal")))}) {
+        fmt::format("-o {} --stats {}", sh_quote(job.path("fresh.jsonl")),
+                    sh_quote(job.path("fresh.jsonl.manifest.json"))),
+        fmt::format("-o {} --report {}", sh_quote(job.path("fresh.jsonl")),
+                    sh_quote(job.path("fresh.jsonl.journal")))}) {
     CAPTURE(args);
     const CliResult r = job.generate("fresh", args);
     CHECK(r.exit_code == 2);
@@ -97,8 +99,9 @@ TEST_CASE("an output that is the input, by any name, is refused and the input ke
     CHECK_FALSE(std::filesystem::exists(job.path("s.json")));
   }
   // Standard input redirected from the output file.
-  const int code = run_shell(fmt::format("'{}' generate -q -i - -o {} {} < {} 2> {}", pagedgen_binary().string(),
-                                         sh_quote(job.input), kFlags, sh_quote(job.input), sh_quote(job.path("stdin.stderr"))));
+  const int code =
+      run_shell(fmt::format("'{}' generate -q -i - -o {} {} < {} 2> {}", pagedgen_binary().string(),
+                            sh_quote(job.input), kFlags, sh_quote(job.input), sh_quote(job.path("stdin.stderr"))));
   CHECK(code == 2);
   CHECK(read_file(job.input) == kInput);
   CHECK_FALSE(std::filesystem::exists(job.path("out.jsonl")));
@@ -115,7 +118,8 @@ TEST_CASE("a second process on a locked output fails at once; the first's output
   const KillOnExit writer{job.path("writer.pid")};
   const auto out = job.path("out.jsonl");
   run_shell(fmt::format("('{}' generate -q -i {} -o {} {}; echo $? > {}) 2> {} &", pagedgen_binary().string(),
-                        sh_quote(fifo), sh_quote(out), kFlags, sh_quote(job.path("first.rc")), sh_quote(job.path("first.stderr"))));
+                        sh_quote(fifo), sh_quote(out), kFlags, sh_quote(job.path("first.rc")),
+                        sh_quote(job.path("first.stderr"))));
   wait_until([&] { return std::filesystem::exists(job.path("out.jsonl.manifest.json")); }, 300, "the first run");
 
   for (const char* extra : {"", "--resume"}) {
@@ -152,8 +156,8 @@ TEST_CASE("a resume takes the journal's lines and cached tokens and computes onl
     journal.add_line(9, lines[7]);
     journal.commit();
   }
-  const CliResult r = job.generate("resumed", fmt::format("-o {} --resume --stats {}",
-                                                          sh_quote(out), sh_quote(job.path("resumed.stats.json"))));
+  const CliResult r = job.generate(
+      "resumed", fmt::format("-o {} --resume --stats {}", sh_quote(out), sh_quote(job.path("resumed.stats.json"))));
   CHECK(r.exit_code == 1);
   std::string expected = reference;
   const std::size_t line4 = expected.find("\"index\":4,");
@@ -178,8 +182,9 @@ TEST_CASE("small inputs spread over every shard; merge refuses stats missing, tw
   std::string outputs, stats;
   for (int k = 0; k < 3; ++k) {
     const std::string name = fmt::format("shard{}", k);
-    const CliResult r = job.generate(name, fmt::format("-o {} --stats {} --shard {}/3", sh_quote(job.path(name + ".jsonl")),
-                                                       sh_quote(job.path(name + ".stats.json")), k));
+    const CliResult r =
+        job.generate(name, fmt::format("-o {} --stats {} --shard {}/3", sh_quote(job.path(name + ".jsonl")),
+                                       sh_quote(job.path(name + ".stats.json")), k));
     CHECK(r.exit_code <= 1);
     // Lines [0,4) [4,8) [8,12): 3, 4 and 3 requests.
     CHECK(complete_lines(read_file(job.path(name + ".jsonl"))).size() == (k == 1 ? 4u : 3u));
@@ -204,9 +209,9 @@ TEST_CASE("small inputs spread over every shard; merge refuses stats missing, tw
   const CliResult twice = merge(s0 + " " + s1 + " " + s1);
   CHECK(twice.exit_code == 3);
   CHECK(twice.stderr_text.find("are both of shard 1/3") != std::string::npos);
-  const CliResult foreign_run = job.generate("foreign", fmt::format("-o {} --stats {} --shard 2/3 --temperature 0.5",
-                                                                    sh_quote(job.path("foreign.jsonl")),
-                                                                    sh_quote(job.path("foreign.stats.json"))));
+  const CliResult foreign_run = job.generate(
+      "foreign", fmt::format("-o {} --stats {} --shard 2/3 --temperature 0.5", sh_quote(job.path("foreign.jsonl")),
+                             sh_quote(job.path("foreign.stats.json"))));
   CHECK(foreign_run.exit_code <= 1);
   const CliResult foreign = merge(s0 + " " + s1 + " " + sh_quote(job.path("foreign.stats.json")));
   CHECK(foreign.exit_code == 3);
@@ -265,19 +270,20 @@ TEST_CASE("a run that fails before it starts leaves no output, manifest or journ
 
 TEST_CASE("messages say why; a FIFO or /dev/null input reads like standard input") {
   Job job;
-  const CliResult no_model = job.generate("no-model", fmt::format("-m /nonexistent -o {}", sh_quote(job.path("o.jsonl"))));
+  const CliResult no_model =
+      job.generate("no-model", fmt::format("-m /nonexistent -o {}", sh_quote(job.path("o.jsonl"))));
   CHECK(no_model.exit_code == 3);
   CHECK(no_model.stderr_text.find("No such file or directory") != std::string::npos);
-  const CliResult no_input = run_pagedgen(fmt::format("generate -q -i {} -o {}", sh_quote(job.path("absent.jsonl")),
-                                                      sh_quote(job.path("o.jsonl"))),
-                                          job.dir / "no-input.stderr");
+  const CliResult no_input = run_pagedgen(
+      fmt::format("generate -q -i {} -o {}", sh_quote(job.path("absent.jsonl")), sh_quote(job.path("o.jsonl"))),
+      job.dir / "no-input.stderr");
   CHECK(no_input.exit_code == 3);
   CHECK(no_input.stderr_text.find("cannot open the input file") != std::string::npos);
   CHECK(no_input.stderr_text.find("No such file or directory") != std::string::npos);
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
 
-  const CliResult null_input = run_pagedgen(fmt::format("generate -q -i /dev/null -o {}", sh_quote(job.path("null.jsonl"))),
-                                            job.dir / "null.stderr");
+  const CliResult null_input = run_pagedgen(
+      fmt::format("generate -q -i /dev/null -o {}", sh_quote(job.path("null.jsonl"))), job.dir / "null.stderr");
   CHECK_MESSAGE(null_input.exit_code == 0, null_input.stderr_text);
   CHECK(read_file(job.path("null.jsonl")).empty());
 
@@ -285,9 +291,9 @@ TEST_CASE("messages say why; a FIFO or /dev/null input reads like standard input
   const auto fifo = job.path("fifo");
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   run_shell(fmt::format("cat {} > {} &", sh_quote(job.input), sh_quote(fifo)));
-  const CliResult from_fifo = run_pagedgen(
-      fmt::format("generate -q -i {} -o {} {}", sh_quote(fifo), sh_quote(job.path("fifo.jsonl")), kFlags),
-      job.dir / "fifo.stderr");
+  const CliResult from_fifo =
+      run_pagedgen(fmt::format("generate -q -i {} -o {} {}", sh_quote(fifo), sh_quote(job.path("fifo.jsonl")), kFlags),
+                   job.dir / "fifo.stderr");
   CHECK_MESSAGE(from_fifo.exit_code == 1, from_fifo.stderr_text);
   CHECK(read_file(job.path("fifo.jsonl")) == reference);
 }
@@ -297,7 +303,8 @@ TEST_CASE("a full disk's message counts only the lines complete in the file") {
   Job job;
   {
     std::ofstream input(job.input);
-    for (int i = 0; i < 40; ++i) input << fmt::format("{{\"id\": \"q{}\", \"prompt\": \"Question {}: what is {} plus {}?\"}}\n", i, i, i, i);
+    for (int i = 0; i < 40; ++i)
+      input << fmt::format("{{\"id\": \"q{}\", \"prompt\": \"Question {}: what is {} plus {}?\"}}\n", i, i, i, i);
   }
   // A file size limit of 4 KiB fails the writes part way, as a full disk does (EFBIG, not ENOSPC).
   const auto out = job.path("out.jsonl");

@@ -33,18 +33,22 @@ constexpr int kNumLines = 60;
 // sharing the template's system prompt (their cached_tokens depend on when they started),
 // greedy plain lines, seeded sampled lines.
 std::string input_text() {
-  const char* topics[] = {"the Moon", "rivers", "bees", "volcanoes", "chess", "bread", "glaciers", "owls", "tides", "comets"};
+  const char* topics[] = {"the Moon", "rivers",   "bees", "volcanoes", "chess",
+                          "bread",    "glaciers", "owls", "tides",     "comets"};
   std::string text;
   for (int i = 0; i < kNumLines; ++i) {
     const char* topic = topics[i % 10];
     if (i % 3 == 0)
-      text += fmt::format(R"({{"id": "c{}", "messages": [{{"role": "user", "content": "Tell me fact {} about {}."}}], "max_tokens": {}}})",
-                          i, i, topic, 2 + (i * 7) % 23);
+      text += fmt::format(
+          R"({{"id": "c{}", "messages": [{{"role": "user", "content": "Tell me fact {} about {}."}}], "max_tokens": {}}})",
+          i, i, topic, 2 + (i * 7) % 23);
     else if (i % 3 == 1)
-      text += fmt::format(R"({{"id": "p{}", "prompt": "Fact {} about {}:", "max_tokens": {}}})", i, i, topic, 2 + (i * 5) % 23);
+      text += fmt::format(R"({{"id": "p{}", "prompt": "Fact {} about {}:", "max_tokens": {}}})", i, i, topic,
+                          2 + (i * 5) % 23);
     else
-      text += fmt::format(R"({{"id": "s{}", "prompt": "A short story about {}:", "max_tokens": {}, "temperature": 0.8, "seed": {}}})",
-                          i, topic, 2 + (i * 11) % 23, i);
+      text += fmt::format(
+          R"({{"id": "s{}", "prompt": "A short story about {}:", "max_tokens": {}, "temperature": 0.8, "seed": {}}})",
+          i, topic, 2 + (i * 11) % 23, i);
     text += "\n";
   }
   return text;
@@ -93,17 +97,19 @@ struct KillJob {
   // OUT.rc, its stderr to OUT.stderr.
   pid_t start(const std::filesystem::path& out, const std::string& args = "") const {
     const auto pid_file = out.string() + ".pid";
-    run_shell(fmt::format("('{}' generate -i {} -o {} --progress-interval 1000 {} 2> {} & echo $! > {}; wait $!; "
-                          "echo $? > {}) > /dev/null 2>&1 &",
-                          pagedgen_binary().string(), sh_quote(input), sh_quote(out), args, sh_quote(out.string() + ".stderr"),
-                          sh_quote(pid_file), sh_quote(out.string() + ".rc")));
+    run_shell(
+        fmt::format("('{}' generate -i {} -o {} --progress-interval 1000 {} 2> {} & echo $! > {}; wait $!; "
+                    "echo $? > {}) > /dev/null 2>&1 &",
+                    pagedgen_binary().string(), sh_quote(input), sh_quote(out), args,
+                    sh_quote(out.string() + ".stderr"), sh_quote(pid_file), sh_quote(out.string() + ".rc")));
     wait_until([&] { return std::filesystem::exists(pid_file) && !read_file(pid_file).empty(); }, 60, "the pid");
     return static_cast<pid_t>(std::stol(read_file(pid_file)));
   }
 
   // Waits until `out`'s run has finished at least `num_requests` requests, then signals it
   // and waits for it to end; returns the lines finished by then.
-  std::set<uint64_t> stop_after(pid_t pid, const std::filesystem::path& out, std::size_t num_requests, int signal) const {
+  std::set<uint64_t> stop_after(pid_t pid, const std::filesystem::path& out, std::size_t num_requests,
+                                int signal) const {
     wait_until([&] { return finished_lines(out).size() >= num_requests || !process_alive(pid); }, 600,
                "requests to finish");
     REQUIRE(::kill(pid, signal) == 0);
@@ -130,9 +136,9 @@ TEST_CASE("SIGKILL after half the requests: the resume computes only the unfinis
   REQUIRE_MESSAGE(finished.size() < static_cast<std::size_t>(kNumLines), "the run finished before the kill");
   CHECK(finished.size() >= static_cast<std::size_t>(kNumLines / 2));
 
-  const CliResult resumed = run_pagedgen(
-      fmt::format("generate -q -i {} -o {} --resume --stats {}", sh_quote(job.input), sh_quote(out), sh_quote(job.dir / "resumed.stats.json")),
-      job.dir / "resumed.stderr");
+  const CliResult resumed = run_pagedgen(fmt::format("generate -q -i {} -o {} --resume --stats {}", sh_quote(job.input),
+                                                     sh_quote(out), sh_quote(job.dir / "resumed.stats.json")),
+                                         job.dir / "resumed.stderr");
   REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.stderr_text);
   CHECK(read_file(out) == job.reference);
 
@@ -142,12 +148,13 @@ TEST_CASE("SIGKILL after half the requests: the resume computes only the unfinis
   CHECK(json_int(stats, "coverage", "requests_earlier") == static_cast<int64_t>(finished.size()));
   CHECK(json_int(stats, "tokens", "prompt") == job.sum_usage_except(finished, "prompt_tokens"));
   CHECK(json_int(stats, "tokens", "generated") == job.sum_usage_except(finished, "completion_tokens"));
-  MESSAGE(fmt::format("killed after {} of {} requests finished; the resume computed {} requests: {} of the "
-                      "uninterrupted run's {} generated tokens, {} of its {} prompt tokens ({} computed, vs {})",
-                      finished.size(), kNumLines, json_int(stats, "requests", "requests"),
-                      json_int(stats, "tokens", "generated"), json_int(job.reference_stats, "tokens", "generated"),
-                      json_int(stats, "tokens", "prompt"), json_int(job.reference_stats, "tokens", "prompt"),
-                      json_int(stats, "tokens", "prompt_computed"), json_int(job.reference_stats, "tokens", "prompt_computed")));
+  MESSAGE(fmt::format(
+      "killed after {} of {} requests finished; the resume computed {} requests: {} of the "
+      "uninterrupted run's {} generated tokens, {} of its {} prompt tokens ({} computed, vs {})",
+      finished.size(), kNumLines, json_int(stats, "requests", "requests"), json_int(stats, "tokens", "generated"),
+      json_int(job.reference_stats, "tokens", "generated"), json_int(stats, "tokens", "prompt"),
+      json_int(job.reference_stats, "tokens", "prompt"), json_int(stats, "tokens", "prompt_computed"),
+      json_int(job.reference_stats, "tokens", "prompt_computed")));
 }
 
 TEST_CASE("SIGTERM: exit 4, a summary of what finished and what did not, and a resume to the same bytes") {
@@ -160,18 +167,23 @@ TEST_CASE("SIGTERM: exit 4, a summary of what finished and what did not, and a r
   const std::string log = read_file(out.string() + ".stderr");
   INFO(log);
   std::smatch stopped, summary;
-  REQUIRE(std::regex_search(log, stopped, std::regex(R"(stopped by SIGTERM after writing (\d+) lines(, (\d+) more finished lines? kept in '[^']*')?)")));
+  REQUIRE(std::regex_search(
+      log, stopped,
+      std::regex(R"(stopped by SIGTERM after writing (\d+) lines(, (\d+) more finished lines? kept in '[^']*')?)")));
   const std::size_t num_written = std::stoul(stopped[1].str());
   const std::size_t num_journaled = stopped[3].matched ? std::stoul(stopped[3].str()) : 0;
   CHECK(num_written + num_journaled == finished.size());
-  REQUIRE(std::regex_search(log, summary, std::regex(R"(pagedgen: (\d+) requests \(0 failed, \d+ samples\), \d+ prompt tokens \((\d+) computed)")));
+  REQUIRE(std::regex_search(
+      log, summary,
+      std::regex(R"(pagedgen: (\d+) requests \(0 failed, \d+ samples\), \d+ prompt tokens \((\d+) computed)")));
   CHECK(std::stoul(summary[1].str()) == finished.size());
   CHECK(std::stoul(summary[2].str()) > 0);
   CHECK(log.find(fmt::format("the run stopped early, with {} requests read but not finished",
                              kNumLines - static_cast<int>(finished.size()))) != std::string::npos);
 
-  const CliResult resumed = run_pagedgen(fmt::format("generate -q -i {} -o {} --resume", sh_quote(job.input), sh_quote(out)),
-                                         job.dir / "term-resumed.stderr");
+  const CliResult resumed =
+      run_pagedgen(fmt::format("generate -q -i {} -o {} --resume", sh_quote(job.input), sh_quote(out)),
+                   job.dir / "term-resumed.stderr");
   CHECK_MESSAGE(resumed.exit_code == 0, resumed.stderr_text);
   CHECK(read_file(out) == job.reference);
 }

@@ -111,8 +111,8 @@ std::vector<std::vector<float>> teacher_forced_logits(const LoadedModel& model, 
 
 // Checks the entries against log-softmax of the rows, in double: value within 1e-5, top-k
 // the k best ids (higher logit first, lower id on ties).
-void check_against_logits(const std::vector<Entry>& entries, const std::vector<std::vector<float>>& rows,
-                          std::size_t k, const Tokenizer& tokenizer) {
+void check_against_logits(const std::vector<Entry>& entries, const std::vector<std::vector<float>>& rows, std::size_t k,
+                          const Tokenizer& tokenizer) {
   REQUIRE(entries.size() == rows.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
     CAPTURE(i);
@@ -126,10 +126,11 @@ void check_against_logits(const std::vector<Entry>& entries, const std::vector<s
     if (utf8_is_valid(bytes)) CHECK(entries[i].token == bytes);  // else U+FFFD stands for the split character
     std::vector<TokenId> order(row.size());
     for (std::size_t id = 0; id < row.size(); ++id) order[id] = static_cast<TokenId>(id);
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(), [&](TokenId a, TokenId b) {
-      return row[static_cast<std::size_t>(a)] > row[static_cast<std::size_t>(b)] ||
-             (row[static_cast<std::size_t>(a)] == row[static_cast<std::size_t>(b)] && a < b);
-    });
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                      [&](TokenId a, TokenId b) {
+                        return row[static_cast<std::size_t>(a)] > row[static_cast<std::size_t>(b)] ||
+                               (row[static_cast<std::size_t>(a)] == row[static_cast<std::size_t>(b)] && a < b);
+                      });
     REQUIRE(entries[i].top.size() == k);
     for (std::size_t j = 0; j < k; ++j) {
       CHECK(entries[i].top[j].first == order[j]);
@@ -150,24 +151,28 @@ TEST_CASE("logprobs: log-softmax of the CPU backend's logits to 1e-5, top-k in o
     return;
   }
   const fs::path dir = scratch_dir("logprobs");
-  write_file(dir / "plain.jsonl",
-             fmt::format(R"({{"id": "c", "prompt": "{}", "max_tokens": 12, "temperature": 0, "logprobs": 5}})"
-                         "\n"
-                         R"({{"id": "m", "messages": {}, "max_tokens": 12, "temperature": 0.9, "seed": 4, "n": 2, "logprobs": 3}})"
-                         "\n",
-                         kPrompt, kMessages));
-  write_file(dir / "openai.jsonl",
-             fmt::format(R"({{"custom_id": "c", "method": "POST", "url": "/v1/completions", "body": {{"prompt": "{}", )"
-                         R"("max_tokens": 12, "temperature": 0, "logprobs": 5}}}})"
-                         "\n"
-                         R"({{"custom_id": "m", "method": "POST", "url": "/v1/chat/completions", "body": {{"messages": {}, )"
-                         R"("max_tokens": 12, "temperature": 0.9, "seed": 4, "n": 2, "logprobs": true, "top_logprobs": 3}}}})"
-                         "\n",
-                         kPrompt, kMessages));
+  write_file(
+      dir / "plain.jsonl",
+      fmt::format(
+          R"({{"id": "c", "prompt": "{}", "max_tokens": 12, "temperature": 0, "logprobs": 5}})"
+          "\n"
+          R"({{"id": "m", "messages": {}, "max_tokens": 12, "temperature": 0.9, "seed": 4, "n": 2, "logprobs": 3}})"
+          "\n",
+          kPrompt, kMessages));
+  write_file(
+      dir / "openai.jsonl",
+      fmt::format(R"({{"custom_id": "c", "method": "POST", "url": "/v1/completions", "body": {{"prompt": "{}", )"
+                  R"("max_tokens": 12, "temperature": 0, "logprobs": 5}}}})"
+                  "\n"
+                  R"({{"custom_id": "m", "method": "POST", "url": "/v1/chat/completions", "body": {{"messages": {}, )"
+                  R"("max_tokens": 12, "temperature": 0.9, "seed": 4, "n": 2, "logprobs": true, "top_logprobs": 3}}}})"
+                  "\n",
+                  kPrompt, kMessages));
   for (const char* name : {"plain", "openai"}) {
-    const CliResult r = run_pagedgen(fmt::format("generate -q -i {} -o {}", sh_quote(dir / fmt::format("{}.jsonl", name)),
-                                                 sh_quote(dir / fmt::format("{}.out.jsonl", name))),
-                                     dir / "stderr.txt");
+    const CliResult r =
+        run_pagedgen(fmt::format("generate -q -i {} -o {}", sh_quote(dir / fmt::format("{}.jsonl", name)),
+                                 sh_quote(dir / fmt::format("{}.out.jsonl", name))),
+                     dir / "stderr.txt");
     INFO(r.stderr_text);
     REQUIRE(r.exit_code == 0);
   }
@@ -205,7 +210,8 @@ TEST_CASE("logprobs: log-softmax of the CPU backend's logits to 1e-5, top-k in o
     const simdjson::dom::element o = openai_parser.parse(openai_lines[0]).value();
     const simdjson::dom::element lp = o["response"]["body"]["choices"].at(0)["logprobs"];
     std::size_t i = 0;
-    for (simdjson::dom::element token : array_of(lp["tokens"])) CHECK(token.get_string().value() == completion[i++].token);
+    for (simdjson::dom::element token : array_of(lp["tokens"]))
+      CHECK(token.get_string().value() == completion[i++].token);
     CHECK(i == completion.size());
     i = 0;
     for (simdjson::dom::element value : array_of(lp["token_logprobs"]))
@@ -217,7 +223,8 @@ TEST_CASE("logprobs: log-softmax of the CPU backend's logits to 1e-5, top-k in o
         // The keys are the top tokens' texts (a repeated text appears once).
         const auto at = std::find(completion[i].top_tokens.begin(), completion[i].top_tokens.end(), std::string(key));
         REQUIRE(at != completion[i].top_tokens.end());
-        CHECK(value.get_double().value() == completion[i].top[static_cast<std::size_t>(at - completion[i].top_tokens.begin())].second);
+        CHECK(value.get_double().value() ==
+              completion[i].top[static_cast<std::size_t>(at - completion[i].top_tokens.begin())].second);
         ++j;
       }
       CHECK(j >= 1);
@@ -275,7 +282,8 @@ TEST_CASE("penalties change a greedy output and keep it the same at every block 
   // First the plain greedy run, for the token it starts with.
   write_file(dir / "base.jsonl", line("base", "") + "\n");
   REQUIRE(run_pagedgen(fmt::format("generate -q -i {} -o {}", sh_quote(dir / "base.jsonl"), sh_quote(dir / "base.out")),
-                       dir / "stderr.txt").exit_code == 0);
+                       dir / "stderr.txt")
+              .exit_code == 0);
   simdjson::dom::parser parser;
   const std::string base_line = complete_lines(read_file(dir / "base.out")).at(0);
   const simdjson::dom::element base = parser.parse(base_line).value();
@@ -283,21 +291,26 @@ TEST_CASE("penalties change a greedy output and keep it the same at every block 
   const int64_t first = base["logprobs"].at(0)["id"].get_int64().value();
   MESSAGE("greedy: " << base_text);
 
-  write_file(dir / "in.jsonl",
-             line("base", "") + "\n" + line("freq", R"(, "frequency_penalty": 1.5, "presence_penalty": 0.5)") + "\n" +
-                 line("rep", R"(, "repetition_penalty": 1.5)") + "\n" +
-                 line("ban", fmt::format(R"(, "logit_bias": {{"{}": -100}})", first)) + "\n" +
-                 fmt::format(R"({{"id": "forks", "prompt": "{}", "max_tokens": 16, "temperature": 0.9, "seed": 1, "n": 3, )"
-                             R"("frequency_penalty": 1.0}})", kRepeating) + "\n");
+  write_file(
+      dir / "in.jsonl",
+      line("base", "") + "\n" + line("freq", R"(, "frequency_penalty": 1.5, "presence_penalty": 0.5)") + "\n" +
+          line("rep", R"(, "repetition_penalty": 1.5)") + "\n" +
+          line("ban", fmt::format(R"(, "logit_bias": {{"{}": -100}})", first)) + "\n" +
+          fmt::format(R"({{"id": "forks", "prompt": "{}", "max_tokens": 16, "temperature": 0.9, "seed": 1, "n": 3, )"
+                      R"("frequency_penalty": 1.0}})",
+                      kRepeating) +
+          "\n");
   std::vector<std::string> outputs;
   for (const char* flags : {"--block-size 8", "--block-size 32", "--block-size 16 --no-prefix-sharing"}) {
     const fs::path out = dir / fmt::format("out{}.jsonl", outputs.size());
-    const CliResult r = run_pagedgen(fmt::format("generate -q -i {} -o {} {}", sh_quote(dir / "in.jsonl"), sh_quote(out), flags),
-                                     dir / "stderr.txt");
+    const CliResult r =
+        run_pagedgen(fmt::format("generate -q -i {} -o {} {}", sh_quote(dir / "in.jsonl"), sh_quote(out), flags),
+                     dir / "stderr.txt");
     INFO(r.stderr_text);
     REQUIRE(r.exit_code == 0);
     // cached_tokens is the one figure that depends on the block size and on sharing.
-    outputs.push_back(std::regex_replace(read_file(out), std::regex(R"("cached_tokens":[0-9]+)"), "\"cached_tokens\":0"));
+    outputs.push_back(
+        std::regex_replace(read_file(out), std::regex(R"("cached_tokens":[0-9]+)"), "\"cached_tokens\":0"));
   }
   CHECK(outputs[1] == outputs[0]);
   CHECK(outputs[2] == outputs[0]);

@@ -17,15 +17,23 @@ namespace {
 
 // The documented examples (max_tokens made small), more sampling fields, and bad lines.
 const char* kInput =
-    R"({"custom_id": "request-1", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "gpt-3.5-turbo-0125", "messages": [{"role": "system", "content": "You are a helpful assistant."},{"role": "user", "content": "Hello world!"}],"max_tokens": 6}})" "\n"
-    R"({"custom_id": "request-2", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "gpt-3.5-turbo-0125", "messages": [{"role": "system", "content": "You are an unhelpful assistant."},{"role": "user", "content": "Hello world!"}],"max_tokens": 6}})" "\n"
-    R"({"custom_id": "request-3", "method": "POST", "url": "/v1/completions", "body": {"model": "gpt-3.5-turbo-instruct", "prompt": "Say this is a test", "max_tokens": 7, "temperature": 0}})" "\n"
+    R"({"custom_id": "request-1", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "gpt-3.5-turbo-0125", "messages": [{"role": "system", "content": "You are a helpful assistant."},{"role": "user", "content": "Hello world!"}],"max_tokens": 6}})"
     "\n"
-    R"({"custom_id": "request-4", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Name a color."}], "max_completion_tokens": 5, "temperature": 0.7, "top_p": 0.9, "n": 2, "seed": 7}})" "\n"
-    R"({"custom_id": "bad-url", "method": "POST", "url": "/v1/embeddings", "body": {"input": "x"}})" "\n"
-    R"({"id": "plain", "prompt": "a line of the plain format"})" "\n"
-    R"({"custom_id": "request-5", "method": "POST", "url": "/v1/completions", "body": {"prompt": "Hi", "stream": true}})" "\n"
-    R"({"custom_id": "broken", "method": )" "\n";
+    R"({"custom_id": "request-2", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "gpt-3.5-turbo-0125", "messages": [{"role": "system", "content": "You are an unhelpful assistant."},{"role": "user", "content": "Hello world!"}],"max_tokens": 6}})"
+    "\n"
+    R"({"custom_id": "request-3", "method": "POST", "url": "/v1/completions", "body": {"model": "gpt-3.5-turbo-instruct", "prompt": "Say this is a test", "max_tokens": 7, "temperature": 0}})"
+    "\n"
+    "\n"
+    R"({"custom_id": "request-4", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Name a color."}], "max_completion_tokens": 5, "temperature": 0.7, "top_p": 0.9, "n": 2, "seed": 7}})"
+    "\n"
+    R"({"custom_id": "bad-url", "method": "POST", "url": "/v1/embeddings", "body": {"input": "x"}})"
+    "\n"
+    R"({"id": "plain", "prompt": "a line of the plain format"})"
+    "\n"
+    R"({"custom_id": "request-5", "method": "POST", "url": "/v1/completions", "body": {"prompt": "Hi", "stream": true}})"
+    "\n"
+    R"({"custom_id": "broken", "method": )"
+    "\n";
 
 struct Expected {
   uint64_t index;
@@ -120,13 +128,17 @@ void check_line(simdjson::dom::object line, const Expected& e) {
   CAPTURE(e.index);
   CHECK(keys_of(line) == Keys{"id", "custom_id", "response", "error"});
   CHECK(string_of(line["id"]) == fmt::format("batch_req_{}", e.index));
-  if (e.custom_id.empty()) CHECK(line["custom_id"].is_null());
-  else CHECK(string_of(line["custom_id"]) == e.custom_id);
+  if (e.custom_id.empty())
+    CHECK(line["custom_id"].is_null());
+  else
+    CHECK(string_of(line["custom_id"]) == e.custom_id);
   simdjson::dom::object response = line["response"];
   CHECK(keys_of(response) == Keys{"status_code", "request_id", "body"});
   CHECK(string_of(response["request_id"]) == fmt::format("req_{}", e.index));
-  if (e.error_code.empty()) check_success_line(line, e);
-  else check_error_line(line, e);
+  if (e.error_code.empty())
+    check_success_line(line, e);
+  else
+    check_error_line(line, e);
 }
 
 }  // namespace
@@ -137,8 +149,8 @@ TEST_CASE("OpenAI batch documentation examples: every output line checked field 
   const auto input = dir / "in.jsonl";
   std::ofstream(input) << kInput;
   const auto out = dir / "out.jsonl";
-  const CliResult r = run_pagedgen(fmt::format("generate -q -i '{}' -o '{}'", input.string(), out.string()),
-                                   dir / "stderr.txt");
+  const CliResult r =
+      run_pagedgen(fmt::format("generate -q -i '{}' -o '{}'", input.string(), out.string()), dir / "stderr.txt");
   INFO(r.stderr_text);
   CHECK(r.exit_code == 1);  // finished, some lines failed
   const std::string text = read_file(out);

@@ -32,7 +32,7 @@ constexpr float kLogitTolerance = 2e-3f;
 // few tenths: measured max |diff| 0.38-1.17 per prompt (mean 0.09-0.47). That is the size
 // of the quantization noise itself: llama.cpp's own Q4_1 run differs from its F32 run by
 // max 0.49-1.41 (mean 0.09-0.58), and the fast path from the F32 run by max 0.45-1.39.
-constexpr float kFastLogitTolerance = 1.6f;     // against either llama.cpp run
+constexpr float kFastLogitTolerance = 1.6f;  // against either llama.cpp run
 // Greedy tokens, each step fed llama.cpp's token: where llama.cpp's top two logits are this
 // far apart the fast path must choose the same; below it, either choice is within the
 // noise above (measured: 400 of 416 equal, every difference at a margin under 0.28).
@@ -97,8 +97,8 @@ TEST_CASE("the paged engine's greedy output equals the reference's token for tok
 
   // All prompts in one run: batched, sharing prefixes, at block size 16. The reference's
   // 32 greedy ids (equal to the dense pass's, checked above) decode to the expected text.
-  const std::vector<Completion> greedy =
-      test::engine_greedy(backend, tokenizer, prompts, {.num_blocks = 512, .max_model_len = files.config().context_length});
+  const std::vector<Completion> greedy = test::engine_greedy(
+      backend, tokenizer, prompts, {.num_blocks = 512, .max_model_len = files.config().context_length});
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     CAPTURE(prompts[i].name);
     CHECK(greedy[i].num_tokens == 32);
@@ -150,7 +150,8 @@ TEST_CASE("the fast path (int8 activations, weights kept quantized) matches llam
 
     // Greedy (argmax, first on ties), each step fed llama.cpp's token so that one near-tie
     // does not change every later step.
-    const test::TeacherForcedGreedy g = test::teacher_forced_greedy(backend, builder, seq, p, logits, kFastGreedyMargin);
+    const test::TeacherForcedGreedy g =
+        test::teacher_forced_greedy(backend, builder, seq, p, logits, kFastGreedyMargin);
     num_steps += g.num_steps;
     num_equal += g.num_equal;
   }

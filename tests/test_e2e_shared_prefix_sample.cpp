@@ -90,10 +90,10 @@ TEST_CASE("shared-prefix sample: prompt tokens computed = distinct prompt tokens
 
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "pagedgen_test_shared_prefix_sample";
   std::filesystem::create_directories(dir);
-  const CliResult r = run_pagedgen(fmt::format("generate -q --ignore-eos -i '{}' -o '{}' --stats '{}' --block-size 16",
-                                               input.string(), (dir / "out.jsonl").string(),
-                                               (dir / "stats.json").string()),
-                                   dir / "stderr.txt");
+  const CliResult r =
+      run_pagedgen(fmt::format("generate -q --ignore-eos -i '{}' -o '{}' --stats '{}' --block-size 16", input.string(),
+                               (dir / "out.jsonl").string(), (dir / "stats.json").string()),
+                   dir / "stderr.txt");
   REQUIRE_MESSAGE(r.exit_code == 0, r.stderr_text);
   simdjson::ondemand::parser parser;
   const simdjson::padded_string json = simdjson::padded_string::load((dir / "stats.json").string());
@@ -117,9 +117,9 @@ TEST_CASE("shared-prefix sample: prompt tokens computed = distinct prompt tokens
   // computes nothing, so with every sample running to max_tokens (--ignore-eos, no stop
   // strings) its figures are the real run's.
   REQUIRE(figure("tokens", "generated") == 12 * 64);
-  const CliResult p = run_pagedgen(fmt::format("plan -i '{}' --block-sizes 16 --json '{}'", input.string(),
-                                               (dir / "plan.json").string()),
-                                   dir / "plan-stderr.txt");
+  const CliResult p = run_pagedgen(
+      fmt::format("plan -i '{}' --block-sizes 16 --json '{}'", input.string(), (dir / "plan.json").string()),
+      dir / "plan-stderr.txt");
   REQUIRE_MESSAGE(p.exit_code == 0, p.stderr_text);
   simdjson::ondemand::parser plan_parser;
   const simdjson::padded_string plan_json = simdjson::padded_string::load((dir / "plan.json").string());

@@ -116,7 +116,8 @@ TEST_CASE("per-kind KV figures of a hand-worked run: one sequence, window 6, blo
   CHECK(json.find("{\"kind\": 1, \"window\": 6, \"kv_bytes_per_block\": 48, \"pool_blocks\": 6") != std::string::npos);
 }
 
-TEST_CASE("Gemma 3: window blocks given back and reused, outputs equal llama.cpp's at every block size, sharing on and off") {
+TEST_CASE(
+    "Gemma 3: window blocks given back and reused, outputs equal llama.cpp's at every block size, sharing on and off") {
   const Gemma3 g;
   REQUIRE(g.files.config().kv_kinds().size() == 2);
   REQUIRE(g.files.config().sliding_window == 6);
@@ -156,8 +157,9 @@ TEST_CASE("Gemma 3: window blocks given back and reused, outputs equal llama.cpp
       }
       const EngineStats& s = engine.stats();
       REQUIRE(s.kinds.size() == 2);
-      CHECK(s.kinds[1].num_pool_blocks == std::min<int64_t>(96 / block_size, 2 * ((5 + block_size - 1) / block_size + 2) +
-                                                                                 (7 + block_size - 1) / block_size));
+      CHECK(s.kinds[1].num_pool_blocks ==
+            std::min<int64_t>(96 / block_size,
+                              2 * ((5 + block_size - 1) / block_size + 2) + (7 + block_size - 1) / block_size));
       CHECK(s.kinds[1].peak_sequence_positions <= 6 + 7 + block_size);
       num_hit_tokens += s.prefix_hit_tokens;
       num_cow_copies += s.cow_copies;
@@ -176,7 +178,8 @@ TEST_CASE("Gemma 3: a long prompt in small chunks holds window + chunk + one blo
   // 400 tokens of the reference prompts, repeated, then 8 greedy tokens.
   std::vector<TokenId> prompt;
   while (prompt.size() < 400)
-    for (const test::ReferencePrompt& p : g.prompts) prompt.insert(prompt.end(), p.prompt_ids.begin(), p.prompt_ids.end());
+    for (const test::ReferencePrompt& p : g.prompts)
+      prompt.insert(prompt.end(), p.prompt_ids.begin(), p.prompt_ids.end());
   prompt.resize(400);
   DenseForward dense(c, g.weights, prompt.size() + 8);
   const std::vector<TokenId> expected = greedy_decode(dense, prompt, 8);

@@ -63,8 +63,7 @@ const TestSchema kSchemas[] = {
     {"a word and a number from 0 to 100, as a pair",
      R"({"title": "pair", "type": "array", "prefixItems": [{"type": "string", "maxLength": 16},
         {"type": "integer", "minimum": 0, "maximum": 100}], "items": false, "minItems": 2})"},
-    {"a color",
-     R"({"title": "color", "enum": ["red", "green", "blue", "yellow", "purple"]})"},
+    {"a color", R"({"title": "color", "enum": ["red", "green", "blue", "yellow", "purple"]})"},
     {"an event with a date",
      R"({"title": "event", "type": "object", "properties": {"event": {"type": "string", "maxLength": 30},
         "date": {"type": "object", "properties": {"year": {"type": "integer", "minimum": 1900, "maximum": 2100},
@@ -86,10 +85,10 @@ const TestSchema kSchemas[] = {
 constexpr int kRecordsPerSchema = 20;
 constexpr int kMaxTokens = 96;
 
-const char* kTopics[] = {"the sea", "a library", "mountains", "a bakery", "space travel", "a small town",
-                         "music", "a garden", "winter", "a train station", "football", "a museum",
-                         "the desert", "a hospital", "chess", "a coffee shop", "rivers", "a school",
-                         "robots", "a lighthouse"};
+const char* kTopics[] = {"the sea",       "a library", "mountains",  "a bakery",   "space travel",
+                         "a small town",  "music",     "a garden",   "winter",     "a train station",
+                         "football",      "a museum",  "the desert", "a hospital", "chess",
+                         "a coffee shop", "rivers",    "a school",   "robots",     "a lighthouse"};
 
 // A JSON string of `text` (the texts above need no escapes but quotes).
 std::string quoted(const std::string& text) { return "\"" + text + "\""; }
@@ -108,10 +107,9 @@ struct ValidatorSummary {
 ValidatorSummary validate(const TempDir& dir, const std::filesystem::path& formats,
                           const std::filesystem::path& output) {
   const auto summary_path = dir / "summary.json";
-  const int rc = run_shell(fmt::format("python3 {} {} {} > {} 2> {}",
-                                       sh_quote(source_dir() / "tests" / "validate_structured_outputs.py"),
-                                       sh_quote(formats), sh_quote(output), sh_quote(summary_path),
-                                       sh_quote(dir / "validator.err")));
+  const int rc = run_shell(
+      fmt::format("python3 {} {} {} > {} 2> {}", sh_quote(source_dir() / "tests" / "validate_structured_outputs.py"),
+                  sh_quote(formats), sh_quote(output), sh_quote(summary_path), sh_quote(dir / "validator.err")));
   INFO(read_file(dir / "validator.err"));
   REQUIRE(rc == 0);
   ValidatorSummary s;
@@ -218,26 +216,33 @@ TEST_CASE("--json-object constrains every plain line but those with their own re
     for (int i = 0; i < 24; ++i) {
       const std::string id = fmt::format("obj-{}", i);
       if (i % 8 == 7) {  // the line's own format wins over the flag
-        in << fmt::format(R"({{"id": "{}", "prompt": "The weather today is", "max_tokens": 6, "response_format": {{"type": "text"}}}})"
-                          "\n", id);
+        in << fmt::format(
+            R"({{"id": "{}", "prompt": "The weather today is", "max_tokens": 6, "response_format": {{"type": "text"}}}})"
+            "\n",
+            id);
         f << (i > 0 ? ",\n" : "") << quoted(id) << ": \"text\"";
       } else if (i % 8 == 3) {
-        in << fmt::format(R"({{"id": "{}", "messages": [{{"role": "user", "content": "Name a color you think of for {}."}}], )"
-                          R"("response_format": {{"type": "json_schema", "json_schema": {{"name": "yn", "schema": {}}}}}}})"
-                          "\n", id, kTopics[i], one_line(kSchemas[7].schema));
+        in << fmt::format(
+            R"({{"id": "{}", "messages": [{{"role": "user", "content": "Name a color you think of for {}."}}], )"
+            R"("response_format": {{"type": "json_schema", "json_schema": {{"name": "yn", "schema": {}}}}}}})"
+            "\n",
+            id, kTopics[i], one_line(kSchemas[7].schema));
         f << (i > 0 ? ",\n" : "") << quoted(id) << ": " << kSchemas[7].schema;
       } else {
-        in << fmt::format(R"({{"id": "{}", "messages": [{{"role": "user", "content": "Describe {} as a JSON object."}}], "seed": {}}})"
-                          "\n", id, kTopics[i % 20], i);
+        in << fmt::format(
+            R"({{"id": "{}", "messages": [{{"role": "user", "content": "Describe {} as a JSON object."}}], "seed": {}}})"
+            "\n",
+            id, kTopics[i % 20], i);
         f << (i > 0 ? ",\n" : "") << quoted(id) << ": \"json_object\"";
       }
     }
     f << "}\n";
   }
   const auto output = dir / "out.jsonl";
-  const CliResult r = run_pagedgen(fmt::format("generate -q -i {} -o {} --json-object --max-tokens 64 --temperature 0.7",
-                                               sh_quote(input), sh_quote(output)),
-                                   dir / "stderr.txt");
+  const CliResult r =
+      run_pagedgen(fmt::format("generate -q -i {} -o {} --json-object --max-tokens 64 --temperature 0.7",
+                               sh_quote(input), sh_quote(output)),
+                   dir / "stderr.txt");
   INFO(r.stderr_text);
   REQUIRE(r.exit_code == 0);
   const ValidatorSummary summary = validate(dir, formats, output);
@@ -247,9 +252,10 @@ TEST_CASE("--json-object constrains every plain line but those with their own re
   CHECK(summary.invalid == 0);
   CHECK(summary.finished >= 10);  // objects may run past 64 tokens: those are cut, never invalid
   // The manifest records the flag: resuming without it is refused.
-  const CliResult resume = run_pagedgen(fmt::format("generate -q -i {} -o {} --max-tokens 64 --temperature 0.7 --resume",
-                                                    sh_quote(input), sh_quote(output)),
-                                        dir / "stderr.txt");
+  const CliResult resume =
+      run_pagedgen(fmt::format("generate -q -i {} -o {} --max-tokens 64 --temperature 0.7 --resume", sh_quote(input),
+                               sh_quote(output)),
+                   dir / "stderr.txt");
   CHECK(resume.exit_code == 3);
   CHECK(resume.stderr_text.find("response_format was json_object, now not given") != std::string::npos);
 }
@@ -258,7 +264,9 @@ TEST_CASE("--json-schema: a refused, malformed or missing schema file fails at s
   TempDir dir("pagedgen-json-schema-flag");
   const auto input = dir / "in.jsonl";
   write_file(input, std::string_view("{\"prompt\": \"hi\"}\n"));
-  write_file(dir / "pattern.json", std::string_view(R"({"type": "object", "properties": {"id": {"type": "string", "pattern": "^[a-z]+$"}}})"));
+  write_file(
+      dir / "pattern.json",
+      std::string_view(R"({"type": "object", "properties": {"id": {"type": "string", "pattern": "^[a-z]+$"}}})"));
   write_file(dir / "broken.json", std::string_view(R"({"type": )"));
   write_file(dir / "good.json", std::string_view(R"({"type": "boolean"})"));
   const auto run = [&](const std::string& flags) {
@@ -274,11 +282,12 @@ TEST_CASE("--json-schema: a refused, malformed or missing schema file fails at s
                     (dir / "pattern.json").string()));
   const CliResult broken = run(fmt::format("--json-schema {}", sh_quote(dir / "broken.json")));
   CHECK(broken.exit_code == 2);
-  CHECK(broken.stderr_text.find("--json-schema: '" + (dir / "broken.json").string() + "': the JSON schema is not valid JSON") !=
-        std::string::npos);
+  CHECK(broken.stderr_text.find("--json-schema: '" + (dir / "broken.json").string() +
+                                "': the JSON schema is not valid JSON") != std::string::npos);
   const CliResult missing = run(fmt::format("--json-schema {}", sh_quote(dir / "missing.json")));
   CHECK(missing.exit_code == 2);
-  CHECK(missing.stderr_text.find("--json-schema: cannot read '" + (dir / "missing.json").string() + "'") != std::string::npos);
+  CHECK(missing.stderr_text.find("--json-schema: cannot read '" + (dir / "missing.json").string() + "'") !=
+        std::string::npos);
   const CliResult both = run(fmt::format("--json-schema {} --json-object", sh_quote(dir / "good.json")));
   CHECK(both.exit_code == 2);
   CHECK(both.stderr_text.find("--json-schema excludes --json-object") != std::string::npos);

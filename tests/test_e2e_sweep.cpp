@@ -17,11 +17,12 @@ TEST_CASE("sweep runs every block size with one model load and finds the outputs
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   TempDir dir("pagedgen-sweep");
   const auto input = dir / "in.jsonl";
-  std::ofstream(input)
-      << "{\"id\": \"a\", \"prompt\": \"The three primary colors are red, yellow and blue. The three secondary colors are\"}\n"
-      << "{\"id\": \"b\", \"prompt\": \"The three primary colors are red, yellow and blue. Mixing red and blue gives\"}\n"
-      << "{\"id\": \"c\", \"prompt\": \"A haiku about autumn:\", \"temperature\": 0.8, \"n\": 2}\n"
-      << "not json\n";
+  std::ofstream(input) << "{\"id\": \"a\", \"prompt\": \"The three primary colors are red, yellow and blue. The three "
+                          "secondary colors are\"}\n"
+                       << "{\"id\": \"b\", \"prompt\": \"The three primary colors are red, yellow and blue. Mixing red "
+                          "and blue gives\"}\n"
+                       << "{\"id\": \"c\", \"prompt\": \"A haiku about autumn:\", \"temperature\": 0.8, \"n\": 2}\n"
+                       << "not json\n";
   const auto outputs = dir / "outputs";
   const auto table = dir / "table.json";
   const CliResult r = run_pagedgen(fmt::format("sweep -q -i '{}' --block-sizes 1,8,16,64 --max-tokens 10 "

@@ -31,14 +31,14 @@ TEST_CASE("tokenize and --tokenizer accept a vocabulary-only GGUF of an architec
   const std::string vocab = sh_quote(starcoder2_vocab());
 
   // Its general.architecture is 'starcoder2'; llama.cpp's vectors give these ids.
-  const CliResult tokenized = run_pagedgen(fmt::format("tokenize -m {} ' Hello world'", vocab), dir / "err1",
-                                           dir / "out1");
+  const CliResult tokenized =
+      run_pagedgen(fmt::format("tokenize -m {} ' Hello world'", vocab), dir / "err1", dir / "out1");
   CHECK(tokenized.exit_code == 0);
   CHECK(read_file(dir / "out1") == "12009 5810\n");
 
   // As a model it is refused: there are no weights and the architecture is not run.
-  const CliResult as_model = run_pagedgen(fmt::format("complete --device cpu -m {} 'Hi' --max-tokens 1", vocab),
-                                          dir / "err2");
+  const CliResult as_model =
+      run_pagedgen(fmt::format("complete --device cpu -m {} 'Hi' --max-tokens 1", vocab), dir / "err2");
   CHECK(as_model.exit_code != 0);
   CHECK(read_file(dir / "err2").find("starcoder2") != std::string::npos);
 
@@ -51,10 +51,10 @@ TEST_CASE("tokenize and --tokenizer accept a vocabulary-only GGUF of an architec
   CHECK_MESSAGE(complete.exit_code == 0, complete.stderr_text);
 
   std::ofstream(dir / "in.jsonl") << "{\"prompt\": \"Hello world\", \"max_tokens\": 2, \"ignore_eos\": true}\n";
-  const CliResult generate = run_pagedgen(
-      fmt::format("generate -q --device cpu --load-format dummy -m {} --tokenizer {} -i {} -o {}", config(), vocab,
-                  sh_quote(dir / "in.jsonl"), sh_quote(dir / "out.jsonl")),
-      dir / "err4");
+  const CliResult generate =
+      run_pagedgen(fmt::format("generate -q --device cpu --load-format dummy -m {} --tokenizer {} -i {} -o {}",
+                               config(), vocab, sh_quote(dir / "in.jsonl"), sh_quote(dir / "out.jsonl")),
+                   dir / "err4");
   CHECK_MESSAGE(generate.exit_code == 0, generate.stderr_text);
   const std::string out = read_file(dir / "out.jsonl");
   CHECK(json_int(out, "usage", "prompt_tokens") == 2);  // "Hello world" is 8302 5810

@@ -35,16 +35,15 @@ uint64_t mix(uint64_t x) {
 
 // What the backend was given in one step, as text: equal texts, equal inputs.
 std::string describe(const StepBatch& b, const SamplingBatch& s, const std::vector<BlockCopy>& copies) {
-  std::string text = fmt::format("seqs {} tokens {} bs {} mb {}\n", b.num_seqs, b.num_tokens, b.block_size,
-                                 b.max_blocks_per_seq);
+  std::string text =
+      fmt::format("seqs {} tokens {} bs {} mb {}\n", b.num_seqs, b.num_tokens, b.block_size, b.max_blocks_per_seq);
   text += fmt::format("ids {}\npos {}\nslots {}\nqs {}\nctx {}\ntables {}\nlogits {}\n", fmt::join(b.token_ids, ","),
                       fmt::join(b.positions, ","), fmt::join(b.slot_mapping, ","), fmt::join(b.query_start, ","),
                       fmt::join(b.context_lens, ","), fmt::join(b.block_tables, ","), fmt::join(b.logits_rows, ","));
   for (const SamplingRow& r : s.rows) {
     text += fmt::format("row {} {} {}\n", r.logits_row, r.num_generated, r.random_bits);
     // The tokens the penalties read (a row without them may see placeholders: it never reads them).
-    if (r.params->penalizes_tokens())
-      text += fmt::format("penalized tokens {}\n", fmt::join(r.tokens, ","));
+    if (r.params->penalizes_tokens()) text += fmt::format("penalized tokens {}\n", fmt::join(r.tokens, ","));
   }
   for (const BlockCopy& c : copies) text += fmt::format("copy {} {}\n", c.src, c.dst);
   return text;
@@ -70,8 +69,10 @@ class HashModelBackend final : public Backend {
       const auto t = static_cast<std::size_t>(batch.logits_rows[static_cast<std::size_t>(row.logits_row)]);
       const uint64_t h = mix(static_cast<uint64_t>(batch.token_ids[t]) * 1000003u +
                              static_cast<uint64_t>(batch.positions[t]) * 7919u + row.random_bits);
-      if (fail_every_ > 0 && h % fail_every_ == 0) tokens.push_back({});
-      else tokens.push_back({static_cast<TokenId>(h % static_cast<uint64_t>(vocab_)), std::nullopt});
+      if (fail_every_ > 0 && h % fail_every_ == 0)
+        tokens.push_back({});
+      else
+        tokens.push_back({static_cast<TokenId>(h % static_cast<uint64_t>(vocab_)), std::nullopt});
     }
     return tokens;
   }
@@ -89,10 +90,10 @@ struct RunResult {
   std::map<uint64_t, std::string> records;  // by input index, as text
   std::vector<std::string> figures;         // the counted figures of EngineStats, one line each
   std::vector<std::string> backend_steps;   // what the backend was given
-  std::vector<bool> overlapped;          // per step() call
+  std::vector<bool> overlapped;             // per step() call
   std::vector<int> records_per_call;        // records that came out of each step() call
   int64_t num_errors = 0;
-  int64_t num_stops = 0;                    // samples ended by a stop id
+  int64_t num_stops = 0;  // samples ended by a stop id
 };
 
 std::string describe(const OutputRecord& record) {
@@ -101,7 +102,8 @@ std::string describe(const OutputRecord& record) {
   const auto& out = std::get<RequestOutput>(record);
   std::string text = fmt::format("prompt {} cached {}", out.prompt_tokens, out.cached_tokens);
   for (const Completion& c : out.choices)
-    text += fmt::format(" | {} {} [{}]", finish_reason_name(c.finish_reason), c.num_tokens, fmt::join(c.token_ids, ","));
+    text +=
+        fmt::format(" | {} {} [{}]", finish_reason_name(c.finish_reason), c.num_tokens, fmt::join(c.token_ids, ","));
   return text;
 }
 
@@ -113,17 +115,17 @@ std::vector<std::string> counted_figures(const EngineStats& e) {
       fmt::format("steps {} used {} peak {} sum {} allocated {} filled {} logical {} sequence {}", e.num_steps,
                   e.used_blocks, e.peak_used_blocks, e.sum_used_blocks, e.sum_allocated_slots, e.sum_filled_slots,
                   e.sum_logical_slots, e.sum_sequence_slots),
-      fmt::format("peaks {} {} {} naive {} {} {} {}", e.peak_allocated_slots, e.peak_filled_slots,
-                  e.peak_shared_blocks, e.sum_naive_max_len_slots, e.sum_naive_request_slots,
-                  e.peak_naive_max_len_slots, e.peak_naive_request_slots),
+      fmt::format("peaks {} {} {} naive {} {} {} {}", e.peak_allocated_slots, e.peak_filled_slots, e.peak_shared_blocks,
+                  e.sum_naive_max_len_slots, e.sum_naive_request_slots, e.peak_naive_max_len_slots,
+                  e.peak_naive_request_slots),
       fmt::format("prefix {} {} {} {} {} {} evictions {} cow {} preemptions {} recomputed {}", e.prefix_lookup_blocks,
                   e.prefix_hit_blocks, e.prefix_hit_tokens, e.prefix_partial_hits, e.prefix_partial_tokens,
                   e.prefix_key_collisions, e.evictions, e.cow_copies, e.preemptions, e.recomputed_tokens),
       fmt::format("timeline stride {} points {}", e.timeline_stride, e.timeline.size()),
   };
   for (const KvTimelinePoint& p : e.timeline)
-    f.push_back(fmt::format("t {} {} {} {} {} {} {}", p.step, p.kv.used_blocks, p.kv.allocated_slots,
-                            p.kv.filled_slots, p.kv.logical_slots, p.kv.sequence_slots, p.kv.shared_blocks));
+    f.push_back(fmt::format("t {} {} {} {} {} {} {}", p.step, p.kv.used_blocks, p.kv.allocated_slots, p.kv.filled_slots,
+                            p.kv.logical_slots, p.kv.sequence_slots, p.kv.shared_blocks));
   return f;
 }
 
@@ -140,7 +142,8 @@ RunResult run(EngineConfig config, const std::vector<PreparedRequest>& requests,
     result.overlapped.push_back(engine.last_step_timings().overlapped);
     result.records_per_call.push_back(static_cast<int>(step.finished.size()));
     for (const OutputRecord& record : step.finished) {
-      if (std::holds_alternative<RequestError>(record)) ++result.num_errors;
+      if (std::holds_alternative<RequestError>(record))
+        ++result.num_errors;
       else
         for (const Completion& c : std::get<RequestOutput>(record).choices)
           result.num_stops += c.finish_reason == FinishReason::kStop;
@@ -176,8 +179,8 @@ EngineConfig small_config() {
 }
 
 // The same records, figures and backend inputs both ways; returns the overlap's run.
-RunResult check_same_both_ways(const EngineConfig& config, const std::vector<PreparedRequest>& requests,
-                               int32_t vocab, uint64_t fail_every) {
+RunResult check_same_both_ways(const EngineConfig& config, const std::vector<PreparedRequest>& requests, int32_t vocab,
+                               uint64_t fail_every) {
   const RunResult off = run(config, requests, false, vocab, fail_every);
   const RunResult on = run(config, requests, true, vocab, fail_every);
   CHECK(count(off.overlapped) == 0);
@@ -303,8 +306,8 @@ TEST_CASE("mixed workloads: the same records, figures and backend inputs with th
   unshared.prefix_sharing = false;
   unshared.block_size = 8;
   unshared.num_blocks = 9;
-  for (const Case& c : {Case{"roomy", roomy}, Case{"tight pool", tight}, Case{"chunked", chunked},
-                        Case{"unshared", unshared}}) {
+  for (const Case& c :
+       {Case{"roomy", roomy}, Case{"tight pool", tight}, Case{"chunked", chunked}, Case{"unshared", unshared}}) {
     INFO(c.name);
     const RunResult on = check_same_both_ways(c.config, requests, 40, 211);
     // The workload exercises what it claims, and the overlap engaged.

@@ -31,7 +31,8 @@ std::vector<std::string> generate_flags() {
   CLI::App* generate = add_generate_flags(app, options);
   std::vector<std::string> flags;
   for (const CLI::Option* option : generate->get_options())
-    if (option != generate->get_help_ptr() && option != generate->get_help_all_ptr()) flags.push_back(flag_name(*option));
+    if (option != generate->get_help_ptr() && option != generate->get_help_all_ptr())
+      flags.push_back(flag_name(*option));
   return flags;
 }
 
@@ -89,14 +90,35 @@ TEST_CASE("each manifest setting's value changes when one of its flags moves off
   const std::filesystem::path other_model = write_file("pagedgen-settings-other.gguf", "other model bytes");
   // A value away from the default for each flag of the table ("" for a switch).
   const std::map<std::string, std::string> moved = {
-      {"--format", "openai"}, {"--chat-template", "chatml"}, {"--seed", "7"}, {"--temperature", "0.5"},
-      {"--top-p", "0.5"}, {"--top-k", "5"}, {"--min-p", "0.25"}, {"--max-tokens", "7"}, {"--min-tokens", "2"},
-      {"--stop", "END"}, {"--ignore-eos", ""}, {"-n", "3"}, {"--max-model-len", "100"}, {"--block-size", "8"},
-      {"--num-blocks", "10"}, {"--kv-cache-memory", "2GiB"}, {"--max-num-seqs", "8"}, {"--max-batch-tokens", "64"},
-      {"--no-prefix-sharing", ""}, {"--plan-window", "5"}, {"--device", "cpu"}, {"--dtype", "float16"},
-      {"--cpu-math", "exact"}, {"--kv-cache-dtype", "float32"}, {"--load-format", "dummy"}, {"--shard", "1/2"},
+      {"--format", "openai"},
+      {"--chat-template", "chatml"},
+      {"--seed", "7"},
+      {"--temperature", "0.5"},
+      {"--top-p", "0.5"},
+      {"--top-k", "5"},
+      {"--min-p", "0.25"},
+      {"--max-tokens", "7"},
+      {"--min-tokens", "2"},
+      {"--stop", "END"},
+      {"--ignore-eos", ""},
+      {"-n", "3"},
+      {"--max-model-len", "100"},
+      {"--block-size", "8"},
+      {"--num-blocks", "10"},
+      {"--kv-cache-memory", "2GiB"},
+      {"--max-num-seqs", "8"},
+      {"--max-batch-tokens", "64"},
+      {"--no-prefix-sharing", ""},
+      {"--plan-window", "5"},
+      {"--device", "cpu"},
+      {"--dtype", "float16"},
+      {"--cpu-math", "exact"},
+      {"--kv-cache-dtype", "float32"},
+      {"--load-format", "dummy"},
+      {"--shard", "1/2"},
       {"--json-schema", write_file("pagedgen-settings-schema.json", R"({"type": "object"})").string()},
-      {"--json-object", ""}, {"--tokenizer", other_model.string() + " --load-format dummy"},
+      {"--json-object", ""},
+      {"--tokenizer", other_model.string() + " --load-format dummy"},
       {"--gpu-memory-utilization", "0.5"}};
   const GenerateOptions defaults = parse_generate({});
   for (const ManifestSetting& row : manifest_table()) {
@@ -122,11 +144,33 @@ TEST_CASE("the manifest of a default run: the settings older manifests hold, in 
   const std::filesystem::path model = write_file("pagedgen-settings-model.gguf", "model bytes");
   std::vector<std::string> keys;
   for (const auto& [key, value] : manifest_settings(parse_generate({}), model)) keys.push_back(key);
-  const std::vector<std::string> expected = {
-      "model", "format", "chat_template", "seed", "temperature", "top_p", "top_k", "min_p", "max_tokens",
-      "min_tokens", "stop", "ignore_eos", "n", "max_model_len", "block_size", "num_blocks", "kv_cache_memory",
-      "max_num_seqs", "max_batch_tokens", "prefix_sharing", "plan_window", "device", "dtype", "cpu_math",
-      "kv_cache_dtype", "load_format", "shard"};
+  const std::vector<std::string> expected = {"model",
+                                             "format",
+                                             "chat_template",
+                                             "seed",
+                                             "temperature",
+                                             "top_p",
+                                             "top_k",
+                                             "min_p",
+                                             "max_tokens",
+                                             "min_tokens",
+                                             "stop",
+                                             "ignore_eos",
+                                             "n",
+                                             "max_model_len",
+                                             "block_size",
+                                             "num_blocks",
+                                             "kv_cache_memory",
+                                             "max_num_seqs",
+                                             "max_batch_tokens",
+                                             "prefix_sharing",
+                                             "plan_window",
+                                             "device",
+                                             "dtype",
+                                             "cpu_math",
+                                             "kv_cache_dtype",
+                                             "load_format",
+                                             "shard"};
   CHECK(keys == expected);
   const auto settings = manifest_settings(parse_generate({"--no-prefix-sharing", "--stop", "a\"b"}), model);
   CHECK(settings[10].second == R"(["a\"b"])");

@@ -29,8 +29,7 @@ std::string open_error(const std::filesystem::path& path) {
 
 // Writes `bytes`, expects opening to throw Error whose one-line message names the file
 // and contains every word in `words`.
-void expect_error(const TempDir& dir, std::span<const std::byte> bytes,
-                  std::initializer_list<std::string_view> words) {
+void expect_error(const TempDir& dir, std::span<const std::byte> bytes, std::initializer_list<std::string_view> words) {
   const std::filesystem::path path = dir / "bad.gguf";
   write_file(path, bytes);
   CHECK_THROWS_AS(GgufFile{path}, Error);
@@ -69,18 +68,16 @@ GgufWriter every_value_type(uint32_t version) {
   w.add("u64", u(GgufValueType::UINT64, std::numeric_limits<uint64_t>::max()));
   w.add("i64", i(GgufValueType::INT64, std::numeric_limits<int64_t>::min()));
   w.add("f64", {GgufValueType::FLOAT64, 0.1});
-  w.add("array.i32", gguf_array(GgufValueType::INT32, {i(GgufValueType::INT32, -1),
-                                                       i(GgufValueType::INT32, 2),
+  w.add("array.i32", gguf_array(GgufValueType::INT32, {i(GgufValueType::INT32, -1), i(GgufValueType::INT32, 2),
                                                        i(GgufValueType::INT32, 2147483647)}));
-  w.add("array.f32", gguf_array(GgufValueType::FLOAT32, {{GgufValueType::FLOAT32, 0.5},
-                                                         {GgufValueType::FLOAT32, -2.0}}));
+  w.add("array.f32",
+        gguf_array(GgufValueType::FLOAT32, {{GgufValueType::FLOAT32, 0.5}, {GgufValueType::FLOAT32, -2.0}}));
   w.add("array.strings", gguf_array(GgufValueType::STRING, {str("a"), str(""), str("xyz")}));
   w.add("array.empty", gguf_array(GgufValueType::UINT8, {}));
   w.add("array.nested",
         gguf_array(GgufValueType::ARRAY,
-                   {gguf_array(GgufValueType::ARRAY,
-                               {gguf_array(GgufValueType::UINT8, {u(GgufValueType::UINT8, 1),
-                                                                  u(GgufValueType::UINT8, 2)})}),
+                   {gguf_array(GgufValueType::ARRAY, {gguf_array(GgufValueType::UINT8, {u(GgufValueType::UINT8, 1),
+                                                                                        u(GgufValueType::UINT8, 2)})}),
                     gguf_array(GgufValueType::ARRAY, {})}));
   w.add_tensor({"a", {4, 3}, static_cast<uint32_t>(GgmlType::F32), pattern_bytes(48, 1)});
   w.add_tensor({"b", {32}, static_cast<uint32_t>(GgmlType::Q4_0), pattern_bytes(18, 2)});
@@ -180,7 +177,8 @@ TEST_CASE("typed getters convert integer widths and refuse mismatched types") {
   CHECK_THROWS_AS(file.get_bool("u8"), Error);
   CHECK_THROWS_AS(file.get_float("string"), Error);
   CHECK_THROWS_AS(file.get_string_array("array.i32"), Error);
-  CHECK(message([&] { file.get_string_array("array.i32"); }).find("array of int32, expected an array of strings") != std::string::npos);
+  CHECK(message([&] { file.get_string_array("array.i32"); }).find("array of int32, expected an array of strings") !=
+        std::string::npos);
   CHECK_THROWS_AS(file.get_int_array("array.strings"), Error);
   CHECK_THROWS_AS(file.get_float_array("array.nested"), Error);
   CHECK_THROWS_AS(file.get_int_array("u8"), Error);
@@ -297,7 +295,9 @@ TEST_CASE("corrupt headers and directories each throw a message naming the probl
     GgufBytes b = good;
     b.bytes[3] = std::byte{'X'};
     expect_error(dir, b.bytes, {"not a GGUF file (magic 47 47 55 58"});
-    const std::string elf = "\x7f" "ELF and then some";
+    const std::string elf =
+        "\x7f"
+        "ELF and then some";
     std::vector<std::byte> not_gguf(elf.size());
     std::memcpy(not_gguf.data(), elf.data(), elf.size());
     expect_error(dir, not_gguf, {"not a GGUF file (magic 7f 45 4c 46"});
@@ -418,13 +418,13 @@ std::vector<std::byte> byte_array_gguf(const std::string& key, uint64_t count) {
     for (int k = 0; k < width; ++k) bytes.push_back(static_cast<std::byte>((value >> (8 * k)) & 0xff));
   };
   for (const char c : std::string_view("GGUF")) bytes.push_back(static_cast<std::byte>(c));
-  put(3, 4);           // version
-  put(0, 8);           // tensor count
-  put(1, 8);           // metadata key count
+  put(3, 4);  // version
+  put(0, 8);  // tensor count
+  put(1, 8);  // metadata key count
   put(key.size(), 8);
   for (const char c : key) bytes.push_back(static_cast<std::byte>(c));
-  put(9, 4);           // ARRAY
-  put(0, 4);           // of UINT8
+  put(9, 4);  // ARRAY
+  put(0, 4);  // of UINT8
   put(count, 8);
   bytes.resize(bytes.size() + count);
   return bytes;

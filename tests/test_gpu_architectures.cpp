@@ -162,9 +162,12 @@ struct ArchModel {
     }
     for (std::size_t l = 0; l < weights.layers.size(); ++l) {
       const std::string p = "blk." + std::to_string(l) + ".";
-      for (const auto& [name, values] : {std::pair{p + "attn_qkv.weight", &fused[2 * l]},
-                                         std::pair{p + "ffn_up.weight", &fused[2 * l + 1]}})
-        kept.push_back({name, name, {values->size() / hidden, hidden}, static_cast<uint32_t>(GgmlType::F32),
+      for (const auto& [name, values] :
+           {std::pair{p + "attn_qkv.weight", &fused[2 * l]}, std::pair{p + "ffn_up.weight", &fused[2 * l + 1]}})
+        kept.push_back({name,
+                        name,
+                        {values->size() / hidden, hidden},
+                        static_cast<uint32_t>(GgmlType::F32),
                         {reinterpret_cast<const std::byte*>(values->data()), values->size() * sizeof(float)}});
     }
     tensors = std::move(kept);
@@ -224,7 +227,8 @@ std::vector<std::vector<float>> run_steps(LogitsBackend& backend, const ModelCon
   const std::size_t a = builder.add_sequence(), b = builder.add_sequence();
   auto tokens = [&](std::size_t n, int32_t offset) {
     std::vector<int32_t> ids(n);
-    for (std::size_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>((i * 37 + static_cast<std::size_t>(offset)) % 1000);
+    for (std::size_t i = 0; i < n; ++i)
+      ids[i] = static_cast<int32_t>((i * 37 + static_cast<std::size_t>(offset)) % 1000);
     return ids;
   };
   const std::vector<std::vector<std::pair<std::size_t, std::vector<int32_t>>>> steps = {
@@ -281,8 +285,8 @@ std::vector<std::vector<int32_t>> engine_greedy(Backend& backend, int32_t num_re
 }
 
 // The CPU's best-minus-second logit at each of `completion`'s steps after `prompt`.
-std::vector<float> cpu_margins(CpuBackend& cpu, const std::vector<int32_t>& prompt, const std::vector<int32_t>& completion,
-                               int64_t vocab) {
+std::vector<float> cpu_margins(CpuBackend& cpu, const std::vector<int32_t>& prompt,
+                               const std::vector<int32_t>& completion, int64_t vocab) {
   cpu.allocate_kv_pool(200, 16);
   test::PagedBatchBuilder builder(16, 200, 9u);
   const std::size_t seq = builder.add_sequence();

@@ -43,10 +43,10 @@ constexpr float kNearTie = 2e-3f;
 
 using test::GpuTestModel;
 
-#define REQUIRE_GPU_AND_MODEL()                          \
-  REQUIRE_GPU();                                         \
-  const GpuTestModel& loaded = test::gpu_test_model();   \
-  MESSAGE("model: " << loaded.name);                     \
+#define REQUIRE_GPU_AND_MODEL()                        \
+  REQUIRE_GPU();                                       \
+  const GpuTestModel& loaded = test::gpu_test_model(); \
+  MESSAGE("model: " << loaded.name);                   \
   const ModelConfig& config = loaded.config
 
 std::unique_ptr<gpu::CudaBackend> cuda_backend(const GpuTestModel& m, gpu::DeviceDtype dtype, bool cuda_graphs = true,
@@ -154,8 +154,9 @@ std::vector<std::vector<float>> shared_prefix_decodes(LogitsBackend& backend, st
     own.push_back({builder.add_sequence_sharing(prefix_seq, kPrefixBlocks), tokens});
   }
   run_step(backend, builder.step(own), vocab);
-  const std::vector<std::pair<int32_t, int32_t>> parts =
-      split ? std::vector<std::pair<int32_t, int32_t>>{{0, 3}, {3, 6}} : std::vector<std::pair<int32_t, int32_t>>{{0, 6}};
+  const std::vector<std::pair<int32_t, int32_t>> parts = split
+                                                             ? std::vector<std::pair<int32_t, int32_t>>{{0, 3}, {3, 6}}
+                                                             : std::vector<std::pair<int32_t, int32_t>>{{0, 6}};
   std::vector<std::vector<float>> out;
   for (int32_t round = 0; round < 3; ++round) {
     std::vector<float> logits;
@@ -219,8 +220,8 @@ TEST_CASE("float32: greedy tokens of every reference prompt equal the CPU backen
     for (std::size_t step = 0; step < std::min(same + 1, got.size()); ++step)
       for (std::size_t i = 0; i < vocab; ++i)
         max_diff = std::max(max_diff, std::abs(gpu_logits[step][i] - cpu_logits[step][i]));
-    CHECK_MESSAGE(max_diff <= kLogitTolerance, "max |cuda - cpu| over " << std::min(same + 1, got.size())
-                                                                         << " steps' logits: " << max_diff);
+    CHECK_MESSAGE(max_diff <= kLogitTolerance,
+                  "max |cuda - cpu| over " << std::min(same + 1, got.size()) << " steps' logits: " << max_diff);
     if (same < got.size()) {
       MESSAGE("greedy tokens part at step " << same << " where the CPU's best two logits are " << margins[same]
                                             << " apart");
@@ -268,8 +269,9 @@ TEST_CASE("float16: logits follow the CPU backend's, closer than bfloat16's, ove
   }
 }
 
-TEST_CASE("decode graphs: each bucket's first (eager), second (captured) and later (replayed) steps give the bits of "
-          "graphs off, float32 and bfloat16") {
+TEST_CASE(
+    "decode graphs: each bucket's first (eager), second (captured) and later (replayed) steps give the bits of "
+    "graphs off, float32 and bfloat16") {
   REQUIRE_GPU_AND_MODEL();
   const auto vocab = static_cast<std::size_t>(config.vocab_size);
   for (const gpu::DeviceDtype dtype : {gpu::DeviceDtype::F32, gpu::DeviceDtype::BF16}) {
@@ -286,8 +288,9 @@ TEST_CASE("decode graphs: each bucket's first (eager), second (captured) and lat
   }
 }
 
-TEST_CASE("cascade decode through the backend: six sequences on a 320-token shared prefix, bfloat16 and float16, "
-          "near the CPU's logits and the CUDA-core decode's") {
+TEST_CASE(
+    "cascade decode through the backend: six sequences on a 320-token shared prefix, bfloat16 and float16, "
+    "near the CPU's logits and the CUDA-core decode's") {
   REQUIRE_GPU_AND_MODEL();
   const auto vocab = static_cast<std::size_t>(config.vocab_size);
   CpuBackend cpu(config, loaded.weights, 2);
@@ -344,7 +347,9 @@ TEST_CASE("generate --device cuda: output files byte-identical at block sizes 1,
   }
 }
 
-TEST_CASE("the CUDA backend takes every architecture pagedgen reads; a head dim its kernels lack is refused, named (no GPU needed)") {
+TEST_CASE(
+    "the CUDA backend takes every architecture pagedgen reads; a head dim its kernels lack is refused, named (no GPU "
+    "needed)") {
   for (const std::string arch : {"qwen3", "phi3", "gemma2", "gemma3"}) {
     CAPTURE(arch);
     const ModelFiles files(test::data_dir() / "arch-reference" / arch / "model.gguf");

@@ -39,7 +39,8 @@ test::CliResult run_on_gpu(const std::string& args, const std::filesystem::path&
 void report_differences(const std::filesystem::path& outputs, const std::vector<int32_t>& block_sizes) {
   static const std::regex cached(R"re("cached_tokens":\d+)re");
   const auto lines = [&](int32_t block_size) {
-    std::vector<std::string> out = test::complete_lines(test::read_file(outputs / fmt::format("bs{}.jsonl", block_size)));
+    std::vector<std::string> out =
+        test::complete_lines(test::read_file(outputs / fmt::format("bs{}.jsonl", block_size)));
     for (std::string& line : out) line = std::regex_replace(line, cached, "\"cached_tokens\":_");
     return out;
   };
@@ -82,10 +83,10 @@ TEST_CASE("plan --device cuda: bfloat16 KV bytes and a pool sized from free devi
   const std::filesystem::path input = test::source_dir() / "samples" / "chat.jsonl";
   const auto plan = [&](const std::string& name, const std::string& flags) {
     const std::filesystem::path json = work_dir() / fmt::format("plan-{}.json", name);
-    const test::CliResult r = run_on_gpu(
-        fmt::format("plan {} -i '{}' --block-sizes 16 {} --json '{}'", test::gpu_test_model_files_args(),
-                    input.string(), flags, json.string()),
-        "/dev/null");
+    const test::CliResult r =
+        run_on_gpu(fmt::format("plan {} -i '{}' --block-sizes 16 {} --json '{}'", test::gpu_test_model_files_args(),
+                               input.string(), flags, json.string()),
+                   "/dev/null");
     INFO(r.stderr_text);
     REQUIRE(r.exit_code == 0);
     return test::read_file(json);
@@ -117,31 +118,34 @@ TEST_CASE("sweep --device cuda: float32 text identical across block sizes; bfloa
   const test::CliResult exact = run_on_gpu(
       fmt::format("sweep -q {} -i '{}' --device cuda --dtype float32 --block-sizes 16,1,8,64 --max-tokens 16 "
                   "--outputs '{}'",
-                  test::gpu_test_model_args(), input.string(), outputs.string()), table);
+                  test::gpu_test_model_args(), input.string(), outputs.string()),
+      table);
   INFO(exact.stderr_text);
   MESSAGE("float32 with prefix sharing on, sweep exit code " << exact.exit_code);
   report_differences(outputs, block_sizes);
   CHECK(exact.exit_code == 0);
   CHECK(test::read_file(table).find("outputs identical across block sizes: yes") != std::string::npos);
-  const test::CliResult bf16 = run_on_gpu(
-      fmt::format("sweep -q {} -i '{}' --device cuda --block-sizes 8,16,64 --max-tokens 16",
-                  test::gpu_test_model_args(), input.string()), table);
+  const test::CliResult bf16 =
+      run_on_gpu(fmt::format("sweep -q {} -i '{}' --device cuda --block-sizes 8,16,64 --max-tokens 16",
+                             test::gpu_test_model_args(), input.string()),
+                 table);
   INFO(bf16.stderr_text);
   CHECK(bf16.exit_code == 0);
   CHECK(test::read_file(table).find("outputs identical across block sizes:") != std::string::npos);
 }
 
-TEST_CASE("generate --device cuda, bfloat16, ignore_eos: the same output file and counted stats with CUDA graphs "
-          "and the overlap on and off") {
+TEST_CASE(
+    "generate --device cuda, bfloat16, ignore_eos: the same output file and counted stats with CUDA graphs "
+    "and the overlap on and off") {
   REQUIRE_GPU();
   const std::filesystem::path input = work_dir() / "graphs-overlap.jsonl";
   std::ofstream(input) << graphs_overlap_input();
   const auto run = [&](const std::string& name, const std::string& flags) {
     const std::filesystem::path out = work_dir() / (name + ".jsonl"), stats = work_dir() / (name + ".stats.json");
-    const test::CliResult r = run_on_gpu(
-        fmt::format("generate -q --device cuda {} -i '{}' -o '{}' --stats '{}' --kv-cache-memory 1GiB {}",
-                    test::gpu_test_model_args(), input.string(), out.string(), stats.string(), flags),
-        "/dev/null");
+    const test::CliResult r =
+        run_on_gpu(fmt::format("generate -q --device cuda {} -i '{}' -o '{}' --stats '{}' --kv-cache-memory 1GiB {}",
+                               test::gpu_test_model_args(), input.string(), out.string(), stats.string(), flags),
+                   "/dev/null");
     INFO(name << ": " << r.stderr_text);
     REQUIRE(r.exit_code == 0);
     return std::pair{test::read_file(out), test::read_file(stats)};

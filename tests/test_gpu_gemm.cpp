@@ -55,8 +55,16 @@ std::vector<int64_t> checked_columns(int64_t rows, int64_t k, int64_t n) {
 Problem make_problem(gpu::DeviceDtype dtype, int64_t rows, int64_t k, int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Problem p{rows, k, n, checked_columns(rows, k, n), std::vector<float>(static_cast<std::size_t>(rows * k)),
-            std::vector<float>(static_cast<std::size_t>(n * k)), {}, {}, {}, {}};
+  Problem p{rows,
+            k,
+            n,
+            checked_columns(rows, k, n),
+            std::vector<float>(static_cast<std::size_t>(rows * k)),
+            std::vector<float>(static_cast<std::size_t>(n * k)),
+            {},
+            {},
+            {},
+            {}};
   auto upload = [&](std::vector<float>& values) {
     for (float& v : values) v = dist(rng);
     if (dtype == gpu::DeviceDtype::F32) return test::to_device(values);
@@ -200,9 +208,9 @@ TEST_CASE("CudaGemm float32: an algorithm for every shape the backend runs, smal
   // (k, n): SmolLM2-135M's fused QKV, wo, fused gate/up, w_down and LM head (vocabulary
   // 49152); the LM head of an odd vocabulary (49153, and 32001: Llama 2's with a pad token);
   // an odd n and an odd k of small sizes; Llama-3-8B's fused QKV and w_down.
-  const std::vector<std::pair<int64_t, int64_t>> kns = {{576, 960},    {576, 576},   {576, 3072},  {1536, 576},
-                                                        {576, 49152},  {576, 49153}, {576, 32001}, {256, 1001},
-                                                        {1001, 256},   {4096, 6144}, {14336, 4096}};
+  const std::vector<std::pair<int64_t, int64_t>> kns = {{576, 960},   {576, 576},   {576, 3072},  {1536, 576},
+                                                        {576, 49152}, {576, 49153}, {576, 32001}, {256, 1001},
+                                                        {1001, 256},  {4096, 6144}, {14336, 4096}};
   gpu::CudaGemm gemm(nullptr, gpu::DeviceDtype::F32);
   int num_failed = 0;
   for (const auto& [k, n] : kns) {
@@ -219,9 +227,9 @@ TEST_CASE("CudaGemm: a shape first planned inside a stream capture replays the e
   cudaStream_t stream = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   // float32 through its masked heuristic too, on a decode bucket's LM head of an odd vocabulary.
-  for (const auto& [dtype, n] : {std::pair{gpu::DeviceDtype::BF16, int64_t{1536}},
-                                 std::pair{gpu::DeviceDtype::F32, int64_t{1536}},
-                                 std::pair{gpu::DeviceDtype::F32, int64_t{49153}}}) {
+  for (const auto& [dtype, n] :
+       {std::pair{gpu::DeviceDtype::BF16, int64_t{1536}}, std::pair{gpu::DeviceDtype::F32, int64_t{1536}},
+        std::pair{gpu::DeviceDtype::F32, int64_t{49153}}}) {
     CAPTURE(gpu::device_dtype_name(dtype));
     CAPTURE(n);
     constexpr int64_t m = 24;

@@ -137,16 +137,18 @@ TEST_CASE("add + RMSNorm: the residual add and cpu::rms_norm, on all rows and on
     cpu::rms_norm(post_summed.data(), weight.data(), post_expected.data(), rows, dim, 1e-5f);
     const gpu::DeviceBuffer x2_d = test::to_device(x), post_d = test::to_device(post);
     const gpu::DeviceBuffer post_out = poisoned(expected.size(), dim);
-    gpu::launch_add_rms_norm(gpu::RmsNormArgs<float>{x2_d.as<float>(), residual_d.as<float>(), weight_d.as<float>(),
-                                                     post_out.as<float>(), nullptr, rows, dim, 1e-5f, post_d.as<float>()},
-                             nullptr);
+    gpu::launch_add_rms_norm(
+        gpu::RmsNormArgs<float>{x2_d.as<float>(), residual_d.as<float>(), weight_d.as<float>(), post_out.as<float>(),
+                                nullptr, rows, dim, 1e-5f, post_d.as<float>()},
+        nullptr);
     check_output(post_out, post_expected, kTolerance);
     check_output(x2_d, post_summed, kTolerance);
   }
 }
 
-TEST_CASE("QKV bias + q/k norms + RoPE: cpu::add_bias, cpu::rms_norm per head, cpu::rope, both pair layouts, partial "
-          "rotation; the KV write folded in") {
+TEST_CASE(
+    "QKV bias + q/k norms + RoPE: cpu::add_bias, cpu::rms_norm per head, cpu::rope, both pair layouts, partial "
+    "rotation; the KV write folded in") {
   REQUIRE_GPU();
   // Angles in double and unfused products on both sides; sin/cos may round differently in
   // the last bit of a double, hence a tolerance of a few float ulps.
@@ -157,10 +159,11 @@ TEST_CASE("QKV bias + q/k norms + RoPE: cpu::add_bias, cpu::rms_norm per head, c
     bool bias;
     bool qk_norm = false;  // Qwen3, Gemma 3: each q and k head RMS-normed before RoPE
   };
-  for (const Case c : {Case{9, 3, 64, 64, RopeLayout::Interleaved, false}, Case{4, 2, 128, 128, RopeLayout::HalfSplit, true},
-                       Case{2, 1, 64, 32, RopeLayout::HalfSplit, false}, Case{2, 2, 64, 48, RopeLayout::Interleaved, true},
-                       Case{8, 2, 128, 128, RopeLayout::HalfSplit, false, true},
-                       Case{4, 1, 256, 256, RopeLayout::HalfSplit, true, true}}) {
+  for (const Case c :
+       {Case{9, 3, 64, 64, RopeLayout::Interleaved, false}, Case{4, 2, 128, 128, RopeLayout::HalfSplit, true},
+        Case{2, 1, 64, 32, RopeLayout::HalfSplit, false}, Case{2, 2, 64, 48, RopeLayout::Interleaved, true},
+        Case{8, 2, 128, 128, RopeLayout::HalfSplit, false, true},
+        Case{4, 1, 256, 256, RopeLayout::HalfSplit, true, true}}) {
     CAPTURE(c.head_dim);
     CAPTURE(c.rope_dim);
     CAPTURE(c.qk_norm);
@@ -179,9 +182,12 @@ TEST_CASE("QKV bias + q/k norms + RoPE: cpu::add_bias, cpu::rms_norm per head, c
     for (int32_t t = 0; t < tokens; ++t)
       for (int32_t i = 0; i < width; ++i) {
         const float value = qkv[static_cast<std::size_t>(t * width + i)];
-        if (i < q_dim) q[static_cast<std::size_t>(t * q_dim + i)] = value;
-        else if (i < q_dim + kv_dim) k[static_cast<std::size_t>(t * kv_dim + i - q_dim)] = value;
-        else v[static_cast<std::size_t>(t * kv_dim + i - q_dim - kv_dim)] = value;
+        if (i < q_dim)
+          q[static_cast<std::size_t>(t * q_dim + i)] = value;
+        else if (i < q_dim + kv_dim)
+          k[static_cast<std::size_t>(t * kv_dim + i - q_dim)] = value;
+        else
+          v[static_cast<std::size_t>(t * kv_dim + i - q_dim - kv_dim)] = value;
       }
     if (c.bias) {
       cpu::add_bias(q.data(), bias.data(), tokens, q_dim);
@@ -204,11 +210,11 @@ TEST_CASE("QKV bias + q/k norms + RoPE: cpu::add_bias, cpu::rms_norm per head, c
     const float* q_norm_p = c.qk_norm ? q_norm_d.as<float>() : nullptr;
     const float* k_norm_p = c.qk_norm ? k_norm_d.as<float>() : nullptr;
     const gpu::DeviceBuffer q_d = poisoned(q.size(), 64), k_d = poisoned(k.size(), 64), v_d = poisoned(v.size(), 64);
-    gpu::launch_qkv_rope(gpu::QkvRopeArgs{qkv_d.as<float>(), c.bias ? bias_d.as<float>() : nullptr,
-                                          positions_d.as<int32_t>(), inv_freq_d.as<float>(), q_d.as<float>(),
-                                          k_d.as<float>(), v_d.as<float>(), tokens, c.heads, c.kv_heads, c.head_dim,
-                                          c.rope_dim, c.layout, q_norm_p, k_norm_p, kEps},
-                         nullptr);
+    gpu::launch_qkv_rope(
+        gpu::QkvRopeArgs{qkv_d.as<float>(), c.bias ? bias_d.as<float>() : nullptr, positions_d.as<int32_t>(),
+                         inv_freq_d.as<float>(), q_d.as<float>(), k_d.as<float>(), v_d.as<float>(), tokens, c.heads,
+                         c.kv_heads, c.head_dim, c.rope_dim, c.layout, q_norm_p, k_norm_p, kEps},
+        nullptr);
     check_output(q_d, q, kTolerance);
     check_output(k_d, k, kTolerance);
     check_output(v_d, v, 0.0f);
@@ -224,18 +230,17 @@ TEST_CASE("QKV bias + q/k norms + RoPE: cpu::add_bias, cpu::rms_norm per head, c
       const std::vector<Kv> fill(static_cast<std::size_t>(layout.elements_per_layer()), Kv(-3.0f));
       const gpu::DeviceBuffer k_pool = test::to_device(fill), v_pool = test::to_device(fill);
       const gpu::DeviceBuffer k_pool2 = test::to_device(fill), v_pool2 = test::to_device(fill);
-      gpu::launch_write_kv_cache(
-          KvWriteArgsOf<Kv>{k_d.as<float>(), v_d.as<float>(), slots_d.as<int64_t>(), tokens, k_pool.as<Kv>(),
-                            v_pool.as<Kv>(), layout},
-          nullptr);
+      gpu::launch_write_kv_cache(KvWriteArgsOf<Kv>{k_d.as<float>(), v_d.as<float>(), slots_d.as<int64_t>(), tokens,
+                                                   k_pool.as<Kv>(), v_pool.as<Kv>(), layout},
+                                 nullptr);
       const gpu::DeviceBuffer q2 = poisoned(q.size(), 64), k2 = poisoned(k.size(), 64), v2 = poisoned(v.size(), 64);
-      gpu::launch_qkv_rope(gpu::QkvRopeArgs{qkv_d.as<float>(), c.bias ? bias_d.as<float>() : nullptr,
-                                            positions_d.as<int32_t>(), inv_freq_d.as<float>(), q2.as<float>(),
-                                            k2.as<float>(), v2.as<float>(), tokens, c.heads, c.kv_heads, c.head_dim,
-                                            c.rope_dim, c.layout, q_norm_p, k_norm_p, kEps},
-                           KvWriteArgsOf<Kv>{k2.as<float>(), v2.as<float>(), slots_d.as<int64_t>(), tokens,
-                                             k_pool2.as<Kv>(), v_pool2.as<Kv>(), layout},
-                           nullptr);
+      gpu::launch_qkv_rope(
+          gpu::QkvRopeArgs{qkv_d.as<float>(), c.bias ? bias_d.as<float>() : nullptr, positions_d.as<int32_t>(),
+                           inv_freq_d.as<float>(), q2.as<float>(), k2.as<float>(), v2.as<float>(), tokens, c.heads,
+                           c.kv_heads, c.head_dim, c.rope_dim, c.layout, q_norm_p, k_norm_p, kEps},
+          KvWriteArgsOf<Kv>{k2.as<float>(), v2.as<float>(), slots_d.as<int64_t>(), tokens, k_pool2.as<Kv>(),
+                            v_pool2.as<Kv>(), layout},
+          nullptr);
       check_output(q2, q, kTolerance);
       check_output(k2, k, kTolerance);
       check_output(v2, v, 0.0f);
@@ -264,8 +269,8 @@ TEST_CASE("gated activation: cpu::gated_activation (SwiGLU and GeGLU) on the fus
                             expected.data() + t * ffn, ffn);
     const gpu::DeviceBuffer in = test::to_device(gate_up);
     const gpu::DeviceBuffer out = poisoned(expected.size(), 100);
-    gpu::launch_gated_activation(gpu::GatedActivationArgs<float>{in.as<float>(), out.as<float>(), tokens, ffn, activation},
-                                 nullptr);
+    gpu::launch_gated_activation(
+        gpu::GatedActivationArgs<float>{in.as<float>(), out.as<float>(), tokens, ffn, activation}, nullptr);
     check_output(out, expected, kTolerance);
   }
 }
@@ -340,8 +345,12 @@ MlpProblem make_mlp_problem(bool bf16, int32_t hidden, int32_t ffn, uint32_t see
     }
     return test::to_device(bits);
   };
-  MlpProblem p{hidden, ffn, std::vector<float>(static_cast<std::size_t>(gpu::kFusedMlpKernelMaxRows) * hidden),
-               std::vector<float>(2 * static_cast<std::size_t>(ffn) * hidden), {}, {}};
+  MlpProblem p{hidden,
+               ffn,
+               std::vector<float>(static_cast<std::size_t>(gpu::kFusedMlpKernelMaxRows) * hidden),
+               std::vector<float>(2 * static_cast<std::size_t>(ffn) * hidden),
+               {},
+               {}};
   p.x_d = upload(p.x, 1.0f);
   p.w_d = upload(p.w, 2.0f / std::sqrt(static_cast<float>(hidden)));
   return p;
@@ -389,7 +398,8 @@ MlpReference mlp_reference(const MlpProblem& p, MlpActivation activation, double
 // out (num_rows, ffn) from `launch` into a buffer of sentinels one row longer, checked.
 std::vector<uint16_t> run_mlp(const MlpProblem& p, int32_t num_rows, const std::function<void(void*)>& launch) {
   const auto n = static_cast<std::size_t>(num_rows) * static_cast<std::size_t>(p.ffn);
-  const gpu::DeviceBuffer out = test::to_device(std::vector<uint16_t>(n + static_cast<std::size_t>(p.ffn), kSentinel16));
+  const gpu::DeviceBuffer out =
+      test::to_device(std::vector<uint16_t>(n + static_cast<std::size_t>(p.ffn), kSentinel16));
   launch(out.data());
   std::vector<uint16_t> got = test::to_host<uint16_t>(out);
   for (std::size_t i = n; i < got.size(); ++i) REQUIRE(got[i] == kSentinel16);
@@ -398,7 +408,8 @@ std::vector<uint16_t> run_mlp(const MlpProblem& p, int32_t num_rows, const std::
 }
 
 template <typename T>
-gpu::FusedMlpArgs<T> fused_args(const MlpProblem& p, const T* x, void* out, int32_t num_rows, MlpActivation activation) {
+gpu::FusedMlpArgs<T> fused_args(const MlpProblem& p, const T* x, void* out, int32_t num_rows,
+                                MlpActivation activation) {
   return gpu::FusedMlpArgs<T>{x, p.w_d.as<T>(), static_cast<T*>(out), num_rows, p.hidden, p.ffn, activation};
 }
 
@@ -428,7 +439,8 @@ void check_fused_mlp(gpu::DeviceDtype dtype) {
     CAPTURE(shape.hidden);
     CAPTURE(shape.ffn);
     REQUIRE(gpu::fused_mlp_supports(gpu::kFusedMlpKernelMaxRows, shape.hidden));
-    const MlpProblem p = make_mlp_problem(bf16, shape.hidden, shape.ffn, static_cast<uint32_t>(shape.hidden + shape.ffn));
+    const MlpProblem p =
+        make_mlp_problem(bf16, shape.hidden, shape.ffn, static_cast<uint32_t>(shape.hidden + shape.ffn));
     // The fused sums: a lane's <= 8 ceil(hidden / 256) products in sequence, then 5 adds.
     const double fused_bound = (8.0 * ((shape.hidden + 255) / 256) + 6.0) * 0x1p-24;
     // cuBLAS's, in any order with truncating accumulation (test_gpu_gemm.cpp): 2 hidden u.
@@ -479,8 +491,8 @@ void check_fused_mlp(gpu::DeviceDtype dtype) {
   const MlpProblem odd = make_mlp_problem(bf16, 100, 16, 5);
   CHECK_FALSE(gpu::fused_mlp_supports(1, 100));
   gpu::DeviceBuffer out(static_cast<std::size_t>(gpu::kFusedMlpKernelMaxRows + 1) * 2 * 16 * sizeof(T));
-  CHECK_THROWS_AS(gpu::launch_fused_mlp(fused_args<T>(odd, odd.x_d.as<T>(), out.data(), 1, MlpActivation::kSilu), nullptr),
-                  Error);
+  CHECK_THROWS_AS(
+      gpu::launch_fused_mlp(fused_args<T>(odd, odd.x_d.as<T>(), out.data(), 1, MlpActivation::kSilu), nullptr), Error);
   const MlpProblem even = make_mlp_problem(bf16, 96, 16, 6);
   for (const int32_t rows : {0, gpu::kFusedMlpKernelMaxRows + 1})
     CHECK_THROWS_AS(
@@ -493,8 +505,9 @@ void check_fused_mlp(gpu::DeviceDtype dtype) {
 
 }  // namespace
 
-TEST_CASE("fused gate/up + activation: the CPU reference and cuBLAS + launch_gated_activation within bfloat16/float16 "
-          "rounding, rows 1 to kFusedMlpKernelMaxRows; a row's bits independent of the batch; unsupported shapes refused") {
+TEST_CASE(
+    "fused gate/up + activation: the CPU reference and cuBLAS + launch_gated_activation within bfloat16/float16 "
+    "rounding, rows 1 to kFusedMlpKernelMaxRows; a row's bits independent of the batch; unsupported shapes refused") {
   REQUIRE_GPU();
   SUBCASE("bfloat16") { check_fused_mlp<__nv_bfloat16>(gpu::DeviceDtype::BF16); }
   SUBCASE("float16") { check_fused_mlp<__half>(gpu::DeviceDtype::F16); }
@@ -504,14 +517,18 @@ namespace {
 
 template <typename T>
 T to_storage(float x) {
-  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(x);
-  else return __float2bfloat16_rn(x);
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(x);
+  else
+    return __float2bfloat16_rn(x);
 }
 
 template <typename T>
 float from_storage(T x) {
-  if constexpr (std::is_same_v<T, __half>) return __half2float(x);
-  else return __bfloat162float(x);
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(x);
+  else
+    return __bfloat162float(x);
 }
 
 // The first expected.size() values of a T buffer against a float32 reference. The device
@@ -601,8 +618,9 @@ void check_storage_kernels() {
 
 }  // namespace
 
-TEST_CASE("float16 and bfloat16 storage: the embedding gather from the table exactly; RMSNorm and the gated "
-          "activation within one rounding to the type of the CPU reference") {
+TEST_CASE(
+    "float16 and bfloat16 storage: the embedding gather from the table exactly; RMSNorm and the gated "
+    "activation within one rounding to the type of the CPU reference") {
   REQUIRE_GPU();
   SUBCASE("float16") { check_storage_kernels<__half>(); }
   SUBCASE("bfloat16") { check_storage_kernels<__nv_bfloat16>(); }

@@ -33,7 +33,7 @@ using namespace pagedgen;
 
 namespace {
 
-constexpr float kPoolSentinel = -7680.0f;  // exact in bfloat16 too
+constexpr float kPoolSentinel = -7680.0f;             // exact in bfloat16 too
 constexpr uint32_t kOutputSentinelBits = 0x7fc0dead;  // a NaN no kernel computes
 
 // Float32 attention: the GPU reduces in another (fixed) order than the CPU; scores are
@@ -120,7 +120,8 @@ StepBatch release_passed_blocks(const StepBatch& batch, int32_t window, std::vec
   StepBatch out = batch;
   for (int32_t s = 0; s < batch.num_seqs; ++s) {
     int32_t lowest = INT32_MAX;
-    for (int32_t t = batch.query_start[static_cast<std::size_t>(s)]; t < batch.query_start[static_cast<std::size_t>(s) + 1]; ++t)
+    for (int32_t t = batch.query_start[static_cast<std::size_t>(s)];
+         t < batch.query_start[static_cast<std::size_t>(s) + 1]; ++t)
       lowest = std::min(lowest, std::max(0, batch.positions[static_cast<std::size_t>(t)] - window + 1));
     for (int32_t b = 0; (b + 1) * batch.block_size <= lowest; ++b) {
       int32_t& entry = out.block_tables[static_cast<std::size_t>(s * batch.max_blocks_per_seq + b)];
@@ -162,20 +163,29 @@ std::vector<Out> gpu_attention(const StepBatch& batch, const std::vector<float>&
   const gpu::DeviceBuffer partial_out(partials * static_cast<std::size_t>(layout.head_dim) * sizeof(float));
   const gpu::DeviceBuffer partial_max(partials * sizeof(float));
   const gpu::DeviceBuffer partial_sum(partials * sizeof(float));
-  const PagedAttentionArgsOf<Kv, Out> args{q_d.as<float>(),         k_pool.as<Kv>(),          v_pool.as<Kv>(),
-                                           out.as<Out>(),           positions.as<int32_t>(),  query_start.as<int32_t>(),
-                                           context_lens.as<int32_t>(), block_tables.as<int32_t>(), batch.num_tokens,
-                                           batch.num_seqs,          batch.max_blocks_per_seq, num_heads,
-                                           scale,                   layout,                   c.window,
+  const PagedAttentionArgsOf<Kv, Out> args{q_d.as<float>(),
+                                           k_pool.as<Kv>(),
+                                           v_pool.as<Kv>(),
+                                           out.as<Out>(),
+                                           positions.as<int32_t>(),
+                                           query_start.as<int32_t>(),
+                                           context_lens.as<int32_t>(),
+                                           block_tables.as<int32_t>(),
+                                           batch.num_tokens,
+                                           batch.num_seqs,
+                                           batch.max_blocks_per_seq,
+                                           num_heads,
+                                           scale,
+                                           layout,
+                                           c.window,
                                            c.softcap};
   for (const gpu::AttentionLaunch& launch : plan.launches)
-    gpu::launch_paged_attention(args,
-                                gpu::AttentionWork{items.as<gpu::AttentionWorkItem>() + launch.item_begin,
-                                                   launch.item_end - launch.item_begin, launch.token_begin,
-                                                   launch.token_end, partial_index.as<int32_t>(),
-                                                   partial_out.as<float>(), partial_max.as<float>(),
-                                                   partial_sum.as<float>()},
-                                nullptr);
+    gpu::launch_paged_attention(
+        args,
+        gpu::AttentionWork{items.as<gpu::AttentionWorkItem>() + launch.item_begin, launch.item_end - launch.item_begin,
+                           launch.token_begin, launch.token_end, partial_index.as<int32_t>(), partial_out.as<float>(),
+                           partial_max.as<float>(), partial_sum.as<float>()},
+        nullptr);
   std::vector<Out> result = test::to_host<Out>(out);
   // The two rows past the batch keep their sentinel.
   const std::size_t tail_bytes = 2 * row * sizeof(Out);
@@ -187,9 +197,12 @@ std::vector<Out> gpu_attention(const StepBatch& batch, const std::vector<float>&
 
 template <typename Kv>
 Kv from_float_host(float x) {
-  if constexpr (std::is_same_v<Kv, float>) return x;
-  else if constexpr (std::is_same_v<Kv, __half>) return __float2half_rn(x);
-  else return __float2bfloat16_rn(x);
+  if constexpr (std::is_same_v<Kv, float>)
+    return x;
+  else if constexpr (std::is_same_v<Kv, __half>)
+    return __float2half_rn(x);
+  else
+    return __float2bfloat16_rn(x);
 }
 
 float to_float_host(float x) { return x; }
@@ -317,8 +330,9 @@ std::vector<std::vector<Kv>> check_steps(int32_t block_size, const AttentionShap
     single.positions = {batch.positions[last]};
     single.query_start = {0, 1};
     single.context_lens = {batch.positions[last] + 1};
-    single.block_tables.assign(batch.block_tables.begin() + static_cast<std::ptrdiff_t>(seq_index) * batch.max_blocks_per_seq,
-                               batch.block_tables.begin() + static_cast<std::ptrdiff_t>(seq_index + 1) * batch.max_blocks_per_seq);
+    single.block_tables.assign(
+        batch.block_tables.begin() + static_cast<std::ptrdiff_t>(seq_index) * batch.max_blocks_per_seq,
+        batch.block_tables.begin() + static_cast<std::ptrdiff_t>(seq_index + 1) * batch.max_blocks_per_seq);
     const std::vector<float> q_single(q.begin() + static_cast<std::ptrdiff_t>(last * q_row),
                                       q.begin() + static_cast<std::ptrdiff_t>((last + 1) * q_row));
     const std::vector<Kv> alone =
@@ -581,8 +595,9 @@ TEST_CASE("float16 KV cache and output stay within float16 rounding of the CPU r
 
 // Every Gemma layer has head dimension 256, and its window layers run on this kernel in
 // every dtype (the tensor-core kernel takes no window).
-TEST_CASE("head dim 256 (Gemma): float32 at every block size with and without a window and with a soft-cap; "
-          "bfloat16 with a window") {
+TEST_CASE(
+    "head dim 256 (Gemma): float32 at every block size with and without a window and with a soft-cap; "
+    "bfloat16 with a window") {
   REQUIRE_GPU();
   // Gemma 3 1B's heads (4 query heads on 1 KV head, window 512) and Gemma 2's (2 per KV head).
   for (const AttentionShape shape : {AttentionShape{256, 1, 4}, AttentionShape{256, 2, 2}}) {
@@ -624,12 +639,12 @@ TEST_CASE("copy_blocks copies exactly the listed blocks of every pool, in order"
   const gpu::DeviceBuffer first = test::to_device(std::vector<BlockCopy>{{2, 5}, {7, 0}});
   const gpu::DeviceBuffer second = test::to_device(std::vector<BlockCopy>{{5, 6}});
   const int64_t pool_bytes = int64_t{num_blocks} * block_floats * 4;
-  gpu::launch_copy_blocks(gpu::BlockCopyArgs{first.as<BlockCopy>(), 2, d.as<std::byte>(), pool_bytes, num_pools,
-                                             block_floats * 4},
-                          nullptr);
-  gpu::launch_copy_blocks(gpu::BlockCopyArgs{second.as<BlockCopy>(), 1, d.as<std::byte>(), pool_bytes, num_pools,
-                                             block_floats * 4},
-                          nullptr);
+  gpu::launch_copy_blocks(
+      gpu::BlockCopyArgs{first.as<BlockCopy>(), 2, d.as<std::byte>(), pool_bytes, num_pools, block_floats * 4},
+      nullptr);
+  gpu::launch_copy_blocks(
+      gpu::BlockCopyArgs{second.as<BlockCopy>(), 1, d.as<std::byte>(), pool_bytes, num_pools, block_floats * 4},
+      nullptr);
   const std::vector<float> after = test::to_host<float>(d);
   const int32_t source_of[] = {7, 1, 2, 3, 4, 2, 2, 7};
   for (int32_t p = 0; p < num_pools; ++p)

@@ -55,7 +55,9 @@ std::vector<uint32_t> random_mask(std::size_t vocab, std::mt19937_64& gen) {
   std::vector<uint32_t> mask(token_mask_words(static_cast<int32_t>(ids)), 0u);
   const auto some_id = [&] { return static_cast<TokenId>(gen() % ids); };
   switch (gen() % 4) {
-    case 0: allow_token(mask, some_id()); break;
+    case 0:
+      allow_token(mask, some_id());
+      break;
     case 1:
       for (int i = 0; i < 6; ++i) allow_token(mask, some_id());
       break;
@@ -76,12 +78,13 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
                           bool masks = false) {
   std::vector<float> logits;
   for (int r = 0; r < num_logits_rows; ++r) {
-    const std::vector<float> row = test::make_logits_row(vocab, static_cast<test::RowKind>(r % test::kNumRowKinds), gen);
+    const std::vector<float> row =
+        test::make_logits_row(vocab, static_cast<test::RowKind>(r % test::kNumRowKinds), gen);
     logits.insert(logits.end(), row.begin(), row.end());
   }
-  std::deque<SamplingParams> params;  // stable addresses for SamplingRow::params
+  std::deque<SamplingParams> params;           // stable addresses for SamplingRow::params
   std::deque<std::vector<TokenId>> histories;  // and for SamplingRow::tokens
-  std::deque<std::vector<uint32_t>> allowed;    // and SamplingRow::allowed_tokens
+  std::deque<std::vector<uint32_t>> allowed;   // and SamplingRow::allowed_tokens
   SamplingBatch batch;
   batch.end_of_generation = test::kEndOfGeneration;
   for (int r = 0; r < num_logits_rows; ++r)
@@ -110,8 +113,8 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
     }
   const gpu::DeviceBuffer device_logits = test::to_device(logits);
   gpu::DeviceSampler device_sampler;
-  const std::vector<SampledToken> got = device_sampler.sample(device_logits.as<float>(), num_logits_rows,
-                                                              static_cast<int32_t>(vocab), batch, nullptr);
+  const std::vector<SampledToken> got =
+      device_sampler.sample(device_logits.as<float>(), num_logits_rows, static_cast<int32_t>(vocab), batch, nullptr);
   REQUIRE(got.size() == batch.rows.size());
   Sampler sampler;
   Outcome outcome;
@@ -135,7 +138,9 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
     REQUIRE(got[i].logprobs.has_value() == (expected.has_value() && row.params->logprobs.has_value()));
     if (got[i].logprobs) {
       const TokenLogprobs cpu = token_logprobs(row_logits, *expected, *row.params->logprobs);
-      const auto close = [](float a, float b) { return a == b || std::abs(a - b) <= 1e-6f * std::max(1.0f, std::abs(a)); };
+      const auto close = [](float a, float b) {
+        return a == b || std::abs(a - b) <= 1e-6f * std::max(1.0f, std::abs(a));
+      };
       CHECK(close(got[i].logprobs->logprob, cpu.logprob));
       REQUIRE(got[i].logprobs->top.size() == cpu.top.size());
       for (std::size_t j = 0; j < cpu.top.size(); ++j) {
@@ -304,8 +309,9 @@ void check_logprobs(const GeneratedTokenLogprobs& entry, const std::vector<float
 // applies the penalties and biases, and returns log probabilities, where the CPU backend
 // does both on the host. Greedy steps of both engines are replayed on the CPU to find
 // each step's penalized margin.
-TEST_CASE("through the engine, float32: penalties, logit_bias and logprobs on the device give the CPU backend's "
-          "tokens up to a near-tie and its log probabilities within tolerance") {
+TEST_CASE(
+    "through the engine, float32: penalties, logit_bias and logprobs on the device give the CPU backend's "
+    "tokens up to a near-tie and its log probabilities within tolerance") {
   REQUIRE_GPU();
   const test::GpuTestModel& m = test::gpu_test_model();
   MESSAGE("model: " << m.name);

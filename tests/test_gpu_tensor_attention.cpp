@@ -40,8 +40,10 @@ float host_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 float host_float(__half x) { return __half2float(x); }
 template <typename T>
 T host_from_float(float x) {
-  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(x);
-  else return __float2bfloat16_rn(x);
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(x);
+  else
+    return __float2bfloat16_rn(x);
 }
 
 // Sequences with block tables over one pool; K/V of (sequence s, position p, head, dim)
@@ -78,7 +80,8 @@ PagedSequences make_sequences(int32_t block_size, const Shape& shape, const std:
   for (std::size_t s = 0; s < lengths.size(); ++s) {
     std::vector<int32_t> table;
     const auto [from, count] = shared_blocks.empty() ? std::pair<int32_t, int32_t>{0, 0} : shared_blocks[s];
-    for (int32_t b = 0; b < count; ++b) table.push_back(p.tables[static_cast<std::size_t>(from)][static_cast<std::size_t>(b)]);
+    for (int32_t b = 0; b < count; ++b)
+      table.push_back(p.tables[static_cast<std::size_t>(from)][static_cast<std::size_t>(b)]);
     while (std::ssize(table) * block_size <= lengths[s]) table.push_back(ids[next++]);
     p.tables.push_back(table);
   }
@@ -96,7 +99,8 @@ PagedSequences make_sequences(int32_t block_size, const Shape& shape, const std:
         for (int32_t h = 0; h < shape.num_kv_heads; ++h)
           for (int32_t d = 0; d < shape.head_dim; ++d) {
             const auto pos = static_cast<uint64_t>(static_cast<int32_t>(b) * block_size + slot);
-            const uint64_t key = ((s * 65536u + pos) * 16u + static_cast<uint64_t>(h)) * 512u + static_cast<uint64_t>(d);
+            const uint64_t key =
+                ((s * 65536u + pos) * 16u + static_cast<uint64_t>(h)) * 512u + static_cast<uint64_t>(d);
             const auto at = static_cast<std::size_t>(p.layout.offset(id, h, slot, d));
             p.k[at] = __bfloat162float(__float2bfloat16(hash_value(key * 2u)));
             p.v[at] = __bfloat162float(__float2bfloat16(hash_value(key * 2u + 1u)));
@@ -128,7 +132,8 @@ StepBatch make_step(const PagedSequences& p, const std::vector<int32_t>& first, 
 std::vector<float> make_q(const StepBatch& b, int32_t num_heads, int32_t head_dim) {
   std::vector<float> q;
   for (int32_t s = 0; s < b.num_seqs; ++s)
-    for (int32_t t = b.query_start[static_cast<std::size_t>(s)]; t < b.query_start[static_cast<std::size_t>(s) + 1]; ++t)
+    for (int32_t t = b.query_start[static_cast<std::size_t>(s)]; t < b.query_start[static_cast<std::size_t>(s) + 1];
+         ++t)
       for (int32_t i = 0; i < num_heads * head_dim; ++i)
         q.push_back(hash_value(((uint64_t{1} << 62) | static_cast<uint64_t>(s) << 40 |
                                 static_cast<uint64_t>(b.positions[static_cast<std::size_t>(t)]) << 16) +
@@ -159,19 +164,27 @@ std::vector<T> gpu_attention(const PagedSequences& p, const StepBatch& b, const 
   const auto slots = static_cast<std::size_t>(std::max(1, plan.num_partials)) * static_cast<std::size_t>(num_heads);
   const gpu::DeviceBuffer partial_out(slots * static_cast<std::size_t>(p.layout.head_dim) * sizeof(float));
   const gpu::DeviceBuffer partial_max(slots * sizeof(float)), partial_sum(slots * sizeof(float));
-  const PagedAttentionArgsOf<T, T> args{q_d.as<float>(),        k.as<T>(),           v.as<T>(),
-                                        out.as<T>(),            positions.as<int32_t>(), query_start.as<int32_t>(),
-                                        context_lens.as<int32_t>(), tables.as<int32_t>(), b.num_tokens,
-                                        b.num_seqs,             b.max_blocks_per_seq, num_heads,
-                                        scale,                  p.layout};
-  gpu::launch_tensor_attention(args,
-                               gpu::TensorAttentionWork{tiles.as<gpu::TensorAttentionTile>(),
-                                                        static_cast<int32_t>(plan.tiles.size()),
-                                                        tile_tokens.as<int32_t>(), num_parts.as<int32_t>(),
-                                                        partial_index.as<int32_t>(), plan.num_partials,
-                                                        partial_out.as<float>(), partial_max.as<float>(),
-                                                        partial_sum.as<float>()},
-                               nullptr);
+  const PagedAttentionArgsOf<T, T> args{q_d.as<float>(),
+                                        k.as<T>(),
+                                        v.as<T>(),
+                                        out.as<T>(),
+                                        positions.as<int32_t>(),
+                                        query_start.as<int32_t>(),
+                                        context_lens.as<int32_t>(),
+                                        tables.as<int32_t>(),
+                                        b.num_tokens,
+                                        b.num_seqs,
+                                        b.max_blocks_per_seq,
+                                        num_heads,
+                                        scale,
+                                        p.layout};
+  gpu::launch_tensor_attention(
+      args,
+      gpu::TensorAttentionWork{tiles.as<gpu::TensorAttentionTile>(), static_cast<int32_t>(plan.tiles.size()),
+                               tile_tokens.as<int32_t>(), num_parts.as<int32_t>(), partial_index.as<int32_t>(),
+                               plan.num_partials, partial_out.as<float>(), partial_max.as<float>(),
+                               partial_sum.as<float>()},
+      nullptr);
   std::vector<T> result = test::to_host<T>(out);
   CHECK(std::memcmp(result.data() + static_cast<std::size_t>(b.num_tokens) * row,
                     sentinel.data() + static_cast<std::size_t>(b.num_tokens) * row, 2 * row * sizeof(T)) == 0);
@@ -180,12 +193,13 @@ std::vector<T> gpu_attention(const PagedSequences& p, const StepBatch& b, const 
 }
 
 template <typename T>
-float max_diff_to_reference(const PagedSequences& p, const StepBatch& b, const std::vector<float>& q,
-                            int32_t num_heads, float scale, const std::vector<T>& got) {
+float max_diff_to_reference(const PagedSequences& p, const StepBatch& b, const std::vector<float>& q, int32_t num_heads,
+                            float scale, const std::vector<T>& got) {
   std::vector<float> expected(got.size());
   cpu::CpuThreadPool pool(2);
   cpu::paged_attention(
-      cpu::paged_attention_args(b, q.data(), num_heads, p.k.data(), p.v.data(), p.layout, scale, expected.data()), pool);
+      cpu::paged_attention_args(b, q.data(), num_heads, p.k.data(), p.v.data(), p.layout, scale, expected.data()),
+      pool);
   float max_diff = 0.0f;
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const float diff = std::abs(host_float(got[i]) - expected[i]);
@@ -267,12 +281,16 @@ void check_cascade(const Shape& shape) {
 
 }  // namespace
 
-TEST_CASE("tensor-core prefill attention: bfloat16 within rounding of the CPU, the same bits at every block size and chunking") {
+TEST_CASE(
+    "tensor-core prefill attention: bfloat16 within rounding of the CPU, the same bits at every block size and "
+    "chunking") {
   REQUIRE_GPU();
   check_prefill_shapes<__nv_bfloat16>();
 }
 
-TEST_CASE("tensor-core prefill attention: float16 within rounding of the CPU, the same bits at every block size and chunking") {
+TEST_CASE(
+    "tensor-core prefill attention: float16 within rounding of the CPU, the same bits at every block size and "
+    "chunking") {
   REQUIRE_GPU();
   check_prefill_shapes<__half>();
 }

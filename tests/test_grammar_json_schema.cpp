@@ -41,25 +41,29 @@ TEST_CASE("primitive types in compact form") {
   CHECK_FALSE(byte_matches(boolean, "True"));
 
   const auto number = schema(R"({"type": "number"})");
-  for (const char* ok : {"0", "-0", "12", "-3.25", "-0.5", "1e5", "1E+5", "2.5e-3", "0.0", "1e99", "-9223372036854775808.5e-99",
-                         "9223372036854775807", "0.12345678901234567890123"}) {
+  for (const char* ok : {"0", "-0", "12", "-3.25", "-0.5", "1e5", "1E+5", "2.5e-3", "0.0", "1e99",
+                         "-9223372036854775808.5e-99", "9223372036854775807", "0.12345678901234567890123"}) {
     CHECK_MESSAGE(byte_matches(number, ok), ok);
   }
   // Beyond what parsers read exactly: a bare integer past 64 bits, an exponent of 3 digits.
-  for (const char* bad : {"01", "+1", ".5", "1.", "1e", "--1", "1.5.2", " 1", "9223372036854775808", "1e100", "1e-100", "-0e"}) {
+  for (const char* bad :
+       {"01", "+1", ".5", "1.", "1e", "--1", "1.5.2", " 1", "9223372036854775808", "1e100", "1e-100", "-0e"}) {
     CHECK_MESSAGE(!byte_matches(number, bad), bad);
   }
 
   const auto integer = schema(R"({"type": "integer"})");
-  for (const char* ok : {"0", "7", "-12", "9223372036854775807", "-9223372036854775808"}) CHECK_MESSAGE(byte_matches(integer, ok), ok);
-  for (const char* bad : {"1.0", "01", "-0", "1e3", "-", "9223372036854775808", "-9223372036854775809", "10000000000000000000"}) {
+  for (const char* ok : {"0", "7", "-12", "9223372036854775807", "-9223372036854775808"})
+    CHECK_MESSAGE(byte_matches(integer, ok), ok);
+  for (const char* bad :
+       {"1.0", "01", "-0", "1e3", "-", "9223372036854775808", "-9223372036854775809", "10000000000000000000"}) {
     CHECK_MESSAGE(!byte_matches(integer, bad), bad);
   }
 }
 
 TEST_CASE("integer bounds are exact at every value") {
   const auto range = schema(R"({"type": "integer", "minimum": -130, "maximum": 245})");
-  for (int v = -1000; v <= 1000; ++v) CHECK_MESSAGE(byte_matches(range, std::to_string(v)) == (v >= -130 && v <= 245), v);
+  for (int v = -1000; v <= 1000; ++v)
+    CHECK_MESSAGE(byte_matches(range, std::to_string(v)) == (v >= -130 && v <= 245), v);
   CHECK_FALSE(byte_matches(range, "-0"));
   CHECK_FALSE(byte_matches(range, "0245"));
 
@@ -76,7 +80,8 @@ TEST_CASE("integer bounds are exact at every value") {
   CHECK(byte_matches(negative, "-9223372036854775808"));
   CHECK_FALSE(byte_matches(negative, "-9223372036854775809"));
 
-  const auto extremes = schema(R"({"type": "integer", "minimum": -9223372036854775808, "maximum": 9223372036854775807})");
+  const auto extremes =
+      schema(R"({"type": "integer", "minimum": -9223372036854775808, "maximum": 9223372036854775807})");
   CHECK(byte_matches(extremes, "-9223372036854775808"));
   CHECK(byte_matches(extremes, "9223372036854775807"));
   CHECK_FALSE(byte_matches(extremes, "-9223372036854775809"));
@@ -85,12 +90,12 @@ TEST_CASE("integer bounds are exact at every value") {
 
 TEST_CASE("strings: escapes, control characters, UTF-8 and lengths in code points") {
   const auto any = schema(R"({"type": "string"})");
-  for (const char* ok : {R"("")", R"("a b")", R"("\"\\\/\b\f\n\r\t")", R"("\u00e9\uD7FF\uE000")", "\"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\"",
-                         "\"\x7F\""}) {
+  for (const char* ok : {R"("")", R"("a b")", R"("\"\\\/\b\f\n\r\t")", R"("\u00e9\uD7FF\uE000")",
+                         "\"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\"", "\"\x7F\""}) {
     CHECK_MESSAGE(byte_matches(any, ok), ok);
   }
-  for (const char* bad : {R"("\x")", R"("\ud800")", R"("\uDFFF")", "\"\n\"", "\"\xC0\xAF\"", "\"\xE0\x80\xAF\"", "\"\xED\xA0\x80\"",
-                          "\"\xF4\x90\x80\x80\"", "\"\xC3\"", "\"\x80\"", R"("abc)", R"("a"b")"}) {
+  for (const char* bad : {R"("\x")", R"("\ud800")", R"("\uDFFF")", "\"\n\"", "\"\xC0\xAF\"", "\"\xE0\x80\xAF\"",
+                          "\"\xED\xA0\x80\"", "\"\xF4\x90\x80\x80\"", "\"\xC3\"", "\"\x80\"", R"("abc)", R"("a"b")"}) {
     CHECK_MESSAGE(!byte_matches(any, bad), bad);
   }
   const auto bounded = schema(R"({"type": "string", "minLength": 2, "maxLength": 3})");
@@ -109,10 +114,10 @@ TEST_CASE("objects: schema order, required and optional keys, additional propert
   CHECK(byte_matches(person, R"({"name":"Ann","age":3})"));
   CHECK(byte_matches(person, R"({"name":"Ann","nick":"A"})"));
   CHECK(byte_matches(person, R"({"name":"Ann","age":3,"nick":"A"})"));
-  CHECK_FALSE(byte_matches(person, R"({"age":3,"name":"Ann"})"));     // schema order
-  CHECK_FALSE(byte_matches(person, R"({"age":3})"));                  // name is required
-  CHECK_FALSE(byte_matches(person, R"({"name": "Ann"})"));            // compact
-  CHECK_FALSE(byte_matches(person, R"({"name":"Ann","other":1})"));   // no additionalProperties: listed keys only
+  CHECK_FALSE(byte_matches(person, R"({"age":3,"name":"Ann"})"));    // schema order
+  CHECK_FALSE(byte_matches(person, R"({"age":3})"));                 // name is required
+  CHECK_FALSE(byte_matches(person, R"({"name": "Ann"})"));           // compact
+  CHECK_FALSE(byte_matches(person, R"({"name":"Ann","other":1})"));  // no additionalProperties: listed keys only
   CHECK_FALSE(byte_matches(person, R"({"name":"Ann","name":"Bo"})"));
 
   const auto open = schema(R"({"type": "object", "properties": {"id": {"type": "integer"}},
@@ -133,11 +138,13 @@ TEST_CASE("objects: schema order, required and optional keys, additional propert
   CHECK(byte_matches(bare, R"({"k":[1,{"n":null}],"e":"\u00e9"})"));
   CHECK_FALSE(byte_matches(bare, "[]"));
 
-  const auto undescribed = schema(R"({"type": "object", "properties": {"a": {"type": "null"}}, "required": ["a", "b"]})");
+  const auto undescribed =
+      schema(R"({"type": "object", "properties": {"a": {"type": "null"}}, "required": ["a", "b"]})");
   CHECK(byte_matches(undescribed, R"({"a":null,"b":[true]})"));
   CHECK_FALSE(byte_matches(undescribed, R"({"a":null})"));
 
-  const auto escaped_key = schema(R"({"type": "object", "properties": {"say \"hi\"/é": {"type": "null"}}, "required": ["say \"hi\"/é"]})");
+  const auto escaped_key =
+      schema(R"({"type": "object", "properties": {"say \"hi\"/é": {"type": "null"}}, "required": ["say \"hi\"/é"]})");
   CHECK(byte_matches(escaped_key, "{\"say \\\"hi\\\"/\xC3\xA9\":null}"));
 }
 
@@ -150,20 +157,23 @@ TEST_CASE("arrays: items, prefixItems, minItems and maxItems") {
   CHECK_FALSE(byte_matches(list, "[1, 2]"));
   CHECK_FALSE(byte_matches(list, "[1,]"));
 
-  const auto tuple = schema(R"({"type": "array", "prefixItems": [{"type": "string"}, {"type": "boolean"}], "items": false})");
+  const auto tuple =
+      schema(R"({"type": "array", "prefixItems": [{"type": "string"}, {"type": "boolean"}], "items": false})");
   CHECK(byte_matches(tuple, "[]"));
   CHECK(byte_matches(tuple, R"(["a"])"));
   CHECK(byte_matches(tuple, R"(["a",true])"));
   CHECK_FALSE(byte_matches(tuple, R"(["a",true,1])"));
   CHECK_FALSE(byte_matches(tuple, R"([true])"));
 
-  const auto tuple_then_items = schema(R"({"type": "array", "prefixItems": [{"type": "null"}], "items": {"type": "integer"}, "minItems": 3})");
+  const auto tuple_then_items =
+      schema(R"({"type": "array", "prefixItems": [{"type": "null"}], "items": {"type": "integer"}, "minItems": 3})");
   CHECK_FALSE(byte_matches(tuple_then_items, "[null,1]"));
   CHECK(byte_matches(tuple_then_items, "[null,1,2]"));
   CHECK(byte_matches(tuple_then_items, "[null,1,2,3,4,5]"));
   CHECK_FALSE(byte_matches(tuple_then_items, "[1,1,2]"));
 
-  const auto draft7_tuple = schema(R"({"type": "array", "items": [{"type": "null"}], "additionalItems": {"type": "boolean"}})");
+  const auto draft7_tuple =
+      schema(R"({"type": "array", "items": [{"type": "null"}], "additionalItems": {"type": "boolean"}})");
   CHECK(byte_matches(draft7_tuple, "[null,true,false]"));
   CHECK_FALSE(byte_matches(draft7_tuple, "[null,1]"));
 
@@ -173,8 +183,10 @@ TEST_CASE("arrays: items, prefixItems, minItems and maxItems") {
 
 TEST_CASE("enum, const, type lists, anyOf and oneOf") {
   const auto colors = schema(R"({"enum": ["red", "green", "gr", 3, null, {"a": [1, 2]}]})");
-  for (const char* ok : {R"("red")", R"("green")", R"("gr")", "3", "null", R"({"a":[1,2]})"}) CHECK_MESSAGE(byte_matches(colors, ok), ok);
-  for (const char* bad : {R"("gre")", R"("blue")", "4", R"({"a": [1,2]})"}) CHECK_MESSAGE(!byte_matches(colors, bad), bad);
+  for (const char* ok : {R"("red")", R"("green")", R"("gr")", "3", "null", R"({"a":[1,2]})"})
+    CHECK_MESSAGE(byte_matches(colors, ok), ok);
+  for (const char* bad : {R"("gre")", R"("blue")", "4", R"({"a": [1,2]})"})
+    CHECK_MESSAGE(!byte_matches(colors, bad), bad);
 
   const auto typed_enum = schema(R"({"type": "string", "enum": ["a", 1, "b"]})");
   CHECK(byte_matches(typed_enum, R"("a")"));
@@ -188,14 +200,16 @@ TEST_CASE("enum, const, type lists, anyOf and oneOf") {
   CHECK(byte_matches(nullable, R"("a")"));
   CHECK_FALSE(byte_matches(nullable, R"("ab")"));
 
-  const auto either = schema(R"({"anyOf": [{"type": "integer", "minimum": 10}, {"type": "string", "maxLength": 1}, {"const": true}]})");
+  const auto either =
+      schema(R"({"anyOf": [{"type": "integer", "minimum": 10}, {"type": "string", "maxLength": 1}, {"const": true}]})");
   CHECK(byte_matches(either, "12"));
   CHECK_FALSE(byte_matches(either, "9"));
   CHECK(byte_matches(either, R"("z")"));
   CHECK(byte_matches(either, "true"));
   CHECK_FALSE(byte_matches(either, "false"));
 
-  const auto one = schema(R"({"oneOf": [{"type": "object", "properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+  const auto one =
+      schema(R"({"oneOf": [{"type": "object", "properties": {"kind": {"const": "a"}}, "required": ["kind"]},
                                          {"type": "object", "properties": {"kind": {"const": "b"}, "n": {"type": "integer"}}, "required": ["kind", "n"]}]})");
   CHECK(byte_matches(one, R"({"kind":"a"})"));
   CHECK(byte_matches(one, R"({"kind":"b","n":1})"));
@@ -212,7 +226,8 @@ TEST_CASE("$ref and $defs, recursion included") {
       "properties": {"v": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
       "required": ["v", "kids"]}}})");
   CHECK(byte_matches(tree, R"({"v":1,"kids":[]})"));
-  CHECK(byte_matches(tree, R"({"v":1,"kids":[{"v":2,"kids":[{"v":3,"kids":[{"v":4,"kids":[]}]}]},{"v":5,"kids":[]}]})"));
+  CHECK(
+      byte_matches(tree, R"({"v":1,"kids":[{"v":2,"kids":[{"v":3,"kids":[{"v":4,"kids":[]}]}]},{"v":5,"kids":[]}]})"));
   CHECK_FALSE(byte_matches(tree, R"({"v":1,"kids":[{"v":2}]})"));
   CHECK_FALSE(byte_matches(tree, R"({"v":1,"kids":[{"v":2,"kids":[]}])"));
 
@@ -226,36 +241,47 @@ TEST_CASE("$ref and $defs, recursion included") {
   CHECK(byte_matches(linked, R"({"head":"a","tail":{"head":"b","tail":null}})"));
   CHECK_FALSE(byte_matches(linked, R"({"head":"a"})"));
 
-  const auto pointer_escapes = schema(R"({"$defs": {"a/b": {"type": "null"}, "c~d": {"type": "boolean"}, "e f": {"const": 1}},
+  const auto pointer_escapes =
+      schema(R"({"$defs": {"a/b": {"type": "null"}, "c~d": {"type": "boolean"}, "e f": {"const": 1}},
       "type": "array", "prefixItems": [{"$ref": "#/$defs/a~1b"}, {"$ref": "#/$defs/c~0d"}, {"$ref": "#/$defs/e%20f"}], "items": false})");
   CHECK(byte_matches(pointer_escapes, "[null,true,1]"));
 }
 
 TEST_CASE("refused keywords and schemas name the keyword and where it is") {
   CHECK(refusal(R"({"type": "object", "properties": {"id": {"type": "string", "pattern": "^a+$"}}})") ==
-        "#/properties/id: 'pattern' is not supported by structured outputs (the grammar cannot enforce it); remove it from the schema");
+        "#/properties/id: 'pattern' is not supported by structured outputs (the grammar cannot enforce it); remove it "
+        "from the schema");
   CHECK(refusal(R"({"type": "string", "format": "date-time"})").starts_with("#: 'format' is not supported"));
   for (const char* keyword : {"uniqueItems", "not", "multipleOf", "patternProperties", "if", "minProperties"}) {
-    CHECK_MESSAGE(refusal(fmt::format(R"({{"items": {{"{}": true}}}})", keyword)).starts_with(fmt::format("#/items: '{}'", keyword)), keyword);
+    CHECK_MESSAGE(refusal(fmt::format(R"({{"items": {{"{}": true}}}})", keyword))
+                      .starts_with(fmt::format("#/items: '{}'", keyword)),
+                  keyword);
   }
   CHECK(refusal(R"({"type": "number", "minimum": 0})").starts_with("#: 'minimum' is supported for integers only"));
   CHECK(refusal(R"({"$ref": "other.json#/a"})").starts_with("#: $ref 'other.json#/a' is not supported"));
   CHECK(refusal(R"({"$ref": "#/$defs/missing"})") == "#: $ref '#/$defs/missing' points to nothing in the schema");
   CHECK(refusal(R"({"$ref": "#node"})").starts_with("#: $ref '#node' names an anchor"));
-  CHECK(refusal(R"({"$ref": "#/$defs/a", "type": "object", "$defs": {"a": {}}})").starts_with("#: 'type' beside '$ref' is not supported"));
-  CHECK(refusal(R"({"allOf": [{"type": "string"}, {"maxLength": 3}]})").starts_with("#: 'allOf' with 2 schemas is not supported"));
+  CHECK(refusal(R"({"$ref": "#/$defs/a", "type": "object", "$defs": {"a": {}}})")
+            .starts_with("#: 'type' beside '$ref' is not supported"));
+  CHECK(refusal(R"({"allOf": [{"type": "string"}, {"maxLength": 3}]})")
+            .starts_with("#: 'allOf' with 2 schemas is not supported"));
   CHECK(refusal(R"({"type": "string", "minLength": 3, "maxLength": 2})") ==
         "#: minLength 3 is above maxLength 2: no string satisfies the schema");
   CHECK(refusal(R"({"type": "array", "minItems": 3, "maxItems": 2})").starts_with("#: minItems 3 is above maxItems 2"));
-  CHECK(refusal(R"({"type": "integer", "minimum": 5, "maximum": 4})").starts_with("#: the integer bounds leave no value"));
+  CHECK(refusal(R"({"type": "integer", "minimum": 5, "maximum": 4})")
+            .starts_with("#: the integer bounds leave no value"));
   CHECK(refusal(R"({"type": "integer", "enum": ["a"]})").starts_with("#: 'enum' has no value of the schema's type"));
   CHECK(refusal(R"({"type": "strin"})").starts_with("#: unknown type 'strin'"));
-  CHECK(refusal(R"({"type": "object", "properties": {"a": false}, "required": ["a"]})").starts_with("#: no JSON value satisfies the schema"));
+  CHECK(refusal(R"({"type": "object", "properties": {"a": false}, "required": ["a"]})")
+            .starts_with("#: no JSON value satisfies the schema"));
   CHECK(refusal(R"({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})")
             .starts_with("#/$defs/a: $ref leads back to itself"));
-  CHECK(refusal(R"({"anyOf": [{"$ref": "#"}, {"type": "null"}]})").starts_with("#: the schema refers back to itself through $ref before"));
-  CHECK(refusal(R"({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"], "additionalProperties": false})")
-            .starts_with("#: required property 'b' is not in 'properties' and additionalProperties is false"));
+  CHECK(refusal(R"({"anyOf": [{"$ref": "#"}, {"type": "null"}]})")
+            .starts_with("#: the schema refers back to itself through $ref before"));
+  CHECK(
+      refusal(
+          R"({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"], "additionalProperties": false})")
+          .starts_with("#: required property 'b' is not in 'properties' and additionalProperties is false"));
   CHECK(refusal("[1]") == "#: a schema must be an object or a boolean, not an array");
   CHECK(refusal("{").starts_with("the JSON schema is not valid JSON"));
 }
@@ -273,11 +299,12 @@ TEST_CASE("what the engine does not do is UnsupportedSchemaError; a malformed or
     FAIL("accepted: " << text);
     return false;
   };
-  for (const char* text : {R"({"type": "string", "pattern": "a"})", R"({"$ref": "other.json#/a"})", R"({"$ref": "#node"})",
-                           R"({"$ref": "#/$defs/a", "type": "object", "$defs": {"a": {}}})",
-                           R"({"allOf": [{"type": "string"}, {"maxLength": 3}]})", R"({"type": "number", "minimum": 0})",
-                           R"({"items": {"$id": "x"}})", R"({"type": "array", "maxItems": 100000000})",
-                           R"({"type": "string", "maxLength": 100000000})"}) {
+  for (const char* text :
+       {R"({"type": "string", "pattern": "a"})", R"({"$ref": "other.json#/a"})", R"({"$ref": "#node"})",
+        R"({"$ref": "#/$defs/a", "type": "object", "$defs": {"a": {}}})",
+        R"({"allOf": [{"type": "string"}, {"maxLength": 3}]})", R"({"type": "number", "minimum": 0})",
+        R"({"items": {"$id": "x"}})", R"({"type": "array", "maxItems": 100000000})",
+        R"({"type": "string", "maxLength": 100000000})"}) {
     CHECK_MESSAGE(is_unsupported(text), text);
   }
   for (const char* text : {"{", "[1]", R"({"type": "strin"})", R"({"type": "string", "minLength": 3, "maxLength": 2})",
@@ -288,7 +315,8 @@ TEST_CASE("what the engine does not do is UnsupportedSchemaError; a malformed or
 }
 
 TEST_CASE("annotations and unknown keywords are ignored, as validators ignore them") {
-  const auto annotated = schema(R"({"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "T", "description": "d",
+  const auto annotated =
+      schema(R"({"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "T", "description": "d",
       "default": 1, "examples": [1], "x-vendor": {"pattern": "ignored inside an unknown keyword"}, "type": "integer"})");
   CHECK(byte_matches(annotated, "5"));
 }
@@ -315,20 +343,23 @@ TEST_CASE("schemas as deep as their size: 100,000 chained $refs, 10,000 nested o
   const auto chain = schema(def_chain(100000, R"({{"$ref": "#/$defs/d{}"}})", R"({"type": "string", "maxLength": 3})"));
   CHECK(byte_matches(chain, R"("abc")"));
   CHECK_FALSE(byte_matches(chain, R"("abcd")"));
-  const auto nested = schema(def_chain(
-      10000, R"({{"type": "object", "properties": {{"a": {{"$ref": "#/$defs/d{}"}}}}, "required": ["a"]}})", R"({"type": "null"})"));
+  const auto nested = schema(
+      def_chain(10000, R"({{"type": "object", "properties": {{"a": {{"$ref": "#/$defs/d{}"}}}}, "required": ["a"]}})",
+                R"({"type": "null"})"));
   std::string deep;
   for (int i = 0; i < 10000; ++i) deep += R"({"a":)";
   deep += "null" + std::string(10000, '}');
   CHECK(byte_matches(nested, deep));
   CHECK_FALSE(byte_matches(nested, deep.substr(6)));
   // 100,000 objects in a chain are past the node cap: refused, not a crash.
-  CHECK(refusal(def_chain(100000, R"({{"type": "object", "properties": {{"a": {{"$ref": "#/$defs/d{}"}}}}}})", R"({"type": "null"})"))
+  CHECK(refusal(def_chain(100000, R"({{"type": "object", "properties": {{"a": {{"$ref": "#/$defs/d{}"}}}}}})",
+                          R"({"type": "null"})"))
             .find("automaton states") != std::string::npos);
 }
 
 TEST_CASE("a schema that refers back to itself through a type list builds its rule first") {
-  const auto list = schema(R"({"type": ["object", "null"], "properties": {"next": {"$ref": "#"}}, "required": ["next"]})");
+  const auto list =
+      schema(R"({"type": ["object", "null"], "properties": {"next": {"$ref": "#"}}, "required": ["next"]})");
   CHECK(byte_matches(list, R"({"next":{"next":null}})"));
   CHECK_FALSE(byte_matches(list, R"({"next":{}})"));
 }

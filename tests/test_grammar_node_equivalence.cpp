@@ -46,8 +46,10 @@ TEST_CASE("nodes of different rules merge when their callers see the same follow
 }
 
 TEST_CASE("a counted string: merged positions give exact masks up to the limit") {
-  std::vector<std::string> vocab = {"<eos>", "\"", "a", "ab", "abc", "\xC3\xA9", "\xC3", "\xA9", "\\n", "\\u00e", "\"\"", "a\""};
-  const auto grammar = test::compile_for(json_schema_grammar(R"({"type": "string", "minLength": 4, "maxLength": 50})"), vocab);
+  std::vector<std::string> vocab = {"<eos>", "\"",   "a",   "ab",     "abc",  "\xC3\xA9",
+                                    "\xC3",  "\xA9", "\\n", "\\u00e", "\"\"", "a\""};
+  const auto grammar =
+      test::compile_for(json_schema_grammar(R"({"type": "string", "minLength": 4, "maxLength": 50})"), vocab);
   CHECK(grammar->masks().num_classified_nodes() < 120);  // of ~700 positions a matcher can stand on
   // Fill with one kind of token while it fits, then with "a" until only '"' fits.
   for (const TokenId filler : {2, 3, 4, 5, 8}) {

@@ -60,39 +60,54 @@ class Validator {
     }
     if (s["enum"].get(k) == simdjson::SUCCESS) {
       bool any = false;
-      for (const element option : simdjson::dom::array(k)) any = any || simdjson::minify(option) == simdjson::minify(value);
+      for (const element option : simdjson::dom::array(k))
+        any = any || simdjson::minify(option) == simdjson::minify(value);
       if (!any) return why = "not in enum", false;
     }
-    if (s["const"].get(k) == simdjson::SUCCESS && simdjson::minify(k) != simdjson::minify(value)) return why = "not const", false;
+    if (s["const"].get(k) == simdjson::SUCCESS && simdjson::minify(k) != simdjson::minify(value))
+      return why = "not const", false;
     if (s["type"].get(k) == simdjson::SUCCESS) {
       bool any = false;
-      if (k.type() == element_type::STRING) any = has_type(value, std::string_view(k));
+      if (k.type() == element_type::STRING)
+        any = has_type(value, std::string_view(k));
       else
         for (const element t : simdjson::dom::array(k)) any = any || has_type(value, std::string_view(t));
       if (!any) return why = "wrong type", false;
     }
     switch (value.type()) {
-      case element_type::OBJECT: return valid_object(value, s, why);
-      case element_type::ARRAY: return valid_array(value, s, why);
-      case element_type::STRING: return valid_string(value, s, why);
+      case element_type::OBJECT:
+        return valid_object(value, s, why);
+      case element_type::ARRAY:
+        return valid_array(value, s, why);
+      case element_type::STRING:
+        return valid_string(value, s, why);
       case element_type::INT64:
       case element_type::UINT64:
-      case element_type::DOUBLE: return valid_number(value, s, why);
-      default: return true;
+      case element_type::DOUBLE:
+        return valid_number(value, s, why);
+      default:
+        return true;
     }
   }
 
  private:
   static bool has_type(element value, std::string_view type) {
     switch (value.type()) {
-      case element_type::NULL_VALUE: return type == "null";
-      case element_type::BOOL: return type == "boolean";
-      case element_type::OBJECT: return type == "object";
-      case element_type::ARRAY: return type == "array";
-      case element_type::STRING: return type == "string";
+      case element_type::NULL_VALUE:
+        return type == "null";
+      case element_type::BOOL:
+        return type == "boolean";
+      case element_type::OBJECT:
+        return type == "object";
+      case element_type::ARRAY:
+        return type == "array";
+      case element_type::STRING:
+        return type == "string";
       case element_type::INT64:
-      case element_type::UINT64: return type == "integer" || type == "number";
-      default: return type == "number" || (type == "integer" && std::floor(double(value)) == double(value));
+      case element_type::UINT64:
+        return type == "integer" || type == "number";
+      default:
+        return type == "number" || (type == "integer" && std::floor(double(value)) == double(value));
     }
   }
 
@@ -110,7 +125,8 @@ class Validator {
       element sub;
       if (listed != order.end()) {
         const size_t position = static_cast<size_t>(listed - order.begin()) + 1;
-        if (position <= last_listed || seen_other) return why = "key out of schema order: " + std::string(field.key), false;
+        if (position <= last_listed || seen_other)
+          return why = "key out of schema order: " + std::string(field.key), false;
         last_listed = position;
         REQUIRE(simdjson::dom::object(properties)[field.key].get(sub) == simdjson::SUCCESS);
         if (!valid(field.value, sub, why)) return false;
@@ -135,7 +151,8 @@ class Validator {
     const bool has_items = s["items"].get(items) == simdjson::SUCCESS;
     size_t i = 0;
     for (const element item : value) {
-      if (i < prefix_schemas.size() ? !valid(item, prefix_schemas[i], why) : has_items && !valid(item, items, why)) return false;
+      if (i < prefix_schemas.size() ? !valid(item, prefix_schemas[i], why) : has_items && !valid(item, items, why))
+        return false;
       ++i;
     }
     if (s["minItems"].get(bound) == simdjson::SUCCESS && i < uint64_t(bound)) return why = "too few items", false;
@@ -147,14 +164,15 @@ class Validator {
     size_t code_points = 0;
     for (const char c : std::string_view(value)) code_points += (static_cast<uint8_t>(c) & 0xC0) != 0x80;
     element bound;
-    if (s["minLength"].get(bound) == simdjson::SUCCESS && code_points < uint64_t(bound)) return why = "too short", false;
+    if (s["minLength"].get(bound) == simdjson::SUCCESS && code_points < uint64_t(bound))
+      return why = "too short", false;
     if (s["maxLength"].get(bound) == simdjson::SUCCESS && code_points > uint64_t(bound)) return why = "too long", false;
     return true;
   }
 
   static bool valid_number(element value, simdjson::dom::object s, std::string& why) {
     const auto number = [](element e) {
-      return e.type() == element_type::INT64 ? static_cast<long double>(int64_t(e))
+      return e.type() == element_type::INT64    ? static_cast<long double>(int64_t(e))
              : e.type() == element_type::UINT64 ? static_cast<long double>(uint64_t(e))
                                                 : static_cast<long double>(double(e));
     };
@@ -162,8 +180,10 @@ class Validator {
     element bound;
     if (s["minimum"].get(bound) == simdjson::SUCCESS && v < number(bound)) return why = "below minimum", false;
     if (s["maximum"].get(bound) == simdjson::SUCCESS && v > number(bound)) return why = "above maximum", false;
-    if (s["exclusiveMinimum"].get(bound) == simdjson::SUCCESS && v <= number(bound)) return why = "not above exclusiveMinimum", false;
-    if (s["exclusiveMaximum"].get(bound) == simdjson::SUCCESS && v >= number(bound)) return why = "not below exclusiveMaximum", false;
+    if (s["exclusiveMinimum"].get(bound) == simdjson::SUCCESS && v <= number(bound))
+      return why = "not above exclusiveMinimum", false;
+    if (s["exclusiveMaximum"].get(bound) == simdjson::SUCCESS && v >= number(bound))
+      return why = "not below exclusiveMaximum", false;
     return true;
   }
 
@@ -207,11 +227,62 @@ constexpr const char* kSchemas[] = {
 // Every byte, and tokens that cross JSON syntax, split UTF-8 or spell schema keys.
 std::vector<std::string> mixed_vocabulary() {
   std::vector<std::string> texts = test::byte_vocabulary();  // 0..255, then <eos>
-  for (const char* t : {"{\"", "\":", "\":\"", "\",", "\",\"", "\"}", "\"]", "\"]}", "},", "},{\"", "]}", "[{\"", "[\"", "true",
-                        "false", "null", "0", "12", "-3", ".5", "e+", "E-", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F", "\x98\x80",
-                        "\\u00", "\\n", "\\\"", " the", "abc", "name", "\"name\":\"", "id", "\":1", "items", "\"items\":[{\"",
-                        "kids", "\"kids\":[", "sku", "qty", "\":[", "}]}", "\",\"tier\":\"", "kind", "circle", "square",
-                        "\"shape\":{\"kind\":\"", "42,", "42]", ",true", "null}", "null,", "\"v\":", "pro\"}", "x\"}]"}) {
+  for (const char* t : {"{\"",
+                        "\":",
+                        "\":\"",
+                        "\",",
+                        "\",\"",
+                        "\"}",
+                        "\"]",
+                        "\"]}",
+                        "},",
+                        "},{\"",
+                        "]}",
+                        "[{\"",
+                        "[\"",
+                        "true",
+                        "false",
+                        "null",
+                        "0",
+                        "12",
+                        "-3",
+                        ".5",
+                        "e+",
+                        "E-",
+                        "\xC3\xA9",
+                        "\xE2\x82\xAC",
+                        "\xF0\x9F",
+                        "\x98\x80",
+                        "\\u00",
+                        "\\n",
+                        "\\\"",
+                        " the",
+                        "abc",
+                        "name",
+                        "\"name\":\"",
+                        "id",
+                        "\":1",
+                        "items",
+                        "\"items\":[{\"",
+                        "kids",
+                        "\"kids\":[",
+                        "sku",
+                        "qty",
+                        "\":[",
+                        "}]}",
+                        "\",\"tier\":\"",
+                        "kind",
+                        "circle",
+                        "square",
+                        "\"shape\":{\"kind\":\"",
+                        "42,",
+                        "42]",
+                        ",true",
+                        "null}",
+                        "null,",
+                        "\"v\":",
+                        "pro\"}",
+                        "x\"}]"}) {
     texts.emplace_back(t);
   }
   return texts;
@@ -228,8 +299,8 @@ struct WalkStats {
   int cut = 0;  // ran out of steps (the max_tokens case): not checked as a value
 };
 
-void random_walks(const std::shared_ptr<const CompiledGrammar>& grammar, const char* schema_text, int num_walks, size_t max_steps,
-                  bool check_brute_force, uint64_t seed, WalkStats& stats) {
+void random_walks(const std::shared_ptr<const CompiledGrammar>& grammar, const char* schema_text, int num_walks,
+                  size_t max_steps, bool check_brute_force, uint64_t seed, WalkStats& stats) {
   simdjson::dom::parser schema_parser;
   const element schema = schema_parser.parse(std::string(schema_text));
   const Validator validator(schema);
@@ -245,7 +316,8 @@ void random_walks(const std::shared_ptr<const CompiledGrammar>& grammar, const c
       REQUIRE_FALSE(allowed.empty());  // never a dead end
       std::vector<double> weights;
       for (const TokenId id : allowed) {
-        weights.push_back(weight(vocabulary.bytes_by_id[static_cast<size_t>(id)], vocabulary.bytes_by_id[static_cast<size_t>(id)].empty()));
+        weights.push_back(weight(vocabulary.bytes_by_id[static_cast<size_t>(id)],
+                                 vocabulary.bytes_by_id[static_cast<size_t>(id)].empty()));
       }
       const TokenId token = allowed[std::discrete_distribution<size_t>(weights.begin(), weights.end())(rng)];
       REQUIRE(matcher.accept_token(token));

@@ -26,10 +26,10 @@ std::unique_ptr<Tokenizer> shared_tokenizer(const std::string& file) {
   return load_tokenizer(GgufFile(path));
 }
 
-#define SKIP_WITHOUT(tokenizer, file)                                                       \
-  if (!(tokenizer)) {                                                                       \
-    MESSAGE("skipped: ../shared/tokenizer-vectors/" file " is absent");                    \
-    return;                                                                                 \
+#define SKIP_WITHOUT(tokenizer, file)                                   \
+  if (!(tokenizer)) {                                                   \
+    MESSAGE("skipped: ../shared/tokenizer-vectors/" file " is absent"); \
+    return;                                                             \
   }
 
 TokenId id_of_piece(const Tokenizer& tokenizer, std::string_view piece) {
@@ -80,7 +80,8 @@ constexpr std::string_view kSchema = R"({"type": "object", "properties": {
     "genres": {"type": "array", "items": {"enum": ["drama", "comedy", "sci-fi"]}, "minItems": 1},
     "rating": {"type": ["number", "null"]}},
   "required": ["title", "year", "genres"]})";
-constexpr std::string_view kDocument = "{\"title\":\"Amélie \\\"2\\\" — 東京 🎬\",\"year\":2001,\"genres\":[\"comedy\",\"drama\"],\"rating\":8.25}";
+constexpr std::string_view kDocument =
+    "{\"title\":\"Amélie \\\"2\\\" — 東京 🎬\",\"year\":2001,\"genres\":[\"comedy\",\"drama\"],\"rating\":8.25}";
 
 TEST_CASE("SentencePiece: byte-fallback tokens are their byte, '▁' a space, control tokens nothing") {
   const auto tokenizer = shared_tokenizer("ggml-vocab-llama-spm.gguf");
@@ -98,7 +99,8 @@ TEST_CASE("byte-level BPE: the byte alphabet decodes to raw bytes") {
   const auto tokenizer = shared_tokenizer("ggml-vocab-gpt-2.gguf");
   SKIP_WITHOUT(tokenizer, "ggml-vocab-gpt-2.gguf");
   const TokenVocabulary vocabulary = token_vocabulary(*tokenizer);
-  CHECK(vocabulary.bytes_by_id[static_cast<size_t>(id_of_piece(*tokenizer, "\xC3\x83"))] == "\xC3");  // "Ã" stands for byte C3
+  CHECK(vocabulary.bytes_by_id[static_cast<size_t>(id_of_piece(*tokenizer, "\xC3\x83"))] ==
+        "\xC3");  // "Ã" stands for byte C3
   CHECK(vocabulary.bytes_by_id[static_cast<size_t>(id_of_piece(*tokenizer, "\xC4\xA0the"))] == " the");
   CHECK(vocabulary.bytes_by_id[static_cast<size_t>(id_of_piece(*tokenizer, "\",\""))] == "\",\"");
 }

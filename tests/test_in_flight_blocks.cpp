@@ -28,7 +28,7 @@ TEST_CASE("in-flight blocks are counted per sequence and leave when the last one
   BlockKeyChain chain{.keys = {10, 11, 12}, .first_tokens = {1, 5, 9}, .num_committed_blocks = 1};
   InFlightBlocks in_flight;
   in_flight.add(chain);
-  in_flight.add(chain);  // a forked sample computes the same blocks
+  in_flight.add(chain);                // a forked sample computes the same blocks
   CHECK_FALSE(in_flight.has_key(10));  // committed
   CHECK(in_flight.has_key(11));
   CHECK(in_flight.has_child({10, 5}));

@@ -54,8 +54,8 @@ TEST_CASE("a torn or garbled tail ends the journal; the entries before it stand"
   }
   const std::string whole = read_file(path);
   const std::size_t first_entry = whole.find('\n') + 1;
-  for (const std::string& tail : {std::string("0123"), whole.substr(first_entry, whole.size() - first_entry - 1),
-                                  std::string(40, '\0')}) {
+  for (const std::string& tail :
+       {std::string("0123"), whole.substr(first_entry, whole.size() - first_entry - 1), std::string(40, '\0')}) {
     CAPTURE(tail.size());
     // The first entry, then a tail a kill or a power loss could leave: a torn entry, a
     // whole entry but its newline, zeros.

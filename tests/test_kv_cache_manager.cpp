@@ -85,7 +85,7 @@ TEST_CASE("allocation order, tail-first free, and the eviction order it implies"
   CHECK(kv.stats().num_evictions == 1);
   CHECK_FALSE(kv.pool().is_cached(1));
   CHECK(kv.pool().is_cached(0));
-  CHECK(kv.append_slots(3, 1) .empty());
+  CHECK(kv.append_slots(3, 1).empty());
   CHECK(table(kv, 3) == std::vector<BlockId>{1, 0});
   CHECK(kv.stats().num_evictions == 2);
   CHECK(kv.num_free_blocks() == 0);
@@ -119,8 +119,8 @@ TEST_CASE("two requests with a 2-block common prefix: the second hits both block
   CHECK(stats.num_hit_tokens == 8);
   CHECK(stats.num_key_collisions == 0);
   CHECK(stats.num_used_blocks == 4);
-  CHECK(stats.num_filled_slots == 4 + 4 + 3 + 3);   // each physical block once
-  CHECK(stats.num_logical_slots == 11 + 11);        // per sequence
+  CHECK(stats.num_filled_slots == 4 + 4 + 3 + 3);  // each physical block once
+  CHECK(stats.num_logical_slots == 11 + 11);       // per sequence
   CHECK(stats.num_allocated_slots == 16);
 
   kv.free(1);
@@ -226,7 +226,7 @@ TEST_CASE("fork shares every block; copy-on-write of the partial last block") {
     CHECK(kv.filled_slots(2) == 3);
     CHECK(kv.filled_slots(1) == 2);  // the original's fill never changes while shared
 
-    CHECK(kv.append_slots(2, 1) .empty());
+    CHECK(kv.append_slots(2, 1).empty());
     CHECK(table(kv, 2) == std::vector<BlockId>{0, 1});
     CHECK(kv.filled_slots(1) == 3);
     const KvCacheStats stats = kv.stats();
@@ -259,8 +259,8 @@ TEST_CASE("fork shares every block; copy-on-write of the partial last block") {
     admit_all(kv, 4, full);
     CHECK(table(kv, 4) == std::vector<BlockId>{2, 3});
     kv.fork(4, 5);
-    CHECK(kv.append_slots(4, 1) .empty());
-    CHECK(kv.append_slots(5, 1) .empty());
+    CHECK(kv.append_slots(4, 1).empty());
+    CHECK(kv.append_slots(5, 1).empty());
     CHECK(table(kv, 4) == std::vector<BlockId>{2, 3, 4});
     CHECK(table(kv, 5) == std::vector<BlockId>{2, 3, 5});
     CHECK(kv.stats().num_cow_copies == 0);
@@ -274,7 +274,7 @@ TEST_CASE("fork shares every block; copy-on-write of the partial last block") {
     CHECK(small.can_append_slots(1, 0));
     small.free(2);
     CHECK(small.can_append_slots(1, 2));
-    CHECK(small.append_slots(1, 2) .empty());  // no longer shared: in place
+    CHECK(small.append_slots(1, 2).empty());  // no longer shared: in place
     CHECK(small.filled_slots(1) == 4);
   }
 }
@@ -293,7 +293,7 @@ TEST_CASE("a block being computed by a running sequence is in flight until commi
   CHECK(match.blocks == std::vector<BlockId>{0});
   CHECK(match.next_block_in_flight);
 
-  CHECK(kv.append_slots(1, 4) .empty());
+  CHECK(kv.append_slots(1, 4).empty());
   kv.commit_full_blocks(1, a, 8);
   match = kv.match_prefix(b);
   CHECK(match.blocks == std::vector<BlockId>{0, 1});
@@ -408,14 +408,14 @@ TEST_CASE("a partial match takes the longest common prefix among the cached bloc
 
 TEST_CASE("a block computed by a running sequence that a new one would copy in part is in flight") {
   KvCacheManager kv({.num_blocks = 12, .block_size = 4});
-  const auto a = concat(iota_tokens(1, 6), {7, 8, 9});   // [1..4 | 5 6 7 8 | 9]
+  const auto a = concat(iota_tokens(1, 6), {7, 8, 9});     // [1..4 | 5 6 7 8 | 9]
   const auto b = concat(iota_tokens(1, 6), {60, 61, 62});  // shares 1..6 with a
-  admit(kv, 1, a, 9);                                     // admitted, not yet computed
+  admit(kv, 1, a, 9);                                      // admitted, not yet computed
   CHECK(kv.match_prefix(b).next_block_in_flight);          // block 0: a full block in flight
-  kv.commit_full_blocks(1, a, 4);                         // block 0 computed; block 1 still in flight
+  kv.commit_full_blocks(1, a, 4);                          // block 0 computed; block 1 still in flight
   const PrefixMatch waiting = kv.match_prefix(b);
   CHECK(waiting.blocks == std::vector<BlockId>{0});
-  CHECK(waiting.next_block_in_flight);                     // [5 6 ..] of a is being computed
+  CHECK(waiting.next_block_in_flight);  // [5 6 ..] of a is being computed
   CHECK_FALSE(waiting.partial_block.has_value());
   kv.commit_full_blocks(1, a, 9);
   const PrefixMatch ready = kv.match_prefix(b);

@@ -35,7 +35,8 @@ std::string ref_counts(const KvCacheManager& kv, KvKindId kind) {
 }
 
 KvCacheConfig windowed(int32_t num_full_blocks, int32_t num_window_blocks) {
-  return {.num_blocks = num_full_blocks, .block_size = 4, .window_kinds = {{.window = 6, .num_blocks = num_window_blocks}}};
+  return {
+      .num_blocks = num_full_blocks, .block_size = 4, .window_kinds = {{.window = 6, .num_blocks = num_window_blocks}}};
 }
 
 // Admits and computes the whole sequence, committing its full blocks; then, as the scheduler

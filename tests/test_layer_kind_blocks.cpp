@@ -39,7 +39,7 @@ TEST_CASE("fork shares every block; the first write copies the shared partial bl
   CHECK(kind.filled_slots(2) == 2);
   CHECK(kind.pool().ref_count(1) == 1);
   CHECK_FALSE(kind.needs_copy_on_write(1, 6));  // the parent now owns block 1 alone
-  kind.free(2);  // tail first: 2, then 0 (still held by sequence 1)
+  kind.free(2);                                 // tail first: 2, then 0 (still held by sequence 1)
   CHECK(kind.pool().free_queue().back() == 2);
   CHECK(kind.pool().ref_count(0) == 1);
 }
@@ -54,7 +54,7 @@ TEST_CASE("a partial match holds its source until the copy ran and copies into a
   CHECK(kind.pool().ref_count(0) == 0);
   CHECK(kind.num_filled_slots() == 0);
   const HitBlocks hits{.first_block = 0, .blocks = {}, .partial_source = 0};
-  CHECK(kind.can_take(hits, 3));      // 3 new + the source at count 0 = 4 free
+  CHECK(kind.can_take(hits, 3));  // 3 new + the source at count 0 = 4 free
   CHECK_FALSE(kind.can_take(hits, 4));
   const std::optional<BlockCopy> copy = kind.take_hits(2, hits, 3);
   REQUIRE(copy.has_value());

@@ -22,11 +22,16 @@ namespace {
 
 std::string norm_name(NormWeight norm) {
   switch (norm.kind) {
-    case NormKind::kAttn: return "attn" + std::to_string(norm.layer);
-    case NormKind::kAttnPost: return "attn_post" + std::to_string(norm.layer);
-    case NormKind::kFfn: return "ffn" + std::to_string(norm.layer);
-    case NormKind::kFfnPost: return "ffn_post" + std::to_string(norm.layer);
-    case NormKind::kOutput: return "output";
+    case NormKind::kAttn:
+      return "attn" + std::to_string(norm.layer);
+    case NormKind::kAttnPost:
+      return "attn_post" + std::to_string(norm.layer);
+    case NormKind::kFfn:
+      return "ffn" + std::to_string(norm.layer);
+    case NormKind::kFfnPost:
+      return "ffn_post" + std::to_string(norm.layer);
+    case NormKind::kOutput:
+      return "output";
   }
   return "?";
 }

@@ -109,8 +109,8 @@ TEST_CASE("fingerprints of a missing file say why; a version 1 manifest reads as
 
 TEST_CASE("scan_file: size, hash and lines as the line reader counts them") {
   TempDir dir("pagedgen-scan");
-  for (const auto& [text, num_lines] : {std::pair{std::string(""), 0}, {"a", 1}, {"a\n", 1}, {"a\n\nb", 3},
-                                        {"a\r\nb\r\n", 2}}) {
+  for (const auto& [text, num_lines] :
+       {std::pair{std::string(""), 0}, {"a", 1}, {"a\n", 1}, {"a\n\nb", 3}, {"a\r\nb\r\n", 2}}) {
     CAPTURE(text);
     std::ofstream(dir / "f", std::ios::binary) << text;
     const FileScan scan = scan_file(dir / "f");

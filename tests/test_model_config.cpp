@@ -40,7 +40,8 @@ TEST_CASE("an HF Qwen2 config has QKV bias; Mistral's sliding window caps the co
   const ModelConfig qwen = model_config_from_hf_json(R"({"model_type": "qwen2", "hidden_size": 896,
       "intermediate_size": 4864, "num_hidden_layers": 24, "num_attention_heads": 14,
       "num_key_value_heads": 2, "vocab_size": 151936, "max_position_embeddings": 32768,
-      "rope_theta": 1000000.0, "tie_word_embeddings": true, "sliding_window": null})", "q/config.json");
+      "rope_theta": 1000000.0, "tie_word_embeddings": true, "sliding_window": null})",
+                                                     "q/config.json");
   CHECK(qwen.qkv_bias);
   CHECK(qwen.tied_embeddings);
   CHECK(qwen.head_dim == 64);
@@ -49,7 +50,8 @@ TEST_CASE("an HF Qwen2 config has QKV bias; Mistral's sliding window caps the co
   const ModelConfig mistral = model_config_from_hf_json(R"({"model_type": "mistral", "hidden_size": 4096,
       "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
       "num_key_value_heads": 8, "vocab_size": 32000, "max_position_embeddings": 32768,
-      "sliding_window": 4096})", "m/config.json");
+      "sliding_window": 4096})",
+                                                        "m/config.json");
   CHECK(mistral.context_length == 4096);
 }
 
@@ -59,15 +61,14 @@ TEST_CASE("bad HF configs are errors that name the file and the key") {
   CHECK_THROWS_WITH_AS(model_config_from_hf_json(R"({"model_type": "llama", "hidden_size": 64})", "x/config.json"),
                        doctest::Contains("missing key 'num_hidden_layers'"), Error);
   CHECK_THROWS_WITH_AS(model_config_from_hf_json("[1, 2", "x/config.json"), doctest::Contains("x/config.json"), Error);
-  CHECK_THROWS_WITH_AS(
-      model_config_from_hf_json(R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+  CHECK_THROWS_WITH_AS(model_config_from_hf_json(R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
         "num_hidden_layers": 2, "num_attention_heads": 3, "num_key_value_heads": 2, "vocab_size": 10,
-        "max_position_embeddings": 64})", "x/config.json"),
-      doctest::Contains("not a multiple"), Error);
-  CHECK_THROWS_WITH_AS(
-      model_config_from_hf_json(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": "big"})",
-                                "x/config.json"),
-      doctest::Contains("'hidden_size' must be an integer"), Error);
+        "max_position_embeddings": 64})",
+                                                 "x/config.json"),
+                       doctest::Contains("not a multiple"), Error);
+  CHECK_THROWS_WITH_AS(model_config_from_hf_json(
+                           R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": "big"})", "x/config.json"),
+                       doctest::Contains("'hidden_size' must be an integer"), Error);
 }
 
 TEST_CASE("the default model's GGUF config") {
@@ -104,7 +105,8 @@ std::string hf_config(const std::string& layers = "2", const std::string& hidden
                       const std::string& extra = "") {
   return fmt::format(R"({{"model_type": "llama", "num_hidden_layers": {}, "hidden_size": {},
       "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 32,
-      "max_position_embeddings": 64{}}})", layers, hidden, extra);
+      "max_position_embeddings": 64{}}})",
+                     layers, hidden, extra);
 }
 
 // A GGUF llama file with the given dimension keys (and a 4-token vocabulary), opened.
@@ -198,9 +200,9 @@ TEST_CASE("RoPE theta, RMSNorm epsilon and RoPE scaling values that make no sens
     CAPTURE(theta);
     CHECK_THROWS_WITH_AS(
         model_config_from_hf_json(hf_config("2", "64", fmt::format(R"(, "rope_theta": {})", theta)), "x/config.json"),
-        doctest::Contains(fmt::format("x/config.json: 'rope_theta' is {}, but must be a positive finite number",
-                                      std::stod(theta))
-                              .c_str()),
+        doctest::Contains(
+            fmt::format("x/config.json: 'rope_theta' is {}, but must be a positive finite number", std::stod(theta))
+                .c_str()),
         Error);
   }
   for (const char* eps : {"0", "-1e-05", "1", "1e-50"}) {
@@ -229,15 +231,16 @@ TEST_CASE("RoPE theta, RMSNorm epsilon and RoPE scaling values that make no sens
                        doctest::Contains("metadata key 'llama.rope.freq_base' is -1, but must be a positive finite "
                                          "number"),
                        Error);
-  CHECK_THROWS_WITH_AS(GgufConfigFile({{"llama.rope.freq_base", f32(std::numeric_limits<double>::quiet_NaN())}}).config(),
-                       doctest::Contains("metadata key 'llama.rope.freq_base' is nan"), Error);
+  CHECK_THROWS_WITH_AS(
+      GgufConfigFile({{"llama.rope.freq_base", f32(std::numeric_limits<double>::quiet_NaN())}}).config(),
+      doctest::Contains("metadata key 'llama.rope.freq_base' is nan"), Error);
   CHECK_THROWS_WITH_AS(GgufConfigFile({{"llama.attention.layer_norm_rms_epsilon", f32(0)}}).config(),
                        doctest::Contains("metadata key 'llama.attention.layer_norm_rms_epsilon' is 0, but must be a "
                                          "positive number below 1"),
                        Error);
-  const ModelConfig good = GgufConfigFile({{"llama.rope.freq_base", f32(500000)},
-                                           {"llama.attention.layer_norm_rms_epsilon", f32(1e-5)}})
-                               .config();
+  const ModelConfig good =
+      GgufConfigFile({{"llama.rope.freq_base", f32(500000)}, {"llama.attention.layer_norm_rms_epsilon", f32(1e-5)}})
+          .config();
   CHECK(good.rope_theta == 500000.0f);
   CHECK(good.rms_norm_eps == 1e-5f);
 }
@@ -251,9 +254,13 @@ ModelConfig arch_config(const std::string& arch, const std::vector<std::pair<std
   test::TempDir dir("pagedgen-arch-config");
   test::GgufWriter writer;
   writer.add("general.architecture", {GgufValueType::STRING, arch});
-  for (const auto& [key, value] : std::vector<std::pair<std::string, uint64_t>>{
-           {"block_count", 3}, {"embedding_length", 64}, {"feed_forward_length", 128}, {"attention.head_count", 4},
-           {"attention.head_count_kv", 2}, {"context_length", 64}, {"vocab_size", 32}})
+  for (const auto& [key, value] : std::vector<std::pair<std::string, uint64_t>>{{"block_count", 3},
+                                                                                {"embedding_length", 64},
+                                                                                {"feed_forward_length", 128},
+                                                                                {"attention.head_count", 4},
+                                                                                {"attention.head_count_kv", 2},
+                                                                                {"context_length", 64},
+                                                                                {"vocab_size", 32}})
     writer.add(arch + "." + key, {GgufValueType::UINT32, value});
   for (const auto& [key, value] : extra) writer.add(arch + "." + key, value);
   for (test::GgufTestTensor& t : tensors) writer.add_tensor(std::move(t));
@@ -275,8 +282,8 @@ TEST_CASE("Gemma window layers: the pattern key as booleans or a period, the def
                                                     {"attention.sliding_window_pattern", bools({false, true, true})}});
   CHECK(listed.sliding_window == 512);
   CHECK(listed.window_layers == std::vector<bool>{false, true, true});
-  const ModelConfig period = arch_config(
-      "gemma3", {{"attention.sliding_window", window}, {"attention.sliding_window_pattern", u64(3)}});
+  const ModelConfig period =
+      arch_config("gemma3", {{"attention.sliding_window", window}, {"attention.sliding_window_pattern", u64(3)}});
   CHECK(period.window_layers == std::vector<bool>{true, true, false});
   const ModelConfig gemma2 = arch_config("gemma2", {});  // llama.cpp's defaults: 4096, every other layer
   CHECK((gemma2.sliding_window == 4096 && gemma2.window_layers == std::vector<bool>{true, false, true}));
@@ -288,9 +295,10 @@ TEST_CASE("Gemma window layers: the pattern key as booleans or a period, the def
 }
 
 TEST_CASE("linear RoPE scaling slows the full layers' rotations; other scalings and LongRoPE are refused") {
-  const ModelConfig linear = arch_config("gemma3", {{"attention.sliding_window", u64(8)},
-                                                    {"rope.scaling.type", {GgufValueType::STRING, std::string("linear")}},
-                                                    {"rope.scaling.factor", f32(8.0)}});
+  const ModelConfig linear =
+      arch_config("gemma3", {{"attention.sliding_window", u64(8)},
+                             {"rope.scaling.type", {GgufValueType::STRING, std::string("linear")}},
+                             {"rope.scaling.factor", f32(8.0)}});
   CHECK(linear.rope_linear_factor == 8.0f);
   CHECK(rope_inverse_frequencies(linear, nullptr)[0] == doctest::Approx(1.0 / 8));
   CHECK(window_rope_inverse_frequencies(linear)[0] == 1.0f);  // window layers: unscaled, base 10,000

@@ -41,9 +41,8 @@ TEST_CASE("bad shard outputs are refused with the file and line") {
   std::ofstream(dir / "torn") << plain(1) << "{\"id\":null,\"ind";
   std::ofstream(dir / "order") << plain(3) << plain(2);
   std::ostringstream out;
-  CHECK_THROWS_WITH_AS(merge_outputs({dir / "ok", dir / "torn"}, out),
-                       doctest::Contains("line 2 of '"), Error);
-  CHECK_THROWS_WITH_AS(merge_outputs({dir / "order"}, out), doctest::Contains("answers input line 2 after input line 3"),
-                       Error);
+  CHECK_THROWS_WITH_AS(merge_outputs({dir / "ok", dir / "torn"}, out), doctest::Contains("line 2 of '"), Error);
+  CHECK_THROWS_WITH_AS(merge_outputs({dir / "order"}, out),
+                       doctest::Contains("answers input line 2 after input line 3"), Error);
   CHECK_THROWS_WITH_AS(merge_outputs({dir / "ok", dir / "ok"}, out), doctest::Contains("is answered in both"), Error);
 }

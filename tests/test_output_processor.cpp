@@ -139,8 +139,8 @@ TEST_CASE("n = 3: the prompt's logits start all three samples, one row each, the
 
 TEST_CASE("overlapped, the steps give the records of applying each step at once") {
   auto batch = [] {
-    return std::vector<PreparedRequest>{request(0, {1, 2, 3, 4, 5}, 4), request(1, {1, 2, 3, 9}, 2),
-                                        request(2, {6}, 6), request(3, {4, 4, 4, 4, 4, 4, 4, 4, 4}, 1)};
+    return std::vector<PreparedRequest>{request(0, {1, 2, 3, 4, 5}, 4), request(1, {1, 2, 3, 9}, 2), request(2, {6}, 6),
+                                        request(3, {4, 4, 4, 4, 4, 4, 4, 4, 4}, 1)};
   };
   const Run plain = run(batch(), false);
   const Run overlapped = run(batch(), true);

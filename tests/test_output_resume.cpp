@@ -22,8 +22,8 @@ TEST_CASE("a torn last line is cut and the resume point is the last complete lin
   TempDir dir("pagedgen-resume");
   const auto path = dir / "out.jsonl";
   const std::string long_text(200000, 'x');  // longer than the backward scan's chunk
-  const std::string complete = "{\"id\":null,\"index\":0,\"text\":\"a\"}\n{\"id\":null,\"index\":7,\"text\":\"" +
-                               long_text + "\"}\n";
+  const std::string complete =
+      "{\"id\":null,\"index\":0,\"text\":\"a\"}\n{\"id\":null,\"index\":7,\"text\":\"" + long_text + "\"}\n";
   std::ofstream(path, std::ios::binary) << complete << "{\"id\":null,\"ind";
   const ResumePoint point = prepare_resume(path);
   CHECK(point.last_index == 7);

@@ -41,7 +41,8 @@ TEST_CASE("plain line shapes, byte for byte") {
         R"("usage":{"prompt_tokens":12,"completion_tokens":16,"cached_tokens":8}})");
   // Numeric ids are echoed as written; text is escaped and invalid UTF-8 repaired.
   CHECK(format_plain_line(single(18446744073709551615ull, "1.5e3", "caf\xC3\xA9 \x01 \xFF", FinishReason::kStop, 2)) ==
-        "{\"id\":1.5e3,\"index\":18446744073709551615,\"text\":\"caf\xC3\xA9 \\u0001 \xEF\xBF\xBD\",\"finish_reason\":\"stop\","
+        "{\"id\":1.5e3,\"index\":18446744073709551615,\"text\":\"caf\xC3\xA9 \\u0001 "
+        "\xEF\xBF\xBD\",\"finish_reason\":\"stop\","
         "\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":2,\"cached_tokens\":8}}");
 
   RequestOutput multi = single(7, "17", "a", FinishReason::kStop, 3);
@@ -107,21 +108,23 @@ TEST_CASE("a failing stream is an Error naming how far the output got") {
 }
 
 TEST_CASE("OpenAI batch line shapes, byte for byte: chat, completion, n > 1, error") {
-  CHECK(format_openai_batch_line(single(3, "\"request-1\"", "Hi!", FinishReason::kStop, 5), {true, "gpt-x"}) ==
-        R"({"id":"batch_req_3","custom_id":"request-1","response":{"status_code":200,"request_id":"req_3",)"
-        R"("body":{"id":"chatcmpl-3","object":"chat.completion","created":0,"model":"gpt-x","choices":[)"
-        R"({"index":0,"message":{"role":"assistant","content":"Hi!"},"logprobs":null,"finish_reason":"stop"}],)"
-        R"("usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17,"prompt_tokens_details":{"cached_tokens":8}}}},)"
-        R"("error":null})");
+  CHECK(
+      format_openai_batch_line(single(3, "\"request-1\"", "Hi!", FinishReason::kStop, 5), {true, "gpt-x"}) ==
+      R"({"id":"batch_req_3","custom_id":"request-1","response":{"status_code":200,"request_id":"req_3",)"
+      R"("body":{"id":"chatcmpl-3","object":"chat.completion","created":0,"model":"gpt-x","choices":[)"
+      R"({"index":0,"message":{"role":"assistant","content":"Hi!"},"logprobs":null,"finish_reason":"stop"}],)"
+      R"("usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17,"prompt_tokens_details":{"cached_tokens":8}}}},)"
+      R"("error":null})");
   RequestOutput two = single(0, "\"c\"", "a", FinishReason::kLength, 4);
   two.choices.push_back(Completion{"b\n", FinishReason::kStop, 2, {}, std::nullopt});
-  CHECK(format_openai_batch_line(two, {false, "m"}) ==
-        R"({"id":"batch_req_0","custom_id":"c","response":{"status_code":200,"request_id":"req_0",)"
-        R"("body":{"id":"cmpl-0","object":"text_completion","created":0,"model":"m","choices":[)"
-        R"({"index":0,"text":"a","logprobs":null,"finish_reason":"length"},)"
-        R"({"index":1,"text":"b\n","logprobs":null,"finish_reason":"stop"}],)"
-        R"("usage":{"prompt_tokens":12,"completion_tokens":6,"total_tokens":18,"prompt_tokens_details":{"cached_tokens":8}}}},)"
-        R"("error":null})");
+  CHECK(
+      format_openai_batch_line(two, {false, "m"}) ==
+      R"({"id":"batch_req_0","custom_id":"c","response":{"status_code":200,"request_id":"req_0",)"
+      R"("body":{"id":"cmpl-0","object":"text_completion","created":0,"model":"m","choices":[)"
+      R"({"index":0,"text":"a","logprobs":null,"finish_reason":"length"},)"
+      R"({"index":1,"text":"b\n","logprobs":null,"finish_reason":"stop"}],)"
+      R"("usage":{"prompt_tokens":12,"completion_tokens":6,"total_tokens":18,"prompt_tokens_details":{"cached_tokens":8}}}},)"
+      R"("error":null})");
   CHECK(format_openai_batch_line(error_record(7, std::nullopt), {}) ==
         R"({"id":"batch_req_7","custom_id":null,"response":{"status_code":400,"request_id":"req_7",)"
         R"("body":{"error":{"message":"prompt must be a string, got a number","type":"invalid_request_error",)"
@@ -133,11 +136,13 @@ TEST_CASE("output lines of either format are read back for the input line they a
   const RecordContext chat{true, "m"};
   for (RequestFormat format : {RequestFormat::kPlain, RequestFormat::kOpenAiBatch}) {
     CAPTURE(request_format_name(format));
-    const auto success = read_output_line(format_output_line(format, single(42, "\"x\"", "t", FinishReason::kStop, 1), chat));
+    const auto success =
+        read_output_line(format_output_line(format, single(42, "\"x\"", "t", FinishReason::kStop, 1), chat));
     REQUIRE(success);
     CHECK(success->index == 42);
     CHECK_FALSE(success->is_error);
-    const auto error = read_output_line(format_output_line(format, error_record(18446744073709551615ull, std::nullopt), chat));
+    const auto error =
+        read_output_line(format_output_line(format, error_record(18446744073709551615ull, std::nullopt), chat));
     REQUIRE(error);
     CHECK(error->index == 18446744073709551615ull);
     CHECK(error->is_error);
@@ -169,33 +174,48 @@ TEST_CASE("log probabilities in each line shape, byte for byte") {
   // Two tokens: "Hi" (id 5, the most likely) and the first byte of "é" (id 7, outside its
   // step's top 2, whose two tokens both read "!", the second at -inf).
   RequestOutput output = single(0, "\"q\"", "Hi\xC3\xA9", FinishReason::kStop, 2);
-  output.choices[0].logprobs = std::vector<GeneratedTokenLogprobs>{
-      {{5, "Hi", -0.5f}, {{5, "Hi", -0.5f}, {9, " Hello", -1.25f}}, 0},
-      {{7, "\xC3", -0.25f}, {{8, "!", -0.125f}, {3, "!", -INFINITY}}, 2}};
+  output.choices[0].logprobs =
+      std::vector<GeneratedTokenLogprobs>{{{5, "Hi", -0.5f}, {{5, "Hi", -0.5f}, {9, " Hello", -1.25f}}, 0},
+                                          {{7, "\xC3", -0.25f}, {{8, "!", -0.125f}, {3, "!", -INFINITY}}, 2}};
   CHECK(format_plain_line(output) ==
-        R"({"id":"q","index":0,"text":"Hi)" "\xC3\xA9" R"(","finish_reason":"stop","logprobs":[)"
+        R"({"id":"q","index":0,"text":"Hi)"
+        "\xC3\xA9"
+        R"(","finish_reason":"stop","logprobs":[)"
         R"({"token":"Hi","id":5,"logprob":-0.5,"top_logprobs":[{"token":"Hi","id":5,"logprob":-0.5},)"
         R"({"token":" Hello","id":9,"logprob":-1.25}]},)"
-        R"({"token":")" "\xEF\xBF\xBD" R"(","id":7,"logprob":-0.25,"top_logprobs":[{"token":"!","id":8,"logprob":-0.125},)"
+        R"({"token":")"
+        "\xEF\xBF\xBD"
+        R"(","id":7,"logprob":-0.25,"top_logprobs":[{"token":"!","id":8,"logprob":-0.125},)"
         R"({"token":"!","id":3,"logprob":-9999.0}]}],)"
         R"("usage":{"prompt_tokens":12,"completion_tokens":2,"cached_tokens":8}})");
   const std::string chat = format_openai_batch_line(output, {true, "m"});
-  CHECK(chat.find(R"("content":"Hi)" "\xC3\xA9" R"("},"logprobs":{"content":[)"
-                  R"({"token":"Hi","logprob":-0.5,"bytes":[72,105],"top_logprobs":[{"token":"Hi","logprob":-0.5,"bytes":[72,105]},)"
-                  R"({"token":" Hello","logprob":-1.25,"bytes":[32,72,101,108,108,111]}]},)"
-                  R"({"token":")" "\xEF\xBF\xBD" R"(","logprob":-0.25,"bytes":[195],"top_logprobs":[)"
-                  R"({"token":"!","logprob":-0.125,"bytes":[33]},{"token":"!","logprob":-9999.0,"bytes":[33]}]}]},)"
-                  R"("finish_reason":"stop"})") != std::string::npos);
+  CHECK(
+      chat.find(
+          R"("content":"Hi)"
+          "\xC3\xA9"
+          R"("},"logprobs":{"content":[)"
+          R"({"token":"Hi","logprob":-0.5,"bytes":[72,105],"top_logprobs":[{"token":"Hi","logprob":-0.5,"bytes":[72,105]},)"
+          R"({"token":" Hello","logprob":-1.25,"bytes":[32,72,101,108,108,111]}]},)"
+          R"({"token":")"
+          "\xEF\xBF\xBD"
+          R"(","logprob":-0.25,"bytes":[195],"top_logprobs":[)"
+          R"({"token":"!","logprob":-0.125,"bytes":[33]},{"token":"!","logprob":-9999.0,"bytes":[33]}]}]},)"
+          R"("finish_reason":"stop"})") != std::string::npos);
   // Completions: each top_logprobs object has the top tokens and the generated one when it
   // is not among them; a repeated text is left out.
   const std::string completion = format_openai_batch_line(output, {false, "m"});
-  CHECK(completion.find(R"("text":"Hi)" "\xC3\xA9" R"(","logprobs":{"tokens":["Hi",")" "\xEF\xBF\xBD" R"("],)"
+  CHECK(completion.find(R"("text":"Hi)"
+                        "\xC3\xA9"
+                        R"(","logprobs":{"tokens":["Hi",")"
+                        "\xEF\xBF\xBD"
+                        R"("],)"
                         R"("token_logprobs":[-0.5,-0.25],"top_logprobs":[{"Hi":-0.5," Hello":-1.25},)"
-                        R"({"!":-0.125,")" "\xEF\xBF\xBD" R"(":-0.25}],"text_offset":[0,2]},"finish_reason":"stop"})") !=
-        std::string::npos);
+                        R"({"!":-0.125,")"
+                        "\xEF\xBF\xBD"
+                        R"(":-0.25}],"text_offset":[0,2]},"finish_reason":"stop"})") != std::string::npos);
   // n > 1 in the plain format: each choice carries its own.
-  output.choices.push_back(Completion{"!", FinishReason::kLength, 1, {8}, std::vector<GeneratedTokenLogprobs>{
-                                                                             {{8, "!", -0.125f}, {}, 0}}});
+  output.choices.push_back(
+      Completion{"!", FinishReason::kLength, 1, {8}, std::vector<GeneratedTokenLogprobs>{{{8, "!", -0.125f}, {}, 0}}});
   CHECK(format_plain_line(output).find(R"({"index":1,"text":"!","finish_reason":"length","logprobs":[)"
                                        R"({"token":"!","id":8,"logprob":-0.125,"top_logprobs":[]}]}],)") !=
         std::string::npos);

@@ -13,19 +13,19 @@ namespace pagedgen::test {
 // share/pagedgen and bin/pagedgen beside the test's directory (the GPU bundle's layout),
 // then the source and build trees the test was built from.
 std::filesystem::path source_dir();
-std::filesystem::path data_dir();            // tests/data
-std::filesystem::path shared_dir();          // ../shared beside the repository
-std::filesystem::path pagedgen_binary();     // the built app
+std::filesystem::path data_dir();         // tests/data
+std::filesystem::path shared_dir();       // ../shared beside the repository
+std::filesystem::path pagedgen_binary();  // the built app
 // The default model, when scripts/fetch-model.sh has placed it.
 std::optional<std::filesystem::path> default_model();
 // Gemma 3 270M (gemma-3-270m-q4_k_m.gguf) beside it, when scripts/fetch-gemma3.sh has placed it.
 std::optional<std::filesystem::path> gemma3_model();
 
 // Ends the current test case, with a message, when the default model is not installed.
-#define PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL()                                          \
-  if (!::pagedgen::test::default_model()) {                                            \
+#define PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL()                                        \
+  if (!::pagedgen::test::default_model()) {                                          \
     MESSAGE("skipped: the default model is not installed (scripts/fetch-model.sh)"); \
-    return;                                                                            \
+    return;                                                                          \
   }
 
 // The whole file as bytes; fails the current test when it cannot be opened.

@@ -39,13 +39,15 @@ TEST_CASE("all four together: bias, then repetition over prompt and generated, t
   params.frequency_penalty = 0.5;
   params.presence_penalty = 0.25;
   params.logit_bias = {{2, 1.5}, {3, -1.0}};
-  CHECK(penalize({2, -1, 0.5, 3, -2, 0}, params, {0, 4, 3, 3, 1}, 3) == std::vector<float>{1, -2.75f, 2, -0.25f, -4, 0});
+  CHECK(penalize({2, -1, 0.5, 3, -2, 0}, params, {0, 4, 3, 3, 1}, 3) ==
+        std::vector<float>{1, -2.75f, 2, -0.25f, -4, 0});
 
   std::vector<TokenPenalty> changed;
   std::vector<TokenId> scratch;
   find_penalized_tokens(params, std::vector<TokenId>{0, 4, 3, 3, 1}, 3, 6, changed, scratch);
-  CHECK(changed == std::vector<TokenPenalty>{{0, 0.0, 0, true}, {1, 0.0, 1, true}, {2, 1.5, 0, false},
-                                             {3, -1.0, 2, true}, {4, 0.0, 0, true}});
+  CHECK(changed ==
+        std::vector<TokenPenalty>{
+            {0, 0.0, 0, true}, {1, 0.0, 1, true}, {2, 1.5, 0, false}, {3, -1.0, 2, true}, {4, 0.0, 0, true}});
 }
 
 TEST_CASE("frequency and presence count generated tokens only (OpenAI), repetition the prompt too (HF, vLLM)") {

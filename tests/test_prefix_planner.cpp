@@ -117,7 +117,8 @@ TEST_CASE("random prompts: the order is a stable lexicographic sort; distinct to
     int64_t total = 0;
     for (const auto& p : prompts) {
       total += std::ssize(p);
-      for (std::size_t n = 1; n <= p.size(); ++n) prefixes.emplace(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(n));
+      for (std::size_t n = 1; n <= p.size(); ++n)
+        prefixes.emplace(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(n));
     }
     CHECK(plan.num_distinct_prompt_tokens == std::ssize(prefixes));
     CHECK(plan.num_prompt_tokens == total);

@@ -79,7 +79,8 @@ class SerialRow {
 
 // The device sampler's procedure for one row, serially: nullopt where the Sampler gives none.
 std::optional<TokenId> radix_sample(std::span<const float> logits, const SamplingParams& params, int32_t num_generated,
-                          std::span<const TokenId> end_of_generation, uint64_t random_bits, int* num_levels = nullptr) {
+                                    std::span<const TokenId> end_of_generation, uint64_t random_bits,
+                                    int* num_levels = nullptr) {
   std::vector<TokenId> masked;
   masked_ids(params, num_generated, end_of_generation, logits.size(), masked);
   std::optional<std::size_t> best;
@@ -107,14 +108,16 @@ TEST_CASE("the radix selection draws the CPU Sampler's token on random rows and 
   int total_levels = 0;
   for (std::size_t vocab : {1u, 3u, 17u, 1000u, 49152u}) {
     for (int trial = 0; trial < (vocab > 10000 ? 90 : 450); ++trial) {
-      const std::vector<float> logits = test::make_logits_row(vocab, static_cast<test::RowKind>(trial % test::kNumRowKinds), gen);
+      const std::vector<float> logits =
+          test::make_logits_row(vocab, static_cast<test::RowKind>(trial % test::kNumRowKinds), gen);
       const SamplingParams params = test::random_sampling_params(gen);
       const auto num_generated = static_cast<int32_t>(gen() % 6);
       const uint64_t bits = gen();
       CAPTURE(vocab);
       CAPTURE(trial);
       int num_levels = 0;
-      const std::optional<TokenId> expected = sampler.sample(logits, params, num_generated, test::kEndOfGeneration, bits);
+      const std::optional<TokenId> expected =
+          sampler.sample(logits, params, num_generated, test::kEndOfGeneration, bits);
       REQUIRE(radix_sample(logits, params, num_generated, test::kEndOfGeneration, bits, &num_levels) == expected);
       most_levels = std::max(most_levels, num_levels);
       total_levels += num_levels;
@@ -122,8 +125,8 @@ TEST_CASE("the radix selection draws the CPU Sampler's token on random rows and 
       num_tokens += expected.has_value();
     }
   }
-  MESSAGE(num_rows << " rows (" << num_tokens << " with a token); histograms below the top one: "
-                   << total_levels << " in all, at most " << most_levels << " for a row");
+  MESSAGE(num_rows << " rows (" << num_tokens << " with a token); histograms below the top one: " << total_levels
+                   << " in all, at most " << most_levels << " for a row");
 }
 
 TEST_CASE("the radix selection on hand-built rows: ties, one survivor, exact top-p boundary") {
@@ -139,7 +142,7 @@ TEST_CASE("the radix selection on hand-built rows: ties, one survivor, exact top
   }
   // Everything masked or -inf but one token.
   std::vector<float> one_left(1000, -INFINITY);
-  one_left[5] = 3.0f;   // a stop id, masked
+  one_left[5] = 3.0f;  // a stop id, masked
   one_left[640] = -2.0f;
   SamplingParams masking;
   masking.min_tokens = 1;

@@ -18,7 +18,8 @@ using namespace pagedgen;
 
 namespace {
 
-std::vector<std::string> split_lines(const std::string& input, std::size_t max_line_bytes = LineReader::kDefaultMaxLineBytes) {
+std::vector<std::string> split_lines(const std::string& input,
+                                     std::size_t max_line_bytes = LineReader::kDefaultMaxLineBytes) {
   std::istringstream stream(input);
   LineReader reader(stream, max_line_bytes);
   std::vector<std::string> lines;
@@ -35,8 +36,8 @@ std::string describe_sampling(const SamplingParams& p) {
   std::string ids;
   for (TokenId id : p.stop_token_ids) ids += fmt::format("{},", id);
   return fmt::format("T={} k={} p={} minp={} seed={} stop=[{}] ids=[{}] max={} min={} ignore_eos={} n={}",
-                     p.temperature, p.top_k, p.top_p, p.min_p, p.seed ? fmt::format("{}", *p.seed) : "none",
-                     stop, ids, p.max_tokens, p.min_tokens, p.ignore_eos, p.n);
+                     p.temperature, p.top_k, p.top_p, p.min_p, p.seed ? fmt::format("{}", *p.seed) : "none", stop, ids,
+                     p.max_tokens, p.min_tokens, p.ignore_eos, p.n);
 }
 
 // One line per item, so a whole file's result compares as one vector of strings.
@@ -111,30 +112,31 @@ TEST_CASE("LineReader handles lines longer than its read chunk and CRLF split ac
 }
 
 TEST_CASE("LineReader reports lines over the limit without keeping them whole") {
-  const std::vector<std::string> lines = split_lines("0123456789\n0123456789\r\n01234567890\nok\n012345678901234\r\n", 10);
+  const std::vector<std::string> lines =
+      split_lines("0123456789\n0123456789\r\n01234567890\nok\n012345678901234\r\n", 10);
   CHECK(lines == std::vector<std::string>{"0123456789", "0123456789", "TOO LONG 11 [0123456789]", "ok",
                                           "TOO LONG 15 [0123456789]"});
 }
 
 TEST_CASE("a file of good and bad lines gives exactly one item per non-blank line, in order") {
   const std::string input =
-      "{\"id\": \"a\", \"prompt\": \"Hello\"}\r\n"                                  // 0
-      "\r\n"                                                                       // 1 blank
-      "{\"prompt\": \"x\", \"temperature\": -1}\n"                                // 2
-      "{\"id\": 7, \"prompt\": 5}\n"                                              // 3
-      "{\"id\": \"broken\", \"prompt\": \"x\"\n"                                  // 4
+      "{\"id\": \"a\", \"prompt\": \"Hello\"}\r\n"  // 0
+      "\r\n"                                        // 1 blank
+      "{\"prompt\": \"x\", \"temperature\": -1}\n"  // 2
+      "{\"id\": 7, \"prompt\": 5}\n"                // 3
+      "{\"id\": \"broken\", \"prompt\": \"x\"\n"    // 4
       "{\"id\": \"m\", \"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, "
       "{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"Hi \"}, "
       "{\"type\": \"text\", \"text\": \"there\"}]}], \"max_tokens\": 5, \"stop\": \"x\"}\n"  // 5
-      "   \t  \n"                                                                  // 6 blank
-      "{\"id\": \"q\", \"max_tokens\": 3}\n"                                      // 7
-      "{\"prompt\": \"p\", \"messages\": [{\"role\": \"user\", \"content\": \"c\"}]}\n"  // 8
-      "{\"prompt\": \"p\", \"max_tokens\": \"5\"}\n"                              // 9
+      "   \t  \n"                                                                            // 6 blank
+      "{\"id\": \"q\", \"max_tokens\": 3}\n"                                                 // 7
+      "{\"prompt\": \"p\", \"messages\": [{\"role\": \"user\", \"content\": \"c\"}]}\n"      // 8
+      "{\"prompt\": \"p\", \"max_tokens\": \"5\"}\n"                                         // 9
       "{\"prompt\": \"p\", \"n\": 2, \"seed\": 99, \"top_k\": -1, \"stop\": [\"a\", \"b\"], "
       "\"stop_token_ids\": [1, 2], \"extra\": {\"x\": [1, 2]}, \"temperature\": null}\n"  // 10
-      "{\"prompt\": \"\xff\"}\n"                                                  // 11
-      "\n"                                                                         // 12 blank
-      "{\"id\": 1.5e3, \"prompt\": \"last\"}";                                    // 13, no newline
+      "{\"prompt\": \"\xff\"}\n"                                                          // 11
+      "\n"                                                                                // 12 blank
+      "{\"id\": 1.5e3, \"prompt\": \"last\"}";                                            // 13, no newline
 
   std::istringstream stream(input);
   RequestReader reader(stream, defaults());
@@ -147,7 +149,8 @@ TEST_CASE("a file of good and bad lines gives exactly one item per non-blank lin
       "R 0 id=\"a\" key=a 'Hello'\n"
       "E 2 id=null invalid_value: temperature must be >= 0 and finite, got -1\n"
       "E 3 id=7 invalid_type: prompt must be a string, got a number\n"
-      "E 4 id=null invalid_json: the line is not valid JSON: unbalanced braces or brackets, or content after the object\n"
+      "E 4 id=null invalid_json: the line is not valid JSON: unbalanced braces or brackets, or content after the "
+      "object\n"
       "R 5 id=\"m\" key=m [system|Be brief.][user|Hi there]\n"
       "E 7 id=\"q\" missing_field: the line needs \"prompt\" (text) or \"messages\" (a chat conversation)\n"
       "E 8 id=null conflicting_fields: the line gives both prompt and messages; give exactly one\n"
@@ -177,18 +180,22 @@ TEST_CASE("every sampling field is read and overrides the defaults") {
 
 TEST_CASE("malformed JSON anywhere in the line is invalid_json") {
   CHECK(parse_one("{\"prompt\": \"a\", \"x\": [1,]}") ==
-        "E 0 id=null invalid_json: the line is not valid JSON: misplaced or missing comma, colon, brace or bracket (near byte 24)");
+        "E 0 id=null invalid_json: the line is not valid JSON: misplaced or missing comma, colon, brace or bracket "
+        "(near byte 24)");
   CHECK(parse_one("{\"prompt\": \"a\", \"x\": tru}") ==
         "E 0 id=null invalid_json: the line is not valid JSON: bad literal (expected true) (near byte 21)");
   CHECK(parse_one("{\"prompt\": \"a\"}}") ==
         "E 0 id=null invalid_json: the line is not valid JSON: content after the object (near byte 15)");
   CHECK(parse_one("{\"prompt\": \"a\"} x") ==
-        "E 0 id=null invalid_json: the line is not valid JSON: unbalanced braces or brackets, or content after the object");
+        "E 0 id=null invalid_json: the line is not valid JSON: unbalanced braces or brackets, or content after the "
+        "object");
   CHECK(parse_one("{\"prompt\": \"a\\q\"}") ==
-        "E 0 id=null invalid_json: the line is not valid JSON: bad escape or control character in a string (near byte 16)");
+        "E 0 id=null invalid_json: the line is not valid JSON: bad escape or control character in a string (near byte "
+        "16)");
   CHECK(parse_one("{\"prompt\": \"a\", \"max_tokens\": 01}") ==
         "E 0 id=null invalid_json: the line is not valid JSON: malformed or out-of-range number (near byte 30)");
-  CHECK(parse_one("prompt: a") == "E 0 id=null invalid_json: the line is not valid JSON: misplaced or missing comma, colon, brace or bracket");
+  CHECK(parse_one("prompt: a") ==
+        "E 0 id=null invalid_json: the line is not valid JSON: misplaced or missing comma, colon, brace or bracket");
   // Lines whose first byte looks like a scalar are judged whole, not by that byte.
   CHECK(parse_one("not json") == "E 0 id=null invalid_json: the line is not valid JSON: bad literal (expected null)");
   CHECK(parse_one("true story") ==
@@ -200,12 +207,15 @@ TEST_CASE("malformed JSON anywhere in the line is invalid_json") {
 
 TEST_CASE("the line must be one object with prompt or messages") {
   CHECK(parse_one("[1, 2]") ==
-        "E 0 id=null invalid_type: a request line must be a JSON object {\"prompt\": ...} or {\"messages\": ...}, got a list");
+        "E 0 id=null invalid_type: a request line must be a JSON object {\"prompt\": ...} or {\"messages\": ...}, got "
+        "a list");
   CHECK(parse_one("\"Hello\"") ==
-        "E 0 id=null invalid_type: a request line must be a JSON object {\"prompt\": ...} or {\"messages\": ...}, got a string");
+        "E 0 id=null invalid_type: a request line must be a JSON object {\"prompt\": ...} or {\"messages\": ...}, got "
+        "a string");
   CHECK(parse_one("{}") ==
         "E 0 id=null missing_field: the line needs \"prompt\" (text) or \"messages\" (a chat conversation)");
-  CHECK(parse_one("{\"prompt\": \"a\", \"prompt\": \"b\"}") == "E 0 id=null duplicate_field: field \"prompt\" appears twice");
+  CHECK(parse_one("{\"prompt\": \"a\", \"prompt\": \"b\"}") ==
+        "E 0 id=null duplicate_field: field \"prompt\" appears twice");
   CHECK(parse_one("{\"prompt\": \"\"}") == "E 0 id=null invalid_value: prompt must be a non-empty string, got \"\"");
   CHECK(parse_one("{\"prompt\": null, \"messages\": [{\"role\": \"user\", \"content\": \"c\"}]}") ==
         "R 0 id=null key=#0 [user|c]");
@@ -227,8 +237,8 @@ TEST_CASE("ids: strings and numbers kept as written, other types rejected") {
   CHECK(parse_one("{\"prompt\": \"x\", \"id\": 18446744073709551616}") ==
         "E 0 id=null invalid_value: id 18446744073709551616 is an integer beyond 64 bits, which JSON readers "
         "cannot hold exactly; give it as a string");
-  CHECK(parse_one("{\"prompt\": \"x\", \"id\": -9223372036854775809}").starts_with(
-      "E 0 id=null invalid_value: id -9223372036854775809 is an integer beyond 64 bits"));
+  CHECK(parse_one("{\"prompt\": \"x\", \"id\": -9223372036854775809}")
+            .starts_with("E 0 id=null invalid_value: id -9223372036854775809 is an integer beyond 64 bits"));
   // The id is read before the field that fails, wherever it stands in the line.
   CHECK(parse_one("{\"top_p\": 2, \"prompt\": \"x\", \"id\": \"late\"}") ==
         "E 0 id=\"late\" invalid_value: top_p must be in (0, 1] (1 = off), got 2");
@@ -240,16 +250,22 @@ TEST_CASE("messages: shapes and errors") {
         "E 0 id=null invalid_type: messages must be a list of {\"role\", \"content\"} objects, got an object");
   CHECK(parse_one("{\"messages\": [\"hi\"]}") ==
         "E 0 id=null invalid_type: messages[0] must be an object with \"role\" and \"content\", got a string");
-  CHECK(parse_one("{\"messages\": [{\"content\": \"hi\"}]}") == "E 0 id=null missing_field: messages[0].role is missing");
+  CHECK(parse_one("{\"messages\": [{\"content\": \"hi\"}]}") ==
+        "E 0 id=null missing_field: messages[0].role is missing");
   CHECK(parse_one("{\"messages\": [{\"role\": \"user\", \"content\": \"a\"}, {\"role\": \"user\"}]}") ==
         "E 0 id=null missing_field: messages[1].content is missing");
   CHECK(parse_one("{\"messages\": [{\"role\": \"user\", \"content\": 3}]}") ==
-        "E 0 id=null invalid_type: messages[0].content must be a string or a list of {\"type\": \"text\", \"text\": ...} parts, got a number");
-  CHECK(parse_one("{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\", \"image_url\": {}}]}]}") ==
-        "E 0 id=null invalid_value: messages[0].content[0].type must be \"text\" (only text parts are supported), got \"image_url\"");
+        "E 0 id=null invalid_type: messages[0].content must be a string or a list of {\"type\": \"text\", \"text\": "
+        "...} parts, got a number");
+  CHECK(parse_one(
+            "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\", \"image_url\": {}}]}]}") ==
+        "E 0 id=null invalid_value: messages[0].content[0].type must be \"text\" (only text parts are supported), got "
+        "\"image_url\"");
   CHECK(parse_one("{\"messages\": [{\"role\": \"\", \"content\": \"a\"}]}") ==
-        "E 0 id=null invalid_value: messages[0].role must be a role such as \"system\", \"user\" or \"assistant\", got \"\"");
-  CHECK(parse_one("{\"messages\": [{\"role\": \"user\", \"content\": \"a\", \"name\": \"bob\"}]}") == "R 0 id=null key=#0 [user|a]");
+        "E 0 id=null invalid_value: messages[0].role must be a role such as \"system\", \"user\" or \"assistant\", got "
+        "\"\"");
+  CHECK(parse_one("{\"messages\": [{\"role\": \"user\", \"content\": \"a\", \"name\": \"bob\"}]}") ==
+        "R 0 id=null key=#0 [user|a]");
 }
 
 TEST_CASE("sampling fields: wrong types and out-of-range values name the field") {
@@ -265,14 +281,17 @@ TEST_CASE("sampling fields: wrong types and out-of-range values name the field")
   CHECK(with("\"min_tokens\": 40") == "E 0 id=null invalid_value: min_tokens must be <= max_tokens (32), got 40");
   CHECK(with("\"n\": 0") == "E 0 id=null invalid_value: n must be in [1, 128], got 0");
   CHECK(with("\"n\": 129") == "E 0 id=null invalid_value: n must be in [1, 128], got 129");
-  CHECK(with("\"seed\": -1") == "E 0 id=null invalid_value: seed must be an integer in [0, 18446744073709551615], got -1");
+  CHECK(with("\"seed\": -1") ==
+        "E 0 id=null invalid_value: seed must be an integer in [0, 18446744073709551615], got -1");
   CHECK(with("\"seed\": 18446744073709551616") ==
         "E 0 id=null invalid_value: seed must be an integer in [0, 18446744073709551615], got 18446744073709551616");
   CHECK(with("\"stop\": \"\"") == "E 0 id=null invalid_value: stop[0] must be a non-empty string, got \"\"");
   CHECK(with("\"stop\": [\"a\", 1]") == "E 0 id=null invalid_type: stop[1] must be a string, got a number");
   CHECK(with("\"stop\": {}") == "E 0 id=null invalid_type: stop must be a string or a list of strings, got an object");
-  CHECK(with("\"stop_token_ids\": [3, -1]") == "E 0 id=null invalid_value: stop_token_ids[1] must be a token id >= 0, got -1");
-  CHECK(with("\"stop_token_ids\": 3") == "E 0 id=null invalid_type: stop_token_ids must be a list of token ids, got a number");
+  CHECK(with("\"stop_token_ids\": [3, -1]") ==
+        "E 0 id=null invalid_value: stop_token_ids[1] must be a token id >= 0, got -1");
+  CHECK(with("\"stop_token_ids\": 3") ==
+        "E 0 id=null invalid_type: stop_token_ids must be a list of token ids, got a number");
   CHECK(with("\"ignore_eos\": \"yes\"") == "E 0 id=null invalid_type: ignore_eos must be true or false, got a string");
   CHECK(with("\"user\": \"u\", \"metadata\": {\"k\": [null]}") == "R 0 id=null key=#0 'p'");  // unknown keys ignored
 }
@@ -308,9 +327,7 @@ std::string batch_line(const std::string& url, const std::string& body) {
 }
 
 // The single item of a one-line OpenAI batch input.
-std::string parse_batch(const std::string& line) {
-  return read_format(line, RequestFormat::kOpenAiBatch).first;
-}
+std::string parse_batch(const std::string& line) { return read_format(line, RequestFormat::kOpenAiBatch).first; }
 
 }  // namespace
 
@@ -344,21 +361,23 @@ TEST_CASE("OpenAI batch lines: the documented examples, detected from the first 
   const auto [plain_items, plain_format] =
       read_format("{\"prompt\": \"a\"}\n" + batch_line("/v1/completions", R"("prompt": "b")") + "\n", std::nullopt);
   CHECK(plain_format == RequestFormat::kPlain);
-  CHECK(plain_items == "R 0 id=null key=#0 'a'\n"
-                       "E 1 id=null wrong_format: the line is in the OpenAI batch format (custom_id, body), but this "
-                       "input is in the plain format (the line format: detected from its first line that is a "
-                       "JSON object, or set for the run)\n");
+  CHECK(plain_items ==
+        "R 0 id=null key=#0 'a'\n"
+        "E 1 id=null wrong_format: the line is in the OpenAI batch format (custom_id, body), but this "
+        "input is in the plain format (the line format: detected from its first line that is a "
+        "JSON object, or set for the run)\n");
 }
 
 TEST_CASE("a first line that is no JSON object is an error line; the format comes from the first that is") {
   const std::string openai = batch_line("/v1/completions", R"("prompt": "b")");
   const auto [items, format] = read_format("not json\n[1, 2]\n" + openai + "\n" + openai + "\n", std::nullopt);
   CHECK(format == RequestFormat::kOpenAiBatch);
-  CHECK(items == "E 0 id=null invalid_json: the line is not valid JSON: bad literal (expected null)\n"
-                 "E 1 id=null invalid_type: a request line must be a JSON object {\"prompt\": ...} or "
-                 "{\"messages\": ...}, got a list\n"
-                 "R 2 id=\"r\" key=r 'b'\n"
-                 "R 3 id=\"r\" key=r 'b'\n");
+  CHECK(items ==
+        "E 0 id=null invalid_json: the line is not valid JSON: bad literal (expected null)\n"
+        "E 1 id=null invalid_type: a request line must be a JSON object {\"prompt\": ...} or "
+        "{\"messages\": ...}, got a list\n"
+        "R 2 id=\"r\" key=r 'b'\n"
+        "R 3 id=\"r\" key=r 'b'\n");
   // Nothing but errors: the format stays undetected.
   CHECK_FALSE(read_format("not json\n", std::nullopt).second.has_value());
 }
@@ -380,13 +399,16 @@ TEST_CASE("OpenAI batch lines: sampling fields of the body, and every error") {
   CHECK(parse_batch(R"({"custom_id": "r", "method": "GET", "url": "/v1/completions", "body": {"prompt": "p"}})") ==
         "E 0 id=\"r\" invalid_value: method must be \"POST\", got \"GET\"\n");
   CHECK(parse_batch(batch_line("/v1/embeddings", R"("input": "p")")) ==
-        "E 0 id=\"r\" invalid_value: url must be \"/v1/chat/completions\" or \"/v1/completions\", got \"/v1/embeddings\"\n");
+        "E 0 id=\"r\" invalid_value: url must be \"/v1/chat/completions\" or \"/v1/completions\", got "
+        "\"/v1/embeddings\"\n");
   CHECK(parse_batch(R"({"custom_id": "r", "method": "POST", "url": "/v1/completions"})") ==
         "E 0 id=\"r\" missing_field: body is missing: give the request's parameters\n");
   CHECK(parse_batch(batch_line("/v1/chat/completions", R"("prompt": "p")")) ==
-        "E 0 id=\"r\" conflicting_fields: body.prompt is for /v1/completions; a /v1/chat/completions body gives messages\n");
+        "E 0 id=\"r\" conflicting_fields: body.prompt is for /v1/completions; a /v1/chat/completions body gives "
+        "messages\n");
   CHECK(parse_batch(batch_line("/v1/completions", R"("messages": [{"role": "user", "content": "c"}])")) ==
-        "E 0 id=\"r\" conflicting_fields: body.messages is for /v1/chat/completions; a /v1/completions body gives prompt\n");
+        "E 0 id=\"r\" conflicting_fields: body.messages is for /v1/chat/completions; a /v1/completions body gives "
+        "prompt\n");
   CHECK(parse_batch(batch_line("/v1/chat/completions", R"("model": "m")")) ==
         "E 0 id=\"r\" missing_field: body.messages is missing: /v1/chat/completions needs a conversation\n");
   CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": ["a", "b"])")) ==
@@ -429,14 +451,17 @@ TEST_CASE("a line selection skips lines unparsed and is what count_selected_requ
 // simdjson rejects these before any value is read; asking that unstarted document where it
 // stopped crashed (SIGSEGV) instead of giving the line its error.
 TEST_CASE("a raw control character or an unclosed string is invalid_json, in both formats") {
-  const std::string control = "{\"prompt\": \"a\x01" "b\"}";
+  const std::string control =
+      "{\"prompt\": \"a\x01"
+      "b\"}";
   const std::string unclosed = "{\"prompt\": \"abc";
   CHECK(parse_one(control) ==
         "E 0 id=null invalid_json: the line is not valid JSON: a control character (0x00-0x1F) in a string must be "
         "escaped, e.g. \\n or \\u0001 (near byte 13)");
-  CHECK(parse_one(unclosed) == "E 0 id=null invalid_json: the line is not valid JSON: a string is never closed (near byte 11)");
-  CHECK(parse_one(std::string("{\"prompt\": \"a\0b\"}", 17)).starts_with(
-      "E 0 id=null invalid_json: the line is not valid JSON: a control character"));
+  CHECK(parse_one(unclosed) ==
+        "E 0 id=null invalid_json: the line is not valid JSON: a string is never closed (near byte 11)");
+  CHECK(parse_one(std::string("{\"prompt\": \"a\0b\"}", 17))
+            .starts_with("E 0 id=null invalid_json: the line is not valid JSON: a control character"));
   CHECK(parse_one("{\"prompt\": \"a\\\"\tb\"}").ends_with("(near byte 15)"));  // after an escaped quote
   CHECK(parse_one("{\"prompt\": \"a\", \"x\": \"\\\\") ==
         "E 0 id=null invalid_json: the line is not valid JSON: a string is never closed (near byte 21)");
@@ -446,9 +471,8 @@ TEST_CASE("a raw control character or an unclosed string is invalid_json, in bot
         std::optional<RequestFormat>()}) {
     CAPTURE(format.has_value());
     for (const std::string& bad : {control, unclosed}) {
-      const std::string good = format == RequestFormat::kOpenAiBatch
-                                   ? batch_line("/v1/completions", R"("prompt": "p")")
-                                   : std::string(R"({"prompt": "p"})");
+      const std::string good = format == RequestFormat::kOpenAiBatch ? batch_line("/v1/completions", R"("prompt": "p")")
+                                                                     : std::string(R"({"prompt": "p"})");
       const std::string items = read_format(good + "\n" + bad + "\n" + good + "\n", format).first;
       const std::string key = format == RequestFormat::kOpenAiBatch ? "id=\"r\" key=r" : "id=null key=#";
       CHECK(items.starts_with("R 0 "));
@@ -484,7 +508,8 @@ TEST_CASE("nesting past kMaxNestingLevels is invalid_json, not a stack overflow"
               .starts_with("E 0 id=null invalid_json: the line nests objects and lists deeper than 128 levels, which "
                            "pagedgen does not read"));
     // Unbalanced too: the depth limit or the syntax error, never a crash.
-    CHECK(parse_one("{\"prompt\": \"a\", \"x\": " + std::string(25000, open)).starts_with("E 0 id=null invalid_json: "));
+    CHECK(
+        parse_one("{\"prompt\": \"a\", \"x\": " + std::string(25000, open)).starts_with("E 0 id=null invalid_json: "));
     CHECK(parse_one(nested(25000, open, close)).starts_with("E 0 id=null invalid_"));
   }
 }

@@ -70,15 +70,21 @@ TEST_CASE("the three types in both formats; the schema is kept compact, strings 
   CHECK(plain(R"("temperature": 0)") == "text");
   const std::string schema =
       R"({ "type" : "object",	"properties": {"a b": {"type": "string", "enum": ["x  y", "z"]}}, "required": [ "a b" ] })";
-  const std::string compact = R"({"type":"object","properties":{"a b":{"type":"string","enum":["x  y","z"]}},"required":["a b"]})";
+  const std::string compact =
+      R"({"type":"object","properties":{"a b":{"type":"string","enum":["x  y","z"]}},"required":["a b"]})";
   CHECK(batch(R"("response_format": {"type": "json_schema", "json_schema": {"name": "person", "description": "d", )"
-              R"("strict": true, "schema": )" + schema + "}}") == "json_schema " + compact);
+              R"("strict": true, "schema": )" +
+              schema + "}}") == "json_schema " + compact);
   CHECK(plain(json_schema(schema)) == "json_schema " + compact);
   CHECK(batch(R"("response_format": {"type": "json_object"})") == "json_object");
-  CHECK(batch(R"("response_format": {"json_schema": {"name": "n", "schema": true, "strict": null}, "type": "json_schema"})") ==
-        "json_schema true");
-  CHECK(batch(R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {}, "strict": false}})") ==
-        "json_schema {}");
+  CHECK(
+      batch(
+          R"("response_format": {"json_schema": {"name": "n", "schema": true, "strict": null}, "type": "json_schema"})") ==
+      "json_schema true");
+  CHECK(
+      batch(
+          R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {}, "strict": false}})") ==
+      "json_schema {}");
 }
 
 TEST_CASE("a line's own response_format wins over the default of --json-schema / --json-object") {
@@ -98,9 +104,11 @@ TEST_CASE("a line's own response_format wins over the default of --json-schema /
 TEST_CASE("fields that would cut the value short or hold it open are refused beside a constrained format") {
   const std::string object = R"("response_format": {"type": "json_object"}, )";
   CHECK(plain(object + R"("min_tokens": 2)") ==
-        "E invalid_value: min_tokens must be 0 with response_format json_object (the value may be complete sooner), got 2");
+        "E invalid_value: min_tokens must be 0 with response_format json_object (the value may be complete sooner), "
+        "got 2");
   CHECK(plain(object + R"("ignore_eos": true)") ==
-        "E invalid_value: ignore_eos cannot be true with response_format json_object: the text ends where the value does");
+        "E invalid_value: ignore_eos cannot be true with response_format json_object: the text ends where the value "
+        "does");
   CHECK(batch(object + R"("stop": ["}"])") ==
         "E invalid_value: stop cannot be given with response_format json_object: a stop string would cut the value "
         "short; remove one of them");
@@ -117,9 +125,11 @@ TEST_CASE("malformed response_format values name the field") {
         R"(E missing_field: body.response_format.type is missing: give "text", "json_object" or "json_schema")");
   CHECK(plain(R"("response_format": {"type": "xml"})") ==
         R"(E invalid_value: response_format.type must be "text", "json_object" or "json_schema", got "xml")");
-  CHECK(plain(R"("response_format": {"type": 1})") == "E invalid_type: response_format.type must be a string, got a number");
-  CHECK(plain(R"("response_format": {"type": "json_schema"})") ==
-        R"(E missing_field: response_format.json_schema is missing: type "json_schema" needs {"name": ..., "schema": {...}})");
+  CHECK(plain(R"("response_format": {"type": 1})") ==
+        "E invalid_type: response_format.type must be a string, got a number");
+  CHECK(
+      plain(R"("response_format": {"type": "json_schema"})") ==
+      R"(E missing_field: response_format.json_schema is missing: type "json_schema" needs {"name": ..., "schema": {...}})");
   CHECK(batch(R"("response_format": {"type": "json_object", "json_schema": {"name": "n", "schema": {}}})") ==
         R"(E conflicting_fields: body.response_format.json_schema is given but body.response_format.type is )"
         R"("json_object"; give type "json_schema" or remove json_schema)");
@@ -134,23 +144,28 @@ TEST_CASE("malformed response_format values name the field") {
         "follow");
   CHECK(batch(R"("response_format": {"type": "json_schema", "json_schema": {"name": "", "schema": {}}})") ==
         "E invalid_value: body.response_format.json_schema.name must be a non-empty string");
-  CHECK(batch(R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {}, "strict": 1}})") ==
-        "E invalid_type: body.response_format.json_schema.strict must be true or false, got a number");
+  CHECK(
+      batch(R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {}, "strict": 1}})") ==
+      "E invalid_type: body.response_format.json_schema.strict must be true or false, got a number");
   CHECK(batch(R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": [1]}})") ==
         "E invalid_type: body.response_format.json_schema.schema must be a JSON Schema (an object, or true or "
         "false), got a list");
-  CHECK(plain(R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {}, "extra": 1}})") ==
-        "E unsupported_field: response_format.json_schema.extra is not supported by pagedgen (it reads name, schema, "
-        "strict and description); remove it");
+  CHECK(
+      plain(R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {}, "extra": 1}})") ==
+      "E unsupported_field: response_format.json_schema.extra is not supported by pagedgen (it reads name, schema, "
+      "strict and description); remove it");
 }
 
-TEST_CASE("a schema the grammar refuses is unsupported_field, a malformed one invalid_value, naming keyword and place") {
+TEST_CASE(
+    "a schema the grammar refuses is unsupported_field, a malformed one invalid_value, naming keyword and place") {
   CHECK(plain(json_schema(R"({"type": "object", "properties": {"id": {"type": "string", "pattern": "^a$"}}})")) ==
         "E unsupported_field: response_format.json_schema.schema: #/properties/id: 'pattern' is not supported by "
         "structured outputs (the grammar cannot enforce it); remove it from the schema");
-  CHECK(batch(R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {"type": "string", "format": "email"}}})") ==
-        "E unsupported_field: body.response_format.json_schema.schema: #: 'format' is not supported by structured "
-        "outputs (the grammar cannot enforce it); remove it from the schema");
+  CHECK(
+      batch(
+          R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {"type": "string", "format": "email"}}})") ==
+      "E unsupported_field: body.response_format.json_schema.schema: #: 'format' is not supported by structured "
+      "outputs (the grammar cannot enforce it); remove it from the schema");
   CHECK(plain(json_schema(R"({"type": "array", "items": {"type": "number", "maximum": 3}})")) ==
         "E unsupported_field: response_format.json_schema.schema: #/items: 'maximum' is supported for integers only "
         "(\"type\": \"integer\"), not for numbers; make the value an integer or remove the bound");
@@ -160,17 +175,19 @@ TEST_CASE("a schema the grammar refuses is unsupported_field, a malformed one in
   CHECK(plain(json_schema(R"({"type": "string", "minLength": 3, "maxLength": 2})")) ==
         "E invalid_value: response_format.json_schema.schema: #: minLength 3 is above maxLength 2: no string "
         "satisfies the schema");
-  CHECK(plain(json_schema("false")).starts_with("E invalid_value: response_format.json_schema.schema: #: no JSON value "
-                                                "satisfies the schema"));
+  CHECK(plain(json_schema("false"))
+            .starts_with("E invalid_value: response_format.json_schema.schema: #: no JSON value "
+                         "satisfies the schema"));
 }
 
 TEST_CASE("each distinct schema is checked once per reader; its lines keep their own result") {
   // Three lines, two schemas (one refused): the reader answers every line.
   const std::string good = json_schema(R"({"type": "boolean"})");
   const std::string bad = json_schema(R"({"type": "string", "pattern": "x"})");
-  const std::string input = fmt::format("{{\"prompt\": \"a\", {}}}\n{{\"prompt\": \"b\", {}}}\n{{\"prompt\": \"c\", {}}}\n"
-                                        "{{\"prompt\": \"d\", {}}}\n",
-                                        good, bad, good, bad);
+  const std::string input = fmt::format(
+      "{{\"prompt\": \"a\", {}}}\n{{\"prompt\": \"b\", {}}}\n{{\"prompt\": \"c\", {}}}\n"
+      "{{\"prompt\": \"d\", {}}}\n",
+      good, bad, good, bad);
   const std::vector<std::string> formats = read_formats(input, RequestFormat::kPlain);
   REQUIRE(formats.size() == 4);
   CHECK(formats[0] == R"(json_schema {"type":"boolean"})");

@@ -29,18 +29,21 @@ std::string parse(RequestFormat format, const std::string& line) {
                      p.logprobs ? fmt::format("{}", *p.logprobs) : "none");
 }
 
-std::string plain(const std::string& fields) { return parse(RequestFormat::kPlain, "{\"prompt\": \"p\", " + fields + "}"); }
+std::string plain(const std::string& fields) {
+  return parse(RequestFormat::kPlain, "{\"prompt\": \"p\", " + fields + "}");
+}
 
 std::string chat(const std::string& fields) {
   return parse(RequestFormat::kOpenAiBatch,
                R"({"custom_id": "r", "method": "POST", "url": "/v1/chat/completions", "body": {"messages": )"
-               R"([{"role": "user", "content": "c"}], )" + fields + "}}");
+               R"([{"role": "user", "content": "c"}], )" +
+                   fields + "}}");
 }
 
 std::string completion(const std::string& fields) {
-  return parse(RequestFormat::kOpenAiBatch,
-               R"({"custom_id": "r", "method": "POST", "url": "/v1/completions", "body": {"prompt": "p", )" + fields +
-                   "}}");
+  return parse(
+      RequestFormat::kOpenAiBatch,
+      R"({"custom_id": "r", "method": "POST", "url": "/v1/completions", "body": {"prompt": "p", )" + fields + "}}");
 }
 
 constexpr const char* kNone = "R presence=0 frequency=0 repetition=1 bias=[] logprobs=none";
@@ -50,22 +53,28 @@ constexpr const char* kNone = "R presence=0 frequency=0 repetition=1 bias=[] log
 TEST_CASE("penalties and logit_bias: values in both formats, sorted by id") {
   const std::string fields =
       R"("presence_penalty": 0.5, "frequency_penalty": -1.5, "repetition_penalty": 1.2, "logit_bias": {"50256": -100, "7": 2.5, "0": 100})";
-  const std::string expected = "R presence=0.5 frequency=-1.5 repetition=1.2 bias=[0:100,7:2.5,50256:-100,] logprobs=none";
+  const std::string expected =
+      "R presence=0.5 frequency=-1.5 repetition=1.2 bias=[0:100,7:2.5,50256:-100,] logprobs=none";
   CHECK(plain(fields) == expected);
   CHECK(chat(fields) == expected);
   CHECK(completion(fields) == expected);
   // Null and neutral values keep the defaults.
-  CHECK(plain(R"("presence_penalty": null, "frequency_penalty": 0, "repetition_penalty": 1, "logit_bias": {})") == kNone);
+  CHECK(plain(R"("presence_penalty": null, "frequency_penalty": 0, "repetition_penalty": 1, "logit_bias": {})") ==
+        kNone);
 }
 
 TEST_CASE("penalties and logit_bias: each error names the field and the range") {
-  CHECK(plain(R"("presence_penalty": 2.5)") == "E invalid_value: presence_penalty must be in [-2, 2] (0 = off), got 2.5");
-  CHECK(plain(R"("frequency_penalty": -3)") == "E invalid_value: frequency_penalty must be in [-2, 2] (0 = off), got -3");
+  CHECK(plain(R"("presence_penalty": 2.5)") ==
+        "E invalid_value: presence_penalty must be in [-2, 2] (0 = off), got 2.5");
+  CHECK(plain(R"("frequency_penalty": -3)") ==
+        "E invalid_value: frequency_penalty must be in [-2, 2] (0 = off), got -3");
   CHECK(plain(R"("frequency_penalty": "1")") == "E invalid_type: frequency_penalty must be a number, got a string");
-  CHECK(chat(R"("repetition_penalty": 0)") == "E invalid_value: repetition_penalty must be in [0.01, 100] (1 = off), got 0");
+  CHECK(chat(R"("repetition_penalty": 0)") ==
+        "E invalid_value: repetition_penalty must be in [0.01, 100] (1 = off), got 0");
   CHECK(chat(R"("repetition_penalty": 101)") ==
         "E invalid_value: repetition_penalty must be in [0.01, 100] (1 = off), got 101");
-  CHECK(plain(R"("logit_bias": [1, 2])") == "E invalid_type: logit_bias must be an object mapping token ids to biases, got a list");
+  CHECK(plain(R"("logit_bias": [1, 2])") ==
+        "E invalid_type: logit_bias must be an object mapping token ids to biases, got a list");
   CHECK(plain(R"("logit_bias": {"the": 1})") ==
         "E invalid_value: logit_bias keys must be token ids in decimal, e.g. \"50256\"; got \"the\"");
   CHECK(plain(R"("logit_bias": {"-1": 1})") ==
@@ -74,8 +83,10 @@ TEST_CASE("penalties and logit_bias: each error names the field and the range") 
         "E invalid_value: logit_bias keys must be token ids in decimal, e.g. \"50256\"; got \"07\"");
   CHECK(plain(R"("logit_bias": {"99999999999": 1})") ==
         "E invalid_value: logit_bias keys must be token ids in decimal, e.g. \"50256\"; got \"99999999999\"");
-  CHECK(completion(R"("logit_bias": {"5": 100.5})") == "E invalid_value: logit_bias[\"5\"] must be in [-100, 100], got 100.5");
-  CHECK(completion(R"("logit_bias": {"5": "ban"})") == "E invalid_type: logit_bias[\"5\"] must be a number, got a string");
+  CHECK(completion(R"("logit_bias": {"5": 100.5})") ==
+        "E invalid_value: logit_bias[\"5\"] must be in [-100, 100], got 100.5");
+  CHECK(completion(R"("logit_bias": {"5": "ban"})") ==
+        "E invalid_type: logit_bias[\"5\"] must be a number, got a string");
   CHECK(plain(R"("logit_bias": {"5": 1, "5": 2})") == "E duplicate_field: field \"5\" appears twice in logit_bias");
 }
 
@@ -91,7 +102,8 @@ TEST_CASE("logprobs: true/false with top_logprobs in chat, a count in completion
         "most likely alternatives), got 3");
   CHECK(chat(R"("logprobs": true, "top_logprobs": 21)") ==
         "E invalid_value: logprobs must be in [0, 20] (the most likely alternatives reported per token), got 21");
-  CHECK(chat(R"("logprobs": true, "top_logprobs": 1.5)") == "E invalid_type: body.top_logprobs must be an integer, got 1.5");
+  CHECK(chat(R"("logprobs": true, "top_logprobs": 1.5)") ==
+        "E invalid_type: body.top_logprobs must be an integer, got 1.5");
 
   CHECK(completion(R"("logprobs": 5)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=5");
   CHECK(completion(R"("logprobs": 0)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=0");
@@ -99,8 +111,9 @@ TEST_CASE("logprobs: true/false with top_logprobs in chat, a count in completion
   CHECK(completion(R"("logprobs": true)") ==
         "E invalid_type: body.logprobs must be an integer in [0, 20] for /v1/completions (the number of alternatives "
         "per token), got true");
-  CHECK(completion(R"("logprobs": 2, "top_logprobs": 2)") ==
-        "E conflicting_fields: body.top_logprobs is for /v1/chat/completions; a /v1/completions body gives logprobs: k");
+  CHECK(
+      completion(R"("logprobs": 2, "top_logprobs": 2)") ==
+      "E conflicting_fields: body.top_logprobs is for /v1/chat/completions; a /v1/completions body gives logprobs: k");
 
   CHECK(plain(R"("logprobs": 3)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=3");
   CHECK(plain(R"("logprobs": null)") == kNone);

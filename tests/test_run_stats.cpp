@@ -94,10 +94,20 @@ TEST_CASE("the stats of another job do not add up") {
 TEST_CASE("the per-kind KV figures of a model with sliding windows read back and add up") {
   const auto windowed = [](int64_t scale) {
     RunStats s = shard_stats(scale);
-    s.engine.kinds = {{.window = 0, .kv_bytes_per_block = 256, .num_pool_blocks = 200, .peak_used_blocks = 4 * scale,
-                       .sum_used_blocks = 7 * scale, .peak_filled_slots = 60 * scale, .peak_sequence_positions = 60 * scale},
-                      {.window = 32, .kv_bytes_per_block = 768, .num_pool_blocks = 40, .peak_used_blocks = 3,
-                       .sum_used_blocks = 5 * scale, .peak_filled_slots = 40, .peak_sequence_positions = 40 + scale}};
+    s.engine.kinds = {{.window = 0,
+                       .kv_bytes_per_block = 256,
+                       .num_pool_blocks = 200,
+                       .peak_used_blocks = 4 * scale,
+                       .sum_used_blocks = 7 * scale,
+                       .peak_filled_slots = 60 * scale,
+                       .peak_sequence_positions = 60 * scale},
+                      {.window = 32,
+                       .kv_bytes_per_block = 768,
+                       .num_pool_blocks = 40,
+                       .peak_used_blocks = 3,
+                       .sum_used_blocks = 5 * scale,
+                       .peak_filled_slots = 40,
+                       .peak_sequence_positions = 40 + scale}};
     s.engine.peak_full_attention_kv_bytes = 4096 * scale;
     return s;
   };

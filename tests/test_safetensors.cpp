@@ -66,9 +66,8 @@ std::string header_for(const std::vector<Entry>& entries, bool with_metadata) {
   uint64_t offset = 0;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
-    json += fmt::format(R"({}"{}": {{"dtype": "{}", "shape": [{}], "data_offsets": [{}, {}]}})",
-                        i == 0 ? "" : ", ", e.name, e.dtype, fmt::join(e.shape, ", "), offset,
-                        offset + e.num_bytes);
+    json += fmt::format(R"({}"{}": {{"dtype": "{}", "shape": [{}], "data_offsets": [{}, {}]}})", i == 0 ? "" : ", ",
+                        e.name, e.dtype, fmt::join(e.shape, ", "), offset, offset + e.num_bytes);
     offset += e.num_bytes;
   }
   return json + "}";
@@ -78,12 +77,9 @@ std::string header_for(const std::vector<Entry>& entries, bool with_metadata) {
 
 TEST_CASE("a single file reads back names, dtypes, shapes and data") {
   TempDir dir("pagedgen-st");
-  const std::vector<Entry> entries = {{"w.f32", "F32", {2, 3}, 24},
-                                      {"w.bf16", "BF16", {4}, 8},
-                                      {"w.i8", "I8", {2, 2}, 4},
-                                      {"scalar", "F16", {}, 2},
-                                      {"empty", "F32", {0, 5}, 0},
-                                      {"exotic", "F8_E8M0", {3}, 3}};  // unknown dtype: not size-checked
+  const std::vector<Entry> entries = {
+      {"w.f32", "F32", {2, 3}, 24}, {"w.bf16", "BF16", {4}, 8},   {"w.i8", "I8", {2, 2}, 4}, {"scalar", "F16", {}, 2},
+      {"empty", "F32", {0, 5}, 0},  {"exotic", "F8_E8M0", {3}, 3}};  // unknown dtype: not size-checked
   // Trailing spaces pad the header, as writers do to align the data.
   const std::string header = header_for(entries, true) + "      ";
   const auto data = counting_bytes(41, 0);
@@ -120,8 +116,7 @@ TEST_CASE("a directory with model.safetensors") {
 TEST_CASE("a sharded model with model.safetensors.index.json") {
   TempDir dir("pagedgen-st");
   write_file(dir / "model-00001-of-00002.safetensors",
-             safetensors_bytes(header_for({{"a", "F32", {2}, 8}, {"b", "F16", {3}, 6}}, true),
-                               counting_bytes(14, 0)));
+             safetensors_bytes(header_for({{"a", "F32", {2}, 8}, {"b", "F16", {3}, 6}}, true), counting_bytes(14, 0)));
   write_file(dir / "model-00002-of-00002.safetensors",
              safetensors_bytes(header_for({{"c", "BF16", {1, 2}, 4}, {"not.indexed", "I8", {1}, 1}}, false),
                                counting_bytes(5, 100)));
@@ -175,8 +170,8 @@ TEST_CASE("corrupt single files") {
   SUBCASE("size does not match the shape") {
     write_file(path, safetensors_bytes(header_for({{"w", "F32", {2, 3}, 16}}, false), counting_bytes(16, 0)));
     expect_error(path, {"bad.safetensors", "'w'", "shape [2, 3] needs 24 bytes", "hold 16"});
-    write_file(path, safetensors_bytes(
-                         header_for({{"huge", "F32", {1ull << 40, 1ull << 40}, 16}}, false), counting_bytes(16, 0)));
+    write_file(path, safetensors_bytes(header_for({{"huge", "F32", {1ull << 40, 1ull << 40}, 16}}, false),
+                                       counting_bytes(16, 0)));
     expect_error(path, {"'huge'", "more than 2^64"});
   }
   SUBCASE("malformed entries") {
@@ -192,9 +187,11 @@ TEST_CASE("corrupt single files") {
     expect_error(path, {"'w'", "not a JSON object"});
   }
   SUBCASE("duplicate tensor names") {
-    write_file(path, safetensors_bytes(
-                         R"({"w": {"dtype": "I8", "shape": [1], "data_offsets": [0, 1]}, "w": {"dtype": "I8", "shape": [1], "data_offsets": [1, 2]}})",
-                         counting_bytes(2, 0)));
+    write_file(
+        path,
+        safetensors_bytes(
+            R"({"w": {"dtype": "I8", "shape": [1], "data_offsets": [0, 1]}, "w": {"dtype": "I8", "shape": [1], "data_offsets": [1, 2]}})",
+            counting_bytes(2, 0)));
     expect_error(path, {"'w'", "twice"});
   }
 }
@@ -211,8 +208,8 @@ TEST_CASE("broken model directories") {
   SUBCASE("missing shard") {
     write_text(dir / "model.safetensors.index.json",
                R"({"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}})");
-    expect_error(dir.path(), {"model.safetensors.index.json", "shard 'model-00002-of-00002.safetensors'",
-                              "tensor 'b'", "missing"});
+    expect_error(dir.path(),
+                 {"model.safetensors.index.json", "shard 'model-00002-of-00002.safetensors'", "tensor 'b'", "missing"});
   }
   SUBCASE("tensor listed in the index but not in its shard") {
     write_text(dir / "model.safetensors.index.json",

@@ -33,9 +33,7 @@ double first_uniform(uint64_t seed) {
 
 // log of probabilities {0.5, 0.25, 0.15, 0.10}: weights relative to the max are about
 // {1, 0.5, 0.3, 0.2}, total 2.0 (float rounding moves them by ~1e-7, far from every cut).
-std::vector<float> four_token_logits() {
-  return {std::log(0.5f), std::log(0.25f), std::log(0.15f), std::log(0.10f)};
-}
+std::vector<float> four_token_logits() { return {std::log(0.5f), std::log(0.25f), std::log(0.15f), std::log(0.10f)}; }
 
 // Deterministic, varied logits (no RNG under test involved).
 std::vector<float> bumpy_logits(std::size_t vocab, uint32_t salt) {
@@ -132,7 +130,7 @@ TEST_CASE("min_tokens masks end-of-generation and stop ids until enough tokens e
   CHECK(sampler.sample(logits, params, 0, eog, rng) == 2);  // 1 (eog) and 3 (stop id) masked
   CHECK(sampler.sample(logits, params, 1, eog, rng) == 2);
   CHECK(sampler.sample(logits, params, 2, eog, rng) == 1);  // min_tokens reached
-  params.ignore_eos = true;                                  // eog is not a stop: not masked
+  params.ignore_eos = true;                                 // eog is not a stop: not masked
   CHECK(sampler.sample(logits, params, 0, eog, rng) == 1);
   params.ignore_eos = false;
   params.min_tokens = 0;
@@ -223,7 +221,7 @@ TEST_CASE("temperature 0 is greedy; a tiny temperature samples among tied maxima
     const TokenId expected = first_uniform(seed) < 0.5 ? 0 : 1;
     CHECK(sampler.sample(logits, sampled(1e-6), 0, {}, tiny_rng) == expected);
   }
-  CHECK(first_uniform(0) > 0.5);   // so seed 0 shows the difference from greedy:
+  CHECK(first_uniform(0) > 0.5);  // so seed 0 shows the difference from greedy:
   Rng rng(0);
   CHECK(sampler.sample(logits, sampled(1e-6), 0, {}, rng) == 1);
   // An extreme temperature does not overflow: (logit - max) / T is 0 or -inf.
@@ -392,9 +390,8 @@ TEST_CASE("bucketed weighted selection gives exactly the full-sort reference") {
     double top_p;
     double min_p;
   };
-  const Case cases[] = {{1.0, 0, 1.0, 0.0},  {0.7, 0, 0.9, 0.0},   {1.3, 50, 1.0, 0.0},
-                        {1.0, 200, 0.95, 0.0}, {1.0, 0, 1.0, 0.05}, {2.5, 1000, 0.99, 0.01},
-                        {5.0, 0, 1.0, 0.0},  {0.05, 0, 0.5, 0.0}};
+  const Case cases[] = {{1.0, 0, 1.0, 0.0},  {0.7, 0, 0.9, 0.0},      {1.3, 50, 1.0, 0.0}, {1.0, 200, 0.95, 0.0},
+                        {1.0, 0, 1.0, 0.05}, {2.5, 1000, 0.99, 0.01}, {5.0, 0, 1.0, 0.0},  {0.05, 0, 0.5, 0.0}};
   for (const Case& c : cases) {
     SamplingParams params = sampled(c.temperature);
     params.top_k = c.top_k;
@@ -530,7 +527,7 @@ TEST_CASE("before min_tokens nothing stops; later only stop strings ending in ne
   CHECK_FALSE(stop.append(1, "ab"));   // a complete stop string before min_tokens: ignored
   CHECK_FALSE(stop.append(9, "<9>"));  // a stop id before min_tokens (the sampler masks it)
   CHECK(stop.text() == "ab<9>");
-  CHECK_FALSE(stop.append(1, "a"));    // token 3: "ab" does not end in the new text
+  CHECK_FALSE(stop.append(1, "a"));  // token 3: "ab" does not end in the new text
   CHECK(stop.append(1, "b") == FinishReason::kStop);
-  CHECK(stop.text() == "ab<9>");      // cut before the "a" of token 3
+  CHECK(stop.text() == "ab<9>");  // cut before the "a" of token 3
 }

@@ -78,7 +78,8 @@ TEST_CASE("weights: the best token weighs exactly 2^44 at any temperature, -inf 
   // floor(2^44 e^x), within one unit of std::exp's.
   for (float logit : {-0.6931472f, -1.0f, -12.5f, -30.0f}) {
     CAPTURE(logit);
-    CHECK(std::abs(static_cast<double>(weight(logit, 0.0f, 1.0)) - std::exp(static_cast<double>(logit)) * k2To44) <= 1.0);
+    CHECK(std::abs(static_cast<double>(weight(logit, 0.0f, 1.0)) - std::exp(static_cast<double>(logit)) * k2To44) <=
+          1.0);
   }
   // Temperature 2 takes the square root of the relative probability.
   const double root = static_cast<double>(weight(-2.0f, 0.0f, inverse_temperature(2.0))) / k2To44;
@@ -122,7 +123,7 @@ TEST_CASE("top-p, min-p and draw positions worked by hand") {
   CHECK(draw_target(~uint64_t{0}, z) == z - 1);
   CHECK(draw_target(uint64_t{1} << 63, 1000) == 500);  // u = 1/2
   const uint64_t big = (uint64_t{1} << 63) - 1;
-  CHECK(draw_target(~uint64_t{0}, big) == big - 1024);  // floor((1 - 2^-53)(2^63 - 1)) < the total
+  CHECK(draw_target(~uint64_t{0}, big) == big - 1024);                    // floor((1 - 2^-53)(2^63 - 1)) < the total
   CHECK(draw_target(uint64_t{3} << 62, big) == (uint64_t{3} << 61) - 1);  // u = 3/4: floor(0.75 * (2^63 - 1))
 }
 

@@ -136,9 +136,12 @@ class FakeBackend final : public Backend {
 class FakeEngine {
  public:
   FakeEngine(const SchedulerConfig& config, const KvCacheConfig& kv_config, std::vector<FakeRequest> requests)
-      : engine_(EngineConfig{.block_size = kv_config.block_size, .num_blocks = kv_config.num_blocks,
-                             .max_num_seqs = config.max_num_seqs, .max_batch_tokens = config.max_batch_tokens,
-                             .prefix_sharing = kv_config.enable_prefix_caching, .max_model_len = 1 << 20},
+      : engine_(EngineConfig{.block_size = kv_config.block_size,
+                             .num_blocks = kv_config.num_blocks,
+                             .max_num_seqs = config.max_num_seqs,
+                             .max_batch_tokens = config.max_batch_tokens,
+                             .prefix_sharing = kv_config.enable_prefix_caching,
+                             .max_model_len = 1 << 20},
                 backend_, nullptr),
         requests_(std::move(requests)) {}
 
@@ -166,7 +169,8 @@ class FakeEngine {
         REQUIRE(records_.emplace(record_index(record), std::move(record)).second);
       }
       check_invariants(engine_.scheduler());
-      for (uint64_t id : engine_.scheduler().running()) REQUIRE(engine_.scheduler().sequence(id).num_uncomputed_tokens() > 0);
+      for (uint64_t id : engine_.scheduler().running())
+        REQUIRE(engine_.scheduler().sequence(id).num_uncomputed_tokens() > 0);
     }
     // Nothing lost: one record per request. Each answered request started once, reporting
     // the cached tokens its record reports; a rejected one never started.
@@ -188,7 +192,8 @@ class FakeEngine {
   const Scheduler& scheduler() const { return engine_.scheduler(); }
   const std::map<uint64_t, OutputRecord>& records() const { return records_; }
   int64_t num_rejected() const {
-    return std::ranges::count_if(records_, [](const auto& r) { return std::holds_alternative<RequestError>(r.second); });
+    return std::ranges::count_if(records_,
+                                 [](const auto& r) { return std::holds_alternative<RequestError>(r.second); });
   }
   int64_t num_copies() const { return backend_.num_copies; }
 
@@ -199,7 +204,6 @@ class FakeEngine {
   std::vector<FakeRequest> requests_;
   std::map<uint64_t, OutputRecord> records_;  // by request
 };
-
 
 }  // namespace
 
@@ -475,7 +479,8 @@ TEST_CASE("random workloads run to completion with every invariant after every s
       REQUIRE(output != nullptr);
       num_finished += output->choices.size();
       for (int32_t k = 0; k < requests[r].n; ++k) {
-        CHECK(output->choices.at(static_cast<std::size_t>(k)).token_ids == expected_tokens(r, k, requests[r].max_tokens));
+        CHECK(output->choices.at(static_cast<std::size_t>(k)).token_ids ==
+              expected_tokens(r, k, requests[r].max_tokens));
         ++num_samples;
       }
     }
@@ -565,4 +570,3 @@ TEST_CASE("n > 1 in a pool that holds one sample at a time: the samples run in t
     CHECK(engine.scheduler().counters().num_preemptions > 0);
   }
 }
-

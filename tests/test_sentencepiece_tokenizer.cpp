@@ -96,8 +96,7 @@ TEST_CASE("ModelProto writer: bytes of one piece, checked by hand") {
   CHECK(bytes.substr(2, piece.size()) == piece);
   // trainer_spec (field 2) follows, and inside it pad_id=43 = -1 as a 10-byte varint.
   CHECK(static_cast<unsigned char>(bytes[2 + piece.size()]) == 0x12);
-  const std::string pad_minus_one =
-      bytes_of({0xD8, 0x02, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01});
+  const std::string pad_minus_one = bytes_of({0xD8, 0x02, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01});
   CHECK(bytes.find(pad_minus_one) != std::string::npos);
 }
 
@@ -156,8 +155,8 @@ TEST_CASE("small model: merges by score, byte fallback, dummy prefix, special to
   // <s> is control: one token only when parsing special tokens; the text after it gets
   // its own dummy prefix (as llama.cpp does after every special token).
   CHECK(tokenizer.encode("<s>a", true) == std::vector<TokenId>{1, text_id(kSpace + "a")});
-  CHECK(tokenizer.encode("<s>a", false) == std::vector<TokenId>{text_id(kSpace), byte_id('<'), byte_id('s'),
-                                                               byte_id('>'), text_id("a")});
+  CHECK(tokenizer.encode("<s>a", false) ==
+        std::vector<TokenId>{text_id(kSpace), byte_id('<'), byte_id('s'), byte_id('>'), text_id("a")});
   // <u> is user-defined: always one token.
   CHECK(tokenizer.encode("a<u>b", false) ==
         std::vector<TokenId>{text_id(kSpace + "a"), text_id("<u>"), text_id(kSpace), text_id("b")});

@@ -53,8 +53,7 @@ TEST_CASE("one group: three sequences over three common blocks, a fourth apart")
 TEST_CASE("nested groups: an outer group of three, two of them sharing one block more") {
   // The example of shared_prefix_groups.h: seq 0 [7 3 9 2 | 5], seq 1 [7 3 9 2 8 | 1],
   // seq 2 [7 3 9 4 | 0], seq 3 [6 | 0].
-  const StepBatch b =
-      decode_batch(4, {{7, 3, 9, 2, 5}, {7, 3, 9, 2, 8, 1}, {7, 3, 9, 4, 0}, {6, 0}}, {16, 21, 17, 5});
+  const StepBatch b = decode_batch(4, {{7, 3, 9, 2, 5}, {7, 3, 9, 2, 8, 1}, {7, 3, 9, 4, 0}, {6, 0}}, {16, 21, 17, 5});
   const gpu::SharedPrefixPlan both = gpu::find_shared_prefix_groups(b, {2, 4});
   REQUIRE(both.groups.size() == 2);
   CHECK(both.groups[0].range == KvRange{0, 12});
@@ -85,7 +84,8 @@ TEST_CASE("a short node shared by all that does not pay, a long one below it tha
 
 TEST_CASE("shared blocks count only up to the block of each sequence's first new token") {
   // Identical tables; positions 8 and 11 sit in block index 2, so blocks 0-1 are shared.
-  const gpu::SharedPrefixPlan plan = gpu::find_shared_prefix_groups(decode_batch(4, {{1, 2, 3}, {1, 2, 3}}, {8, 11}), {2, 1});
+  const gpu::SharedPrefixPlan plan =
+      gpu::find_shared_prefix_groups(decode_batch(4, {{1, 2, 3}, {1, 2, 3}}, {8, 11}), {2, 1});
   REQUIRE(plan.groups.size() == 1);
   CHECK(plan.groups[0].range == KvRange{0, 8});
   CHECK(plan.own_ranges == std::vector<Ranges>{{{8, 9}}, {{8, 12}}});

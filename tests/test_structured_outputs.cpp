@@ -33,8 +33,8 @@ namespace {
 
 constexpr TokenId kEos = 256;
 // Tokens past the 256 bytes and the end-of-generation id: JSON pieces that span syntax.
-const std::vector<std::string> kPieces = {"{\"", "\":", "\",\"", "\":\"", "},{", "\"}", "true", "false", "null",
-                                          "12", "]}", ",\"", "\":[", "bc", "}"};
+const std::vector<std::string> kPieces = {"{\"",  "\":", "\",\"", "\":\"", "},{",  "\"}", "true", "false",
+                                          "null", "12",  "]}",    ",\"",   "\":[", "bc",  "}"};
 
 // Token i < 256 writes byte i (but `missing_byte`, which writes nothing, like a control
 // token); 256 is end-of-generation; then kPieces.
@@ -86,7 +86,8 @@ class HashLogitsBackend final : public LogitsBackend {
   void forward(const StepBatch& batch, std::span<float> logits) override {
     for (std::size_t r = 0; r < batch.logits_rows.size(); ++r) {
       const auto t = static_cast<std::size_t>(batch.logits_rows[r]);
-      const uint64_t key = (static_cast<uint64_t>(batch.token_ids[t]) << 32) ^ static_cast<uint64_t>(batch.positions[t]);
+      const uint64_t key =
+          (static_cast<uint64_t>(batch.token_ids[t]) << 32) ^ static_cast<uint64_t>(batch.positions[t]);
       for (int32_t v = 0; v < vocab_size_; ++v) {
         const uint64_t h = mix(key * 1315423911u + static_cast<uint64_t>(v));
         logits[r * static_cast<std::size_t>(vocab_size_) + static_cast<std::size_t>(v)] =
@@ -128,10 +129,14 @@ enum class Kind { kRecord, kInteger, kObject, kText };
 
 ResponseFormat format_of(Kind kind) {
   switch (kind) {
-    case Kind::kRecord: return json_schema_format(kRecordSchema);
-    case Kind::kInteger: return json_schema_format(kIntegerSchema);
-    case Kind::kObject: return ResponseFormat{ResponseFormat::Type::kJsonObject, {}};
-    case Kind::kText: return {};
+    case Kind::kRecord:
+      return json_schema_format(kRecordSchema);
+    case Kind::kInteger:
+      return json_schema_format(kIntegerSchema);
+    case Kind::kObject:
+      return ResponseFormat{ResponseFormat::Type::kJsonObject, {}};
+    case Kind::kText:
+      return {};
   }
   return {};
 }
@@ -143,7 +148,8 @@ bool is_valid(Kind kind, const std::string& text) {
   simdjson::dom::element value;
   if (parser.parse(text).get(value) != simdjson::SUCCESS) return false;
   switch (kind) {
-    case Kind::kObject: return value.is_object();
+    case Kind::kObject:
+      return value.is_object();
     case Kind::kInteger: {
       int64_t n = 0;
       return value.get_int64().get(n) == simdjson::SUCCESS && n >= 10 && n <= 20;
@@ -178,7 +184,8 @@ bool is_valid(Kind kind, const std::string& text) {
       }
       return has_id && has_tag;
     }
-    case Kind::kText: return true;
+    case Kind::kText:
+      return true;
   }
   return false;
 }
@@ -215,9 +222,13 @@ std::map<uint64_t, RequestOutput> run(const RunConfig& config, int64_t* preempti
   const TestTokenizer tokenizer;
   cpu::CpuThreadPool pool(config.num_threads);
   HashLogitsBackend backend(tokenizer.vocab_size(), &pool);
-  Engine engine(EngineConfig{.block_size = config.block_size, .num_blocks = config.num_blocks, .max_num_seqs = 16,
-                             .max_batch_tokens = 256, .prefix_sharing = config.prefix_sharing,
-                             .max_model_len = 1 << 20, .run_seed = 9},
+  Engine engine(EngineConfig{.block_size = config.block_size,
+                             .num_blocks = config.num_blocks,
+                             .max_num_seqs = 16,
+                             .max_batch_tokens = 256,
+                             .prefix_sharing = config.prefix_sharing,
+                             .max_model_len = 1 << 20,
+                             .run_seed = 9},
                 backend, &tokenizer);
   const PromptBuilder builder(tokenizer, std::nullopt, "no template", 1 << 20);
   std::vector<PreparedRequest> prepared;
@@ -344,7 +355,8 @@ TEST_CASE("a schema that needs a character no token writes ends its request with
   stuck.index = 0;
   stuck.seed_key = "0";
   stuck.prompt_ids = tokenizer.encode("say Q", false);
-  stuck.sampling.response_format = json_schema_format(R"({"type": "object", "properties": {"a": {"const": "Q"}}, "required": ["a"]})");
+  stuck.sampling.response_format =
+      json_schema_format(R"({"type": "object", "properties": {"a": {"const": "Q"}}, "required": ["a"]})");
   PreparedRequest fine = stuck;
   fine.index = 1;
   fine.sampling.response_format = json_schema_format(R"({"enum": ["R"]})");
@@ -357,8 +369,9 @@ TEST_CASE("a schema that needs a character no token writes ends its request with
   CHECK(error.code == "invalid_value");
   CAPTURE(error.message);
   CHECK(error.message.starts_with("response_format: no token of this model can write what the schema requires after "));
-  CHECK(error.message.ends_with(" generated tokens (a character its vocabulary lacks); change the schema's enum, const "
-                                "or property names"));
+  CHECK(
+      error.message.ends_with(" generated tokens (a character its vocabulary lacks); change the schema's enum, const "
+                              "or property names"));
   REQUIRE(std::holds_alternative<RequestOutput>(records.at(1)));
   CHECK(std::get<RequestOutput>(records.at(1)).choices.at(0).text == "\"R\"");
 }

@@ -12,8 +12,8 @@ using gpu::TensorAttentionTile;
 namespace {
 
 bool operator_equal(const TensorAttentionTile& a, const TensorAttentionTile& b) {
-  return a.seq == b.seq && a.token_begin == b.token_begin && a.num_tokens == b.num_tokens &&
-         a.kv_begin == b.kv_begin && a.kv_end == b.kv_end && a.part == b.part;
+  return a.seq == b.seq && a.token_begin == b.token_begin && a.num_tokens == b.num_tokens && a.kv_begin == b.kv_begin &&
+         a.kv_end == b.kv_end && a.part == b.part;
 }
 
 void check_tiles(const std::vector<TensorAttentionTile>& got, const std::vector<TensorAttentionTile>& expected) {
@@ -38,7 +38,8 @@ StepBatch decode_batch(int32_t block_size, const std::vector<int32_t>& positions
   b.query_start.push_back(0);
   int32_t next_own = 1000;
   for (std::size_t s = 0; s < positions.size(); ++s) {
-    for (int32_t i = 0; i < max_blocks; ++i) b.block_tables.push_back(shares[s] && i < shared_blocks ? 100 + i : next_own++);
+    for (int32_t i = 0; i < max_blocks; ++i)
+      b.block_tables.push_back(shares[s] && i < shared_blocks ? 100 + i : next_own++);
     b.positions.push_back(positions[s]);
     b.query_start.push_back(static_cast<int32_t>(s) + 1);
     b.context_lens.push_back(positions[s] + 1);
@@ -88,8 +89,8 @@ TEST_CASE("cascade tiles: a group's chunks read once for both its sequences, own
   // 4 slots: chunks of 1024, two parts each for sequences 0 and 1.
   const auto doubled = gpu::plan_cascade_tiles(b, groups, 4, 512, 4);
   REQUIRE(doubled.has_value());
-  check_tiles(doubled->tiles, {{0, 0, 2, 0, 1024, 0}, {0, 2, 1, 1024, 1101, 1}, {1, 3, 1, 1024, 1041, 1},
-                               {2, 4, 1, 0, 301, 0}});
+  check_tiles(doubled->tiles,
+              {{0, 0, 2, 0, 1024, 0}, {0, 2, 1, 1024, 1101, 1}, {1, 3, 1, 1024, 1041, 1}, {2, 4, 1, 0, 301, 0}});
   CHECK(doubled->num_partials == 4);
   // 3 slots: two parts per grouped sequence at the least; no plan.
   CHECK_FALSE(gpu::plan_cascade_tiles(b, groups, 4, 512, 3).has_value());

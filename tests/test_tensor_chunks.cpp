@@ -19,7 +19,9 @@ namespace {
 constexpr WeightDtype kDtypes[] = {WeightDtype::kFloat32, WeightDtype::kFloat16, WeightDtype::kBFloat16};
 
 // An odd number of blocks: 1001 values of a plain type, 37 blocks of 32, 7 of 256.
-std::size_t test_blocks(const GgmlTypeLayout& layout) { return layout.block_elements == 1 ? 1001 : layout.block_elements == 32 ? 37 : 7; }
+std::size_t test_blocks(const GgmlTypeLayout& layout) {
+  return layout.block_elements == 1 ? 1001 : layout.block_elements == 32 ? 37 : 7;
+}
 
 }  // namespace
 
@@ -59,8 +61,10 @@ TEST_CASE("chunked conversion gives the whole tensor's bytes for every type and 
       // The whole conversion is dequantize(), rounded once to nearest even.
       for (std::size_t i = 0; i < num_elements; ++i) {
         uint32_t expected = 0, got = 0;
-        if (dtype == WeightDtype::kFloat32) expected = float_bits(floats[i]);
-        else expected = dtype == WeightDtype::kFloat16 ? float_to_half(floats[i]) : float_to_bfloat16(floats[i]);
+        if (dtype == WeightDtype::kFloat32)
+          expected = float_bits(floats[i]);
+        else
+          expected = dtype == WeightDtype::kFloat16 ? float_to_half(floats[i]) : float_to_bfloat16(floats[i]);
         std::memcpy(&got, whole.data() + i * element_bytes, element_bytes);
         REQUIRE(got == expected);
       }
@@ -74,8 +78,9 @@ TEST_CASE("chunked conversion gives the whole tensor's bytes for every type and 
           REQUIRE(chunk.first_element == next_element);
           REQUIRE(chunk.first_byte == chunk.first_element / layout.block_elements * layout.block_bytes);
           REQUIRE((chunk.num_bytes <= max_chunk_bytes || chunk.num_bytes == layout.block_bytes));
-          convert_chunk(type, std::span(stored).subspan(chunk.first_byte, chunk.num_bytes), dtype,
-                        std::span(chunked).subspan(chunk.first_element * element_bytes, chunk.num_elements * element_bytes));
+          convert_chunk(
+              type, std::span(stored).subspan(chunk.first_byte, chunk.num_bytes), dtype,
+              std::span(chunked).subspan(chunk.first_element * element_bytes, chunk.num_elements * element_bytes));
           next_element += chunk.num_elements;
         }
         REQUIRE(next_element == num_elements);
@@ -84,4 +89,3 @@ TEST_CASE("chunked conversion gives the whole tensor's bytes for every type and 
     }
   }
 }
-

@@ -58,8 +58,8 @@ TEST_CASE("a 50,000-token row: every value within 1e-6 of a plain double log-sof
   const double log_sum = std::log(sum);
   for (const TokenId id : {0, 4999, 49999}) {
     const TokenLogprobs lp = token_logprobs(logits, id, 20);
-    CHECK(lp.logprob == doctest::Approx(static_cast<double>(logits[static_cast<std::size_t>(id)]) - max - log_sum)
-                            .epsilon(1e-6));
+    CHECK(lp.logprob ==
+          doctest::Approx(static_cast<double>(logits[static_cast<std::size_t>(id)]) - max - log_sum).epsilon(1e-6));
     REQUIRE(lp.top.size() == 20);
     for (std::size_t i = 0; i < lp.top.size(); ++i) {
       const float logit = logits[static_cast<std::size_t>(lp.top[i].id)];

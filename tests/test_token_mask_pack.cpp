@@ -19,12 +19,12 @@ TEST_CASE("mask rows follow the sampling rows that have a mask; short masks end 
   TokenMaskPack pack;
   pack.clear(70);  // 3 words per row: ids 0..95, of which 70 exist
   CHECK(pack.words_per_row() == 3);
-  const std::vector<uint32_t> full = {0x1u, 0x80000000u, 0x3fu};      // ids 0, 63, 64..69
-  const std::vector<uint32_t> short_mask = {0x0u, 0x5u};              // a 40-id tokenizer: ids 32, 34
+  const std::vector<uint32_t> full = {0x1u, 0x80000000u, 0x3fu};  // ids 0, 63, 64..69
+  const std::vector<uint32_t> short_mask = {0x0u, 0x5u};          // a 40-id tokenizer: ids 32, 34
   CHECK(pack.add(full) == 0);
   CHECK(pack.add({}) == std::nullopt);  // no grammar
   CHECK(pack.add(short_mask) == 1);
-  CHECK(pack.add(short_mask) == 2);     // another sample on the same logits row: its own row
+  CHECK(pack.add(short_mask) == 2);  // another sample on the same logits row: its own row
   CHECK(pack.num_rows() == 3);
   CHECK(std::vector<uint32_t>(pack.words().begin(), pack.words().end()) ==
         std::vector<uint32_t>{0x1u, 0x80000000u, 0x3fu, 0x0u, 0x5u, 0x0u, 0x0u, 0x5u, 0x0u});

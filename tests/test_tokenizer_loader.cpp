@@ -154,8 +154,8 @@ TEST_CASE("HF tokenizer.json written from the default model's vocabulary tokeniz
   bool first = true;
   for (size_t id = 0; id < tokens.size(); ++id) {
     if (types[id] != 3) continue;
-    json += fmt::format(R"({}{{"id": {}, "content": {}, "special": true}})", first ? "" : ",", id,
-                        json_string(tokens[id]));
+    json +=
+        fmt::format(R"({}{{"id": {}, "content": {}, "special": true}})", first ? "" : ",", id, json_string(tokens[id]));
     first = false;
   }
   json += R"(], "normalizer": null, "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
@@ -219,10 +219,10 @@ TEST_CASE("GGUF loading errors name the file and the key or value") {
     GgufWriter writer;
     if (!model.empty()) writer.add("tokenizer.ggml.model", {GgufValueType::STRING, model});
     if (pre) writer.add("tokenizer.ggml.pre", {GgufValueType::STRING, *pre});
-    writer.add("tokenizer.ggml.tokens",
-               gguf_array(GgufValueType::STRING, {{GgufValueType::STRING, std::string("a")},
-                                                  {GgufValueType::STRING, std::string("b")}}));
-    writer.add("tokenizer.ggml.merges", gguf_array(GgufValueType::STRING, {{GgufValueType::STRING, std::string("a b")}}));
+    writer.add("tokenizer.ggml.tokens", gguf_array(GgufValueType::STRING, {{GgufValueType::STRING, std::string("a")},
+                                                                           {GgufValueType::STRING, std::string("b")}}));
+    writer.add("tokenizer.ggml.merges",
+               gguf_array(GgufValueType::STRING, {{GgufValueType::STRING, std::string("a b")}}));
     writer.add("tokenizer.ggml.bos_token_id", {GgufValueType::UINT32, bos});
     const std::filesystem::path path = dir / fmt::format("{}-{}-{}.gguf", model, pre.value_or("none"), bos);
     write_file(path, writer.build().bytes);
@@ -264,8 +264,8 @@ TEST_CASE("HF loading errors name the directory or file and what is wrong") {
   const auto replace = [](std::string text, std::string_view from, std::string_view to) {
     return text.replace(text.find(from), from.size(), to);
   };
-  std::string json = replace(tiny_tokenizer_json(), R"("Digits", "individual_digits": true)",
-                             R"("Metaspace", "replacement": "x")");
+  std::string json =
+      replace(tiny_tokenizer_json(), R"("Digits", "individual_digits": true)", R"("Metaspace", "replacement": "x")");
   write_file(dir / "tokenizer.json", json);
   message = error_of([&] { load_hf_tokenizer(dir.path()); });
   CHECK(message.find("'Metaspace'") != std::string::npos);
@@ -289,8 +289,10 @@ TEST_CASE("a SentencePiece vocabulary with a piece starting with NUL is an Error
   const TempDir dir("pagedgen-spm-empty-piece");
   SpmModel model;
   model.model_type = SpmModelType::Unigram;  // whose trie builder throws
-  model.pieces = {{"<unk>", 0.0f, TokenType::Unknown}, {"<s>", 0.0f, TokenType::Control},
-                  {"</s>", 0.0f, TokenType::Control}, {std::string("\0a", 2), -1.0f, TokenType::Normal},
+  model.pieces = {{"<unk>", 0.0f, TokenType::Unknown},
+                  {"<s>", 0.0f, TokenType::Control},
+                  {"</s>", 0.0f, TokenType::Control},
+                  {std::string("\0a", 2), -1.0f, TokenType::Normal},
                   {"a", -2.0f, TokenType::Normal}};
   write_file(dir / "tokenizer.model", serialize_spm_model(model));
   std::string message = error_of([&] { load_hf_tokenizer(dir.path()); });

@@ -157,8 +157,8 @@ size_t count_exact(const Tokenizer& tokenizer, const std::vector<std::string>& t
 }  // namespace
 
 TEST_CASE("llama.cpp's vocabularies with vectors, rebuilt from their reduced form: exact ids, decoding back") {
-  const char* names[] = {"deepseek-llm", "deepseek-coder", "falcon", "llama-bpe", "qwen2",
-                         "qwen35",       "mpt",            "refact", "command-r"};
+  const char* names[] = {"deepseek-llm", "deepseek-coder", "falcon",   "llama-bpe", "qwen2", "qwen35",
+                         "mpt",          "refact",         "command-r"};
   const TempDir tmp("pagedgen-vocab");
   for (const std::string name : names) {
     CAPTURE(name);

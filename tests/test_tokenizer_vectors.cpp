@@ -68,8 +68,7 @@ TEST_CASE("tokenizer vectors: exact ids and round-trip decoding for every vocabu
       if (ids == expected[i]) {
         ++encoded_ok;
       } else {
-        FAIL_CHECK("encode mismatch for '", texts[i], "': expected [", join(expected[i]), "] got [",
-                   join(ids), "]");
+        FAIL_CHECK("encode mismatch for '", texts[i], "': expected [", join(expected[i]), "] got [", join(ids), "]");
       }
       const std::string decoded = tokenizer->decode(expected[i], /*render_special=*/false);
       if (decoded == texts[i]) {
@@ -78,8 +77,8 @@ TEST_CASE("tokenizer vectors: exact ids and round-trip decoding for every vocabu
         FAIL_CHECK("decode mismatch: expected '", texts[i], "' got '", decoded, "'");
       }
     }
-    MESSAGE(name, ": ", encoded_ok, "/", texts.size(), " encoded exactly, ", decoded_ok, "/",
-            texts.size(), " decoded back");
+    MESSAGE(name, ": ", encoded_ok, "/", texts.size(), " encoded exactly, ", decoded_ok, "/", texts.size(),
+            " decoded back");
     CHECK(encoded_ok == texts.size());
     CHECK(decoded_ok == texts.size());
   }

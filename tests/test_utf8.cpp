@@ -88,10 +88,12 @@ TEST_CASE("utf8_complete_prefix holds back only an unfinished character") {
 
 TEST_CASE("utf8_sanitize replaces each maximal ill-formed subpart with one U+FFFD") {
   CHECK(utf8_sanitize("plain " + kNi + kLlama) == "plain " + kNi + kLlama);
-  CHECK(utf8_sanitize("a\xFF" "b") == "a" + kFffd + "b");
+  CHECK(utf8_sanitize("a\xFF"
+                      "b") == "a" + kFffd + "b");
   CHECK(utf8_sanitize("\xE0\x80\x80") == kFffd + kFffd + kFffd);
   CHECK(utf8_sanitize("\xF0\x9F\xA6") == kFffd);
-  CHECK(utf8_sanitize("\xF0\x9F\xA6" "A") == kFffd + "A");
+  CHECK(utf8_sanitize("\xF0\x9F\xA6"
+                      "A") == kFffd + "A");
   CHECK(utf8_sanitize("\xED\xA0\x80") == kFffd + kFffd + kFffd);
   CHECK(utf8_is_valid(kLlama + kNi));
   CHECK_FALSE(utf8_is_valid("\xC3"));
@@ -143,8 +145,8 @@ TEST_CASE("IncrementalDecoder on the default model: emoji and CJK across tokens"
   }
   const GgufFile gguf(*model);
   const auto tokenizer = load_tokenizer(gguf);
-  const std::string text = "Hi " + kLlama + " and \xF0\x9F\x98\xB6\xE2\x80\x8D\xF0\x9F\x8C\xAB\xEF\xB8\x8F " +
-                           kNi + "\xE5\xA5\xBD\xE4\xB8\x96\xE7\x95\x8C!";
+  const std::string text = "Hi " + kLlama + " and \xF0\x9F\x98\xB6\xE2\x80\x8D\xF0\x9F\x8C\xAB\xEF\xB8\x8F " + kNi +
+                           "\xE5\xA5\xBD\xE4\xB8\x96\xE7\x95\x8C!";
   const std::vector<TokenId> ids = tokenizer->encode(text, false);
   // The emoji are spelled with byte tokens: more tokens than characters there.
   CHECK(ids.size() > 12);

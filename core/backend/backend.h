@@ -1,7 +1,7 @@
 // The Backend contract: the only thing that differs between CPU and CUDA. It sizes and owns
 // the KV pool (K and V per layer as [num_blocks][num_kv_heads][block_size][head_dim], see
-// kv_layout.h; with sliding-window layers one pool per layer kind, step/kv_kinds.h) and runs steps: a StepBatch forward, then the sampling of a SamplingBatch,
-// giving token ids. The engine never sees logits.
+// kv_layout.h; with sliding-window layers one pool per layer kind, step/kv_kinds.h) and runs steps: a StepBatch
+// forward, then the sampling of a SamplingBatch, giving token ids. The engine never sees logits.
 //
 // A step is submitted, then collected, so that the host can prepare step N+1 while step N
 // runs (the engine's overlap, engine.h):

@@ -41,7 +41,7 @@ void CpuThreadPool::run_tasks(std::size_t num_tasks, TaskFn call, void* context)
     for (std::size_t task = 0; task < num_tasks; ++task) call(context, task, 0);
     return;
   }
-  epoch_.fetch_add(1);  // odd: no worker enters now
+  epoch_.fetch_add(1);                      // odd: no worker enters now
   while (active_.load() != 0) cpu_relax();  // stragglers of the last region leave
   region_ = Region{call, context, num_tasks};
   next_task_.store(0, std::memory_order_relaxed);

@@ -36,8 +36,8 @@ class DryRunBackend final : public Backend {
 
  private:
   std::size_t kv_bytes_per_token_;
-  std::vector<int32_t> windows_;                  // [num_kinds]
-  std::vector<std::size_t> kind_bytes_per_token_; // [num_kinds]
+  std::vector<int32_t> windows_;                   // [num_kinds]
+  std::vector<std::size_t> kind_bytes_per_token_;  // [num_kinds]
   uint64_t num_sampled_ = 0;
 };
 

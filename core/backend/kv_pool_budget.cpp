@@ -30,8 +30,8 @@ std::vector<int32_t> split_kv_pool(int32_t num_blocks, std::size_t bytes_per_blo
   std::vector<int32_t> blocks(windows.size(), 0);
   uint64_t bytes_left = static_cast<uint64_t>(num_blocks) * bytes_per_block;
   for (std::size_t kind = 1; kind < windows.size(); ++kind) {
-    const int64_t most_held = int64_t{max_num_seqs} * (ceil_div(windows[kind] - 1, block_size) + 2) +
-                              ceil_div(max_batch_tokens, block_size);
+    const int64_t most_held =
+        int64_t{max_num_seqs} * (ceil_div(windows[kind] - 1, block_size) + 2) + ceil_div(max_batch_tokens, block_size);
     blocks[kind] = static_cast<int32_t>(std::min<int64_t>(num_blocks, most_held));
     bytes_left -= static_cast<uint64_t>(blocks[kind]) * kind_bytes_per_block[kind];
   }

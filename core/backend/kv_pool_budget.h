@@ -14,9 +14,9 @@ namespace pagedgen {
 struct KvPoolBudget {
   static constexpr uint64_t kDefaultHostBytes = uint64_t{1} << 30;  // 1 GiB when nothing is given on the CPU
 
-  std::optional<int32_t> num_blocks;     // exactly this many blocks (setting "num_blocks")
-  std::optional<uint64_t> bytes;         // else this many bytes of K and V ("kv_cache_memory")
-  double device_memory_fraction = 0.9;   // else, on a device: fill it to this fraction ("gpu_memory_utilization")
+  std::optional<int32_t> num_blocks;    // exactly this many blocks (setting "num_blocks")
+  std::optional<uint64_t> bytes;        // else this many bytes of K and V ("kv_cache_memory")
+  double device_memory_fraction = 0.9;  // else, on a device: fill it to this fraction ("gpu_memory_utilization")
 };
 
 // The blocks of `bytes_per_block` that fit in `bytes`; throws SettingError (kv_cache_memory)

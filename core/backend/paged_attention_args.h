@@ -20,8 +20,8 @@ struct KvWriteArgsOf {
   const float* v;               // (num_tokens, num_kv_heads, head_dim)
   const int64_t* slot_mapping;  // [num_tokens]
   int32_t num_tokens;
-  Kv* k_pool;                   // one layer: layout.elements_per_layer()
-  Kv* v_pool;                   // one layer: layout.elements_per_layer()
+  Kv* k_pool;  // one layer: layout.elements_per_layer()
+  Kv* v_pool;  // one layer: layout.elements_per_layer()
   KvLayout layout;
 };
 using KvWriteArgs = KvWriteArgsOf<float>;
@@ -48,10 +48,10 @@ struct PagedAttentionArgsOf {
   int32_t num_seqs;
   int32_t max_blocks_per_seq;
   int32_t num_heads;
-  float scale;                  // softmax scale, 1 / sqrt(head_dim) for Llama
+  float scale;  // softmax scale, 1 / sqrt(head_dim) for Llama
   KvLayout layout;
-  int32_t window = 0;           // > 0: the sliding window W above; 0: every position
-  float softcap = 0.0f;         // > 0: scores s = scale * q . k become softcap * tanh(s / softcap); 0: none
+  int32_t window = 0;    // > 0: the sliding window W above; 0: every position
+  float softcap = 0.0f;  // > 0: scores s = scale * q . k become softcap * tanh(s / softcap); 0: none
 };
 using PagedAttentionArgs = PagedAttentionArgsOf<float, float>;
 

@@ -26,8 +26,8 @@ void grow(std::vector<float>& buffer, std::size_t size) {
 
 }  // namespace
 
-CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, std::size_t num_threads,
-                       cpu::CpuIsa isa, KvDtype kv_dtype)
+CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, std::size_t num_threads, cpu::CpuIsa isa,
+                       KvDtype kv_dtype)
     : config_(config),
       weights_(weights),
       pool_(std::max<std::size_t>(1, num_threads)),
@@ -42,7 +42,8 @@ CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, s
   has_packed_ = weights.token_embd_packed != nullptr || weights.output_packed != nullptr;
   for (const LayerWeights& layer : weights.layers) {
     const PackedLayerWeights& p = layer.packed;
-    for (const PackedMatrix* m : {p.wq, p.wk, p.wv, p.wo, p.w_gate, p.w_up, p.w_down}) has_packed_ = has_packed_ || m != nullptr;
+    for (const PackedMatrix* m : {p.wq, p.wk, p.wv, p.wo, p.w_gate, p.w_up, p.w_down})
+      has_packed_ = has_packed_ || m != nullptr;
   }
   for (const LayerOp& op : program_) {
     check_weights(op);
@@ -69,7 +70,8 @@ int32_t CpuBackend::kv_pool_blocks(const KvPoolBudget& budget, std::size_t block
   if (available && bytes > *available)
     fail_setting(budget.num_blocks ? "num_blocks" : "kv_cache_memory",
                  "asks for a KV pool of {} ({} blocks of {} tokens), more than the {} of memory this machine has "
-                 "available; ask for less", format_bytes(bytes), num_blocks, block_size, format_bytes(*available));
+                 "available; ask for less",
+                 format_bytes(bytes), num_blocks, block_size, format_bytes(*available));
   return num_blocks;
 }
 
@@ -95,7 +97,8 @@ void CpuBackend::allocate_pools(std::span<const int32_t> kind_num_blocks, std::s
   k_pools_.clear();
   v_pools_.clear();
   for (std::size_t layer = 0; layer < layer_kinds_.size(); ++layer) {
-    const std::size_t bytes = static_cast<std::size_t>(layer_layout(layer).elements_per_layer()) * kv_dtype_bytes(kv_dtype_);
+    const std::size_t bytes =
+        static_cast<std::size_t>(layer_layout(layer).elements_per_layer()) * kv_dtype_bytes(kv_dtype_);
     k_pools_.emplace_back(new std::byte[bytes]);
     v_pools_.emplace_back(new std::byte[bytes]);
   }
@@ -104,7 +107,8 @@ void CpuBackend::allocate_pools(std::span<const int32_t> kind_num_blocks, std::s
 std::span<float> CpuBackend::float_pool(const std::vector<std::unique_ptr<std::byte[]>>& pools,
                                         std::size_t layer) const {
   PG_CHECK(kv_dtype_ == KvDtype::kFloat32, "the {} KV pools are not float32", kv_dtype_name(kv_dtype_));
-  return {reinterpret_cast<float*>(pools.at(layer).get()), static_cast<std::size_t>(layer_layout(layer).elements_per_layer())};
+  return {reinterpret_cast<float*>(pools.at(layer).get()),
+          static_cast<std::size_t>(layer_layout(layer).elements_per_layer())};
 }
 
 void CpuBackend::ensure_activations(std::size_t num_tokens, std::size_t num_logits) {
@@ -194,9 +198,15 @@ void CpuBackend::write_kv(std::size_t layer, const StepBatch& batch, std::size_t
   std::byte* k_pool = k_pools_[layer].get();
   std::byte* v_pool = v_pools_[layer].get();
   switch (kv_dtype_) {
-    case KvDtype::kFloat32: write(reinterpret_cast<float*>(k_pool), reinterpret_cast<float*>(v_pool)); break;
-    case KvDtype::kFloat16: write(reinterpret_cast<Float16*>(k_pool), reinterpret_cast<Float16*>(v_pool)); break;
-    case KvDtype::kBFloat16: write(reinterpret_cast<BFloat16*>(k_pool), reinterpret_cast<BFloat16*>(v_pool)); break;
+    case KvDtype::kFloat32:
+      write(reinterpret_cast<float*>(k_pool), reinterpret_cast<float*>(v_pool));
+      break;
+    case KvDtype::kFloat16:
+      write(reinterpret_cast<Float16*>(k_pool), reinterpret_cast<Float16*>(v_pool));
+      break;
+    case KvDtype::kBFloat16:
+      write(reinterpret_cast<BFloat16*>(k_pool), reinterpret_cast<BFloat16*>(v_pool));
+      break;
   }
 }
 

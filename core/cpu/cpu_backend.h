@@ -135,14 +135,16 @@ class CpuBackend final : public LogitsBackend, private LayerOps {
   HostSampling host_sampling_;
   // The pools' kinds: kind 0 and the model's window kinds after allocate_kv_pools, kind 0
   // alone (every layer) after allocate_kv_pool.
-  std::vector<KvLayout> layouts_;     // [pool kinds] sizes of each kind's pools
-  std::vector<KvKindId> layer_kinds_; // [num_layers] the kind of each layer's pools
-  const KvLayout& layer_layout(std::size_t layer) const { return layouts_[static_cast<std::size_t>(layer_kinds_[layer])]; }
+  std::vector<KvLayout> layouts_;      // [pool kinds] sizes of each kind's pools
+  std::vector<KvKindId> layer_kinds_;  // [num_layers] the kind of each layer's pools
+  const KvLayout& layer_layout(std::size_t layer) const {
+    return layouts_[static_cast<std::size_t>(layer_kinds_[layer])];
+  }
   std::span<float> float_pool(const std::vector<std::unique_ptr<std::byte[]>>& pools, std::size_t layer) const;
 
   KvDtype kv_dtype_;
-  std::vector<LayerOp> program_;  // the forward pass (model/layer_program.h)
-  bool window_rope_ = false;      // some layer rotates with rope_inv_freq_window
+  std::vector<LayerOp> program_;     // the forward pass (model/layer_program.h)
+  bool window_rope_ = false;         // some layer rotates with rope_inv_freq_window
   const StepBatch* step_ = nullptr;  // the step forward() runs, while it runs
   std::span<float> step_logits_;     // (logits rows, vocab) its logits
   // Per layer: layer_layout(layer).elements_per_layer() values of kv_dtype_. Not zeroed: a slot is
@@ -151,19 +153,19 @@ class CpuBackend final : public LogitsBackend, private LayerOps {
   std::vector<std::unique_ptr<std::byte[]>> v_pools_;
 
   // Activations, kept between steps and grown as needed.
-  std::vector<float> x_;        // (num_tokens, hidden) residual stream
-  std::vector<float> xn_;       // (num_tokens, hidden) normed input of a sub-block
-  std::vector<float> q_;        // (num_tokens, num_heads, head_dim)
-  std::vector<float> k_;        // (num_tokens, num_kv_heads, head_dim)
-  std::vector<float> v_;        // (num_tokens, num_kv_heads, head_dim)
-  std::vector<float> attn_;     // (num_tokens, num_heads, head_dim)
-  std::vector<float> proj_;     // (num_tokens, hidden)
-  std::vector<float> gate_;     // (num_tokens, intermediate)
-  std::vector<float> up_;       // (num_tokens, intermediate)
-  std::vector<float> head_in_;  // (num_logits, hidden) final-normed rows that need logits
-  std::vector<float> rope_cos_sin_;  // (tokens, rope_dim / 2, 2): the step's RoPE rotations
+  std::vector<float> x_;                    // (num_tokens, hidden) residual stream
+  std::vector<float> xn_;                   // (num_tokens, hidden) normed input of a sub-block
+  std::vector<float> q_;                    // (num_tokens, num_heads, head_dim)
+  std::vector<float> k_;                    // (num_tokens, num_kv_heads, head_dim)
+  std::vector<float> v_;                    // (num_tokens, num_kv_heads, head_dim)
+  std::vector<float> attn_;                 // (num_tokens, num_heads, head_dim)
+  std::vector<float> proj_;                 // (num_tokens, hidden)
+  std::vector<float> gate_;                 // (num_tokens, intermediate)
+  std::vector<float> up_;                   // (num_tokens, intermediate)
+  std::vector<float> head_in_;              // (num_logits, hidden) final-normed rows that need logits
+  std::vector<float> rope_cos_sin_;         // (tokens, rope_dim / 2, 2): the step's RoPE rotations
   std::vector<float> rope_cos_sin_window_;  // the same for the window layers when they rotate otherwise
-  std::vector<cpu::Q8Block> xq_;  // the current matrix input quantized (fast path)
+  std::vector<cpu::Q8Block> xq_;            // the current matrix input quantized (fast path)
 };
 
 }  // namespace pagedgen

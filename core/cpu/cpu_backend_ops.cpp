@@ -24,9 +24,12 @@ void CpuBackend::run(const EmbedTokens& op) {
   for_row_chunks(num_rows(), [&](std::size_t r0, std::size_t r1) {
     for (std::size_t r = r0; r < r1; ++r) {
       const auto token = static_cast<std::size_t>(step_->token_ids[r]);
-      if (weights_.token_embd_packed != nullptr) weights_.token_embd_packed->dequantize_row(token, x_.data() + r * hidden);
-      else if (weights_.token_embd_half != nullptr) weights_.token_embd_half->dequantize_row(token, x_.data() + r * hidden);
-      else std::memcpy(x_.data() + r * hidden, weights_.token_embd + token * hidden, hidden * sizeof(float));
+      if (weights_.token_embd_packed != nullptr)
+        weights_.token_embd_packed->dequantize_row(token, x_.data() + r * hidden);
+      else if (weights_.token_embd_half != nullptr)
+        weights_.token_embd_half->dequantize_row(token, x_.data() + r * hidden);
+      else
+        std::memcpy(x_.data() + r * hidden, weights_.token_embd + token * hidden, hidden * sizeof(float));
     }
     if (op.scale != 1.0f) cpu::scale_in_place(x_.data() + r0 * hidden, (r1 - r0) * hidden, op.scale);
   });
@@ -72,7 +75,8 @@ void CpuBackend::run(const QkvProjection& op) {
   const auto q_dim = static_cast<std::size_t>(config_.num_heads * config_.head_dim);
   const auto kv_dim = static_cast<std::size_t>(config_.num_kv_heads * config_.head_dim);
   matmuls(xn_.data(), num_rows(), static_cast<std::size_t>(config_.hidden_size),
-          {{w.wq, w.packed.wq, w.half.wq, q_.data(), q_dim}, {w.wk, w.packed.wk, w.half.wk, k_.data(), kv_dim},
+          {{w.wq, w.packed.wq, w.half.wq, q_.data(), q_dim},
+           {w.wk, w.packed.wk, w.half.wk, k_.data(), kv_dim},
            {w.wv, w.packed.wv, w.half.wv, v_.data(), kv_dim}});
 }
 

@@ -154,8 +154,8 @@ std::size_t chunk_cols(std::size_t in_features, std::size_t out_features, std::s
 std::size_t k_slice(std::size_t in_features) { return in_features <= 768 ? in_features : 512; }
 
 template <typename W>
-void gemm_of(const float* x, const W* w, float* y, std::size_t rows, std::size_t in_features,
-             std::size_t out_features, CpuThreadPool& pool) {
+void gemm_of(const float* x, const W* w, float* y, std::size_t rows, std::size_t in_features, std::size_t out_features,
+             CpuThreadPool& pool) {
   if (rows == 0 || out_features == 0) return;
   const std::size_t cols_per_task = chunk_cols(in_features, out_features, pool.num_threads());
   const std::size_t num_tasks = (out_features + cols_per_task - 1) / cols_per_task;
@@ -180,7 +180,7 @@ void gemm_of(const float* x, const W* w, float* y, std::size_t rows, std::size_t
           const std::size_t cols = std::min(tile_cols, col_end - col);
           span.partial = partial.data() + (col - col_begin) * kMaxRows * 8;
           kTiles<W>[static_cast<std::size_t>(tile_rows)][cols - 1](x_tile, w + col * in_features,
-                                                                y + row * out_features + col, span);
+                                                                   y + row * out_features + col, span);
         }
       }
     }

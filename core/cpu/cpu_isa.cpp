@@ -34,9 +34,12 @@ bool cpu_supports(CpuIsa isa) {
   // __builtin_cpu_supports also checks that the operating system saves the vector state.
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
   switch (isa) {
-    case CpuIsa::kGeneric: return true;
-    case CpuIsa::kAvx2: return avx2;
-    case CpuIsa::kAvxVnni: return avx2 && has_avx_vnni();
+    case CpuIsa::kGeneric:
+      return true;
+    case CpuIsa::kAvx2:
+      return avx2;
+    case CpuIsa::kAvxVnni:
+      return avx2 && has_avx_vnni();
     case CpuIsa::kAvx512Vnni:
       return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");

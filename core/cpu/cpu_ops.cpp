@@ -90,8 +90,12 @@ void gelu_tanh_mul(const float* gate, const float* up, float* out, std::size_t n
 
 void gated_activation(MlpActivation activation, const float* gate, const float* up, float* out, std::size_t n) {
   switch (activation) {
-    case MlpActivation::kSilu: silu_mul(gate, up, out, n); return;
-    case MlpActivation::kGeluTanh: gelu_tanh_mul(gate, up, out, n); return;
+    case MlpActivation::kSilu:
+      silu_mul(gate, up, out, n);
+      return;
+    case MlpActivation::kGeluTanh:
+      gelu_tanh_mul(gate, up, out, n);
+      return;
   }
 }
 

@@ -6,9 +6,12 @@ std::size_t kv_dtype_bytes(KvDtype dtype) { return dtype == KvDtype::kFloat32 ? 
 
 std::string kv_dtype_name(KvDtype dtype) {
   switch (dtype) {
-    case KvDtype::kFloat32: return "float32";
-    case KvDtype::kFloat16: return "float16";
-    case KvDtype::kBFloat16: return "bfloat16";
+    case KvDtype::kFloat32:
+      return "float32";
+    case KvDtype::kFloat16:
+      return "float16";
+    case KvDtype::kBFloat16:
+      return "bfloat16";
   }
   return "float32";
 }

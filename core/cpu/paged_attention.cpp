@@ -36,7 +36,8 @@ constexpr int kIntoL2 = 2;
 template <int kLocality, typename Kv>
 void prefetch_row(const Kv* row, std::size_t head_dim) {
   const char* bytes = reinterpret_cast<const char*>(row);
-  for (std::size_t offset = 0; offset < head_dim * sizeof(Kv); offset += 64) __builtin_prefetch(bytes + offset, 0, kLocality);
+  for (std::size_t offset = 0; offset < head_dim * sizeof(Kv); offset += 64)
+    __builtin_prefetch(bytes + offset, 0, kLocality);
 }
 
 #endif
@@ -69,8 +70,8 @@ constexpr std::size_t kPrefetchRows = 16;
 // scores (kHeads, n) = scale * q (kHeads, head_dim) . k_rows[j] for j < n. Also prefetches
 // the V rows into L2 for weighted_heads.
 template <int kHeads, typename Kv>
-void score_heads(const float* q, const Kv* const* k_rows, [[maybe_unused]] const Kv* const* v_rows,
-                 std::size_t n, std::size_t head_dim, float scale, float* scores) {
+void score_heads(const float* q, const Kv* const* k_rows, [[maybe_unused]] const Kv* const* v_rows, std::size_t n,
+                 std::size_t head_dim, float scale, float* scores) {
   std::size_t j = 0;
 #if PAGEDGEN_CPU_AVX2
   constexpr int kRows = kHeads == 1 ? 8 : kHeads == 2 ? 6 : 4;  // at most 12 accumulators
@@ -107,7 +108,8 @@ void score_heads(const float* q, const Kv* const* k_rows, [[maybe_unused]] const
 #endif
   for (; j < n; ++j)
     for (int h = 0; h < kHeads; ++h)
-      scores[static_cast<std::size_t>(h) * n + j] = dot_row(q + static_cast<std::size_t>(h) * head_dim, k_rows[j], head_dim) * scale;
+      scores[static_cast<std::size_t>(h) * n + j] =
+          dot_row(q + static_cast<std::size_t>(h) * head_dim, k_rows[j], head_dim) * scale;
 }
 
 // out (kHeads, head_dim) = sum over j < n, in increasing j, of weights[h][j] * v_rows[j].
@@ -145,8 +147,7 @@ void weighted_heads(const float* weights, const Kv* const* v_rows, std::size_t n
     for (int h = 0; h < kHeads; ++h) {
       __m256 acc = _mm256_setzero_ps();
       for (std::size_t j = 0; j < n; ++j)
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(weights[static_cast<std::size_t>(h) * n + j]),
-                              load8(v_rows[j] + d0), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(weights[static_cast<std::size_t>(h) * n + j]), load8(v_rows[j] + d0), acc);
       _mm256_storeu_ps(out + static_cast<std::size_t>(h) * head_dim + d0, acc);
     }
 #endif
@@ -333,18 +334,18 @@ void paged_attention(const PagedAttentionArgsOf<Kv, float>& args, CpuThreadPool&
     for (std::size_t g = first_head; g < std::min(group, first_head + heads_per_task); g += kMaxHeads) {
       const std::size_t head = kv_head * group + g;
       attend_heads(static_cast<int>(std::min({kMaxHeads, group - g, first_head + heads_per_task - g})),
-                   q_token + head * head_dim, k_rows.data(), v_rows.data(), num_visible, head_dim, scale,
-                   args.softcap, weights.data(), out + (t * num_heads + head) * head_dim);
+                   q_token + head * head_dim, k_rows.data(), v_rows.data(), num_visible, head_dim, scale, args.softcap,
+                   weights.data(), out + (t * num_heads + head) * head_dim);
     }
   });
 }
 
 // The element types the CPU backend's KV pools use (kv_dtype.h).
-#define PAGEDGEN_PAGED_ATTENTION_FOR(Kv)                                                                            \
-  template KvWriteArgsOf<Kv> kv_write_args(const StepBatch&, const float*, const float*, Kv*, Kv*, KvLayout);     \
-  template PagedAttentionArgsOf<Kv, float> paged_attention_args(const StepBatch&, const float*, int32_t, const Kv*, \
+#define PAGEDGEN_PAGED_ATTENTION_FOR(Kv)                                                                             \
+  template KvWriteArgsOf<Kv> kv_write_args(const StepBatch&, const float*, const float*, Kv*, Kv*, KvLayout);        \
+  template PagedAttentionArgsOf<Kv, float> paged_attention_args(const StepBatch&, const float*, int32_t, const Kv*,  \
                                                                 const Kv*, KvLayout, float, float*, int32_t, float); \
-  template void write_kv_cache(const KvWriteArgsOf<Kv>&);                                                          \
+  template void write_kv_cache(const KvWriteArgsOf<Kv>&);                                                            \
   template void paged_attention(const PagedAttentionArgsOf<Kv, float>&, CpuThreadPool&);
 PAGEDGEN_PAGED_ATTENTION_FOR(float)
 PAGEDGEN_PAGED_ATTENTION_FOR(Float16)

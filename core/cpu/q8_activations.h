@@ -20,15 +20,14 @@ namespace pagedgen::cpu {
 
 struct Q8Block {
   int8_t q[32];
-  float d;            // scale, float16-rounded
-  float s;            // d (before rounding) * sum(q), float16-rounded
-  int16_t qsum[2];    // sum of q[0..15] and of q[16..31], exact
+  float d;          // scale, float16-rounded
+  float s;          // d (before rounding) * sum(q), float16-rounded
+  int16_t qsum[2];  // sum of q[0..15] and of q[16..31], exact
 };
 
 // out[r * (cols / 32) + b] = block b of row r of x (rows, cols); cols a multiple of 32. `isa`
 // (one the CPU supports) picks the implementation; every one gives the same bits.
-void quantize_rows_q8(const float* x, std::size_t rows, std::size_t cols, Q8Block* out,
-                      CpuIsa isa = CpuIsa::kGeneric);
+void quantize_rows_q8(const float* x, std::size_t rows, std::size_t cols, Q8Block* out, CpuIsa isa = CpuIsa::kGeneric);
 
 // The AVX2 implementation (any isa above generic).
 void quantize_rows_q8_avx2(const float* x, std::size_t rows, std::size_t cols, Q8Block* out);

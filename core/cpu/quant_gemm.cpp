@@ -68,10 +68,14 @@ QuantKernel quant_kernel_generic() { return {&generic_tile, kGenericMaxRows}; }
 
 QuantKernel quant_kernel(CpuIsa isa) {
   switch (isa) {
-    case CpuIsa::kGeneric: return quant_kernel_generic();
-    case CpuIsa::kAvx2: return quant_kernel_avx2();
-    case CpuIsa::kAvxVnni: return quant_kernel_avx_vnni();
-    case CpuIsa::kAvx512Vnni: return quant_kernel_avx512_vnni();
+    case CpuIsa::kGeneric:
+      return quant_kernel_generic();
+    case CpuIsa::kAvx2:
+      return quant_kernel_avx2();
+    case CpuIsa::kAvxVnni:
+      return quant_kernel_avx_vnni();
+    case CpuIsa::kAvx512Vnni:
+      return quant_kernel_avx512_vnni();
   }
   PG_CHECK(false, "unknown instruction set {}", static_cast<int>(isa));
   return quant_kernel_generic();

@@ -59,8 +59,7 @@ inline __m256i block_products(__m256i w, __m256i x, __m256i lane_scales) {
 inline __m256i lane_sums(const __m256i v[8]) {
   const __m256i v0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
   const __m256i v4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
-  return _mm256_add_epi32(_mm256_permute2x128_si256(v0123, v4567, 0x20),
-                          _mm256_permute2x128_si256(v0123, v4567, 0x31));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(v0123, v4567, 0x20), _mm256_permute2x128_si256(v0123, v4567, 0x31));
 }
 
 template <int kBits, bool kMin, bool kSub, std::size_t kRows>
@@ -92,8 +91,9 @@ void tile(const PackedMatrix& w, const QuantTile& t) {
       __m256i isum = lane_sums(partial[r]);
       if constexpr (kSub) {
         const auto* sub = reinterpret_cast<const __m256i*>(rec + layout.sub);
-        const __m256i weighted = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_loadu_si256(sub), _mm256_set1_epi32(xb.qsum[0])),
-                                                  _mm256_mullo_epi32(_mm256_loadu_si256(sub + 1), _mm256_set1_epi32(xb.qsum[1])));
+        const __m256i weighted =
+            _mm256_add_epi32(_mm256_mullo_epi32(_mm256_loadu_si256(sub), _mm256_set1_epi32(xb.qsum[0])),
+                             _mm256_mullo_epi32(_mm256_loadu_si256(sub + 1), _mm256_set1_epi32(xb.qsum[1])));
         isum = _mm256_sub_epi32(isum, _mm256_mullo_epi32(weighted, _mm256_set1_epi32(offset)));
       } else if (offset != 0) {
         isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(offset * (xb.qsum[0] + xb.qsum[1])));
@@ -119,10 +119,18 @@ void tile(const PackedMatrix& w, const QuantTile& t) {
 template <int kBits, bool kMin, bool kSub>
 void tile_of_rows(const PackedMatrix& w, const QuantTile& t) {
   switch (t.num_rows) {
-    case 1: tile<kBits, kMin, kSub, 1>(w, t); break;
-    case 2: tile<kBits, kMin, kSub, 2>(w, t); break;
-    case 3: tile<kBits, kMin, kSub, 3>(w, t); break;
-    default: tile<kBits, kMin, kSub, 4>(w, t); break;
+    case 1:
+      tile<kBits, kMin, kSub, 1>(w, t);
+      break;
+    case 2:
+      tile<kBits, kMin, kSub, 2>(w, t);
+      break;
+    case 3:
+      tile<kBits, kMin, kSub, 3>(w, t);
+      break;
+    default:
+      tile<kBits, kMin, kSub, 4>(w, t);
+      break;
   }
 }
 
@@ -131,10 +139,18 @@ void tile_of_rows(const PackedMatrix& w, const QuantTile& t) {
 void quant_tile_avx2(const PackedMatrix& w, const QuantTile& t) {
   const QuantFormat& f = w.format();
   switch (f.bits) {
-    case 4: f.has_min ? tile_of_rows<4, true, false>(w, t) : tile_of_rows<4, false, false>(w, t); break;
-    case 5: f.has_min ? tile_of_rows<5, true, false>(w, t) : tile_of_rows<5, false, false>(w, t); break;
-    case 6: tile_of_rows<6, false, true>(w, t); break;
-    default: tile_of_rows<8, false, false>(w, t); break;
+    case 4:
+      f.has_min ? tile_of_rows<4, true, false>(w, t) : tile_of_rows<4, false, false>(w, t);
+      break;
+    case 5:
+      f.has_min ? tile_of_rows<5, true, false>(w, t) : tile_of_rows<5, false, false>(w, t);
+      break;
+    case 6:
+      tile_of_rows<6, false, true>(w, t);
+      break;
+    default:
+      tile_of_rows<8, false, false>(w, t);
+      break;
   }
 }
 

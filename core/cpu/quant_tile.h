@@ -12,13 +12,13 @@
 namespace pagedgen::cpu {
 
 struct QuantTile {
-  const Q8Block* x;        // the tile's first row; rows follow every w.num_blocks() blocks
-  std::size_t num_rows;    // 1..the kernel's max_rows
-  std::size_t group;       // of w
-  float* y;                // output (first row, column 16 * group)
-  std::size_t y_stride;    // w.rows()
-  std::size_t num_cols;    // 1..16: rows of w in the group (fewer only in the last group)
-  bool first_pass;         // the group's records come from memory (later row tiles find them cached)
+  const Q8Block* x;      // the tile's first row; rows follow every w.num_blocks() blocks
+  std::size_t num_rows;  // 1..the kernel's max_rows
+  std::size_t group;     // of w
+  float* y;              // output (first row, column 16 * group)
+  std::size_t y_stride;  // w.rows()
+  std::size_t num_cols;  // 1..16: rows of w in the group (fewer only in the last group)
+  bool first_pass;       // the group's records come from memory (later row tiles find them cached)
 };
 
 struct QuantKernel {

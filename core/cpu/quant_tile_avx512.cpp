@@ -43,9 +43,18 @@ struct Avx512Vnni {
   static I add(I a, I b) { return _mm512_add_epi32(a, b); }
   static I sub(I a, I b) { return _mm512_sub_epi32(a, b); }
   static I mullo(I a, I b) { return _mm512_mullo_epi32(a, b); }
-  template <int kShift> static I srli16(I a) { return _mm512_srli_epi16(a, kShift); }
-  template <int kShift> static I slli32(I a) { return _mm512_slli_epi32(a, kShift); }
-  template <int kShift> static I srli32(I a) { return _mm512_srli_epi32(a, kShift); }
+  template <int kShift>
+  static I srli16(I a) {
+    return _mm512_srli_epi16(a, kShift);
+  }
+  template <int kShift>
+  static I slli32(I a) {
+    return _mm512_slli_epi32(a, kShift);
+  }
+  template <int kShift>
+  static I srli32(I a) {
+    return _mm512_srli_epi32(a, kShift);
+  }
   static I dot(I acc, I w, int32_t x4) { return _mm512_dpbusd_epi32(acc, w, _mm512_set1_epi32(x4)); }
 
   static F zero_f() { return _mm512_setzero_ps(); }

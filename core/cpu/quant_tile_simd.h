@@ -10,8 +10,8 @@
 //
 // the chain of quant_gemm.h, lane by lane. A group of 16 rows is kLanes 16 (one pass) or 8
 // (two passes, one per half). Row loops are unrolled so that h, acc and the activation
-// pointers stay in registers (rolled, GCC keeps them on the stack). Includers include this header's headers first, then open
-// their target pragma, then include this.
+// pointers stay in registers (rolled, GCC keeps them on the stack). Includers include this header's headers first, then
+// open their target pragma, then include this.
 #pragma once
 
 #include <immintrin.h>
@@ -72,10 +72,10 @@ inline void step(const uint8_t* rec, const PackedLayout& layout, std::size_t hal
   typename V::I* h = kSub && kStep >= 4 ? h1 : h0;
   if constexpr (kBits == 8 && V::kSigned8) {
     const typename V::I ws = V::xor_(w, V::set1_i8(static_cast<char>(0x80)));  // the signed weights
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r) h[r] = V::dot_signed(h[r], ws, load_i32(xb[r]->q + 4 * kStep));
   } else {
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r) h[r] = V::dot(h[r], w, load_i32(xb[r]->q + 4 * kStep));
   }
 }
@@ -90,8 +90,10 @@ inline void all_steps(const uint8_t* rec, const PackedLayout& layout, std::size_
 // The 16 scales of a record field (d or m) of lanes lane0.., float16 or float.
 template <typename V, bool kHalf>
 inline typename V::F load_scales(const uint8_t* rec, uint32_t offset, std::size_t lane0) {
-  if constexpr (kHalf) return V::load_half_f(reinterpret_cast<const uint16_t*>(rec + offset) + lane0);
-  else return V::load_f(reinterpret_cast<const float*>(rec + offset) + lane0);
+  if constexpr (kHalf)
+    return V::load_half_f(reinterpret_cast<const uint16_t*>(rec + offset) + lane0);
+  else
+    return V::load_f(reinterpret_cast<const float*>(rec + offset) + lane0);
 }
 
 template <typename V, int kBits, bool kMin, bool kSub, bool kHalf, int kRows>
@@ -105,7 +107,7 @@ template <typename V, int kBits, bool kMin, bool kSub, bool kHalf, int kRows>
   const int32_t offset = w.weight_offset() - (kBits == 8 && V::kSigned8 ? 128 : 0);
   const std::size_t lane0 = half * V::kLanes;
   F acc[kRows];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int r = 0; r < kRows; ++r) acc[r] = V::zero_f();
   for (std::size_t b = 0; b < nb; ++b) {
     const uint8_t* rec = w.record(t.group, b);
@@ -115,14 +117,14 @@ template <typename V, int kBits, bool kMin, bool kSub, bool kHalf, int kRows>
       for (uint32_t line = 0; line < layout.bytes; line += 64)
         _mm_prefetch(reinterpret_cast<const char*>(rec + kPrefetchRecords * layout.bytes + line), _MM_HINT_T0);
     const Q8Block* xb[kRows];
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r) xb[r] = t.x + static_cast<std::size_t>(r) * nb + b;
     I h0[kRows], h1[kRows];
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r) h0[r] = h1[r] = V::zero_i();
     all_steps<V, kBits, kSub, kRows>(rec, layout, half, xb, h0, h1, std::make_integer_sequence<int, 8>{});
     const F d = load_scales<V, kHalf>(rec, 0, lane0);
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r) {
       I isum;
       if constexpr (kSub) {
@@ -134,13 +136,12 @@ template <typename V, int kBits, bool kMin, bool kSub, bool kHalf, int kRows>
         isum = V::sub(h0[r], V::set1_i32(offset * (xb[r]->qsum[0] + xb[r]->qsum[1])));
       }
       acc[r] = V::fmadd(V::mul(d, V::set1_f(xb[r]->d)), V::cvt(isum), acc[r]);
-      if constexpr (kMin)
-        acc[r] = V::fmadd(load_scales<V, kHalf>(rec, layout.m, lane0), V::set1_f(xb[r]->s), acc[r]);
+      if constexpr (kMin) acc[r] = V::fmadd(load_scales<V, kHalf>(rec, layout.m, lane0), V::set1_f(xb[r]->s), acc[r]);
     }
   }
   if (t.num_cols <= lane0) return;
   const std::size_t num_cols = std::min<std::size_t>(V::kLanes, t.num_cols - lane0);
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int r = 0; r < kRows; ++r) V::store_f(t.y + static_cast<std::size_t>(r) * t.y_stride + lane0, acc[r], num_cols);
 }
 
@@ -153,8 +154,7 @@ void tile_rows(const PackedMatrix& w, const QuantTile& t) {
 template <typename V, int kBits, bool kMin, bool kSub, bool kHalf, int... kRows>
 void tile_of_rows(const PackedMatrix& w, const QuantTile& t, std::integer_sequence<int, kRows...>) {
   // num_rows is 1..V::kMaxRows; kRows runs 0..kMaxRows-1.
-  ((static_cast<int>(t.num_rows) == kRows + 1 ? tile_rows<V, kBits, kMin, kSub, kHalf, kRows + 1>(w, t) : void()),
-   ...);
+  ((static_cast<int>(t.num_rows) == kRows + 1 ? tile_rows<V, kBits, kMin, kSub, kHalf, kRows + 1>(w, t) : void()), ...);
 }
 
 // The formats: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 (float16 scales), Q4_K Q5_K Q6_K (float scales).

@@ -28,21 +28,33 @@ struct Avx2 {
   static I add(I a, I b) { return _mm256_add_epi32(a, b); }
   static I sub(I a, I b) { return _mm256_sub_epi32(a, b); }
   static I mullo(I a, I b) { return _mm256_mullo_epi32(a, b); }
-  template <int kShift> static I srli16(I a) { return _mm256_srli_epi16(a, kShift); }
-  template <int kShift> static I slli32(I a) { return _mm256_slli_epi32(a, kShift); }
-  template <int kShift> static I srli32(I a) { return _mm256_srli_epi32(a, kShift); }
+  template <int kShift>
+  static I srli16(I a) {
+    return _mm256_srli_epi16(a, kShift);
+  }
+  template <int kShift>
+  static I slli32(I a) {
+    return _mm256_slli_epi32(a, kShift);
+  }
+  template <int kShift>
+  static I srli32(I a) {
+    return _mm256_srli_epi32(a, kShift);
+  }
   static I dot(I acc, I w, int32_t x4) {
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(w, _mm256_set1_epi32(x4)), _mm256_set1_epi16(1)));
+    return _mm256_add_epi32(acc,
+                            _mm256_madd_epi16(_mm256_maddubs_epi16(w, _mm256_set1_epi32(x4)), _mm256_set1_epi16(1)));
   }
   static I dot_signed(I acc, I ws, int32_t x4) {
     const __m256i x = _mm256_set1_epi32(x4);
-    return _mm256_add_epi32(
-        acc, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(ws), _mm256_sign_epi8(x, ws)), _mm256_set1_epi16(1)));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(ws), _mm256_sign_epi8(x, ws)),
+                                                   _mm256_set1_epi16(1)));
   }
 
   static F zero_f() { return _mm256_setzero_ps(); }
   static F load_f(const float* p) { return _mm256_loadu_ps(p); }
-  static F load_half_f(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static F load_half_f(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
   static F set1_f(float v) { return _mm256_set1_ps(v); }
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }

@@ -55,15 +55,18 @@ void Engine::add_requests(std::vector<PreparedRequest> requests) {
   PG_CHECK(!has_unfinished(), "add_requests before the last batch finished");
   if (uses_grammars_ && !backend_.applies_token_masks())
     for (const PreparedRequest& r : requests)
-      PG_CHECK(!r.sampling.response_format.is_constrained(), "line {} needs token masks, which the {} backend does not "
-               "apply", r.index + 1, backend_.name());
+      PG_CHECK(!r.sampling.response_format.is_constrained(),
+               "line {} needs token masks, which the {} backend does not "
+               "apply",
+               r.index + 1, backend_.name());
   const auto start = Clock::now();
   PrefixPlanner planner;
   for (const PreparedRequest& r : requests) planner.add(r.prompt_ids);
   const PrefixPlan plan = planner.plan(config_.block_size);
   stats_.num_distinct_prompt_tokens += plan.num_distinct_prompt_tokens;
   stats_.num_prefix_groups += plan.num_prefix_groups;
-  KvCacheConfig kv_config{.num_blocks = kind_num_blocks_.front(), .block_size = config_.block_size,
+  KvCacheConfig kv_config{.num_blocks = kind_num_blocks_.front(),
+                          .block_size = config_.block_size,
                           .enable_prefix_caching = config_.prefix_sharing};
   for (std::size_t kind = 1; kind < kind_windows_.size(); ++kind)
     kv_config.window_kinds.push_back({.window = kind_windows_[kind], .num_blocks = kind_num_blocks_[kind]});

@@ -42,13 +42,13 @@ namespace pagedgen {
 
 struct EngineConfig {
   int32_t block_size = 16;
-  int32_t num_blocks = 0;      // the KV pool over all layers; with window layers split among the kinds (split_kv_pool)
+  int32_t num_blocks = 0;  // the KV pool over all layers; with window layers split among the kinds (split_kv_pool)
   int32_t max_num_seqs = SchedulerConfig{}.max_num_seqs;
   int32_t max_batch_tokens = SchedulerConfig{}.max_batch_tokens;
   bool prefix_sharing = true;
-  int64_t max_model_len = 0;   // prompt + generated tokens of one sequence, at most
+  int64_t max_model_len = 0;  // prompt + generated tokens of one sequence, at most
   uint64_t run_seed = 0;
-  bool overlap = true;         // prepare step N+1 while step N runs, where nothing depends on N's ids
+  bool overlap = true;  // prepare step N+1 while step N runs, where nothing depends on N's ids
 };
 
 class Engine {
@@ -89,10 +89,10 @@ class Engine {
 
   EngineConfig config_;
   Backend& backend_;
-  std::vector<int32_t> kind_windows_;    // [num_kinds] the backend's layer kinds, kind 0 (window 0) first
-  std::vector<int32_t> kind_num_blocks_; // [num_kinds] each kind's pool
-  bool uses_grammars_;  // a tokenizer was given: constrained response formats get masks
-  EngineStats stats_;   // (before output_, which counts into it)
+  std::vector<int32_t> kind_windows_;     // [num_kinds] the backend's layer kinds, kind 0 (window 0) first
+  std::vector<int32_t> kind_num_blocks_;  // [num_kinds] each kind's pool
+  bool uses_grammars_;                    // a tokenizer was given: constrained response formats get masks
+  EngineStats stats_;                     // (before output_, which counts into it)
   OutputProcessor output_;
   std::unique_ptr<Scheduler> scheduler_;  // of the current batch
   StepTimings last_step_timings_;

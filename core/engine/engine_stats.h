@@ -14,9 +14,9 @@ namespace pagedgen {
 
 // One layer kind's share of a snapshot (models with sliding-window kinds only).
 struct KvKindSnapshot {
-  int64_t used_blocks = 0;               // the kind's blocks with a reference
-  int64_t filled_slots = 0;              // ... slots of them holding a token
-  int64_t max_sequence_positions = 0;    // the most positions one sequence holds in the kind
+  int64_t used_blocks = 0;             // the kind's blocks with a reference
+  int64_t filled_slots = 0;            // ... slots of them holding a token
+  int64_t max_sequence_positions = 0;  // the most positions one sequence holds in the kind
 };
 
 // What the KV cache held at the end of one engine step.
@@ -36,13 +36,13 @@ struct KvSnapshot {
 
 // One layer kind over the run (models with sliding-window kinds only).
 struct KvKindFigures {
-  int64_t window = 0;                  // 0: kind 0, full attention
-  int64_t kv_bytes_per_block = 0;      // over the kind's layers
+  int64_t window = 0;              // 0: kind 0, full attention
+  int64_t kv_bytes_per_block = 0;  // over the kind's layers
   int64_t num_pool_blocks = 0;
-  int64_t peak_used_blocks = 0;        // over the steps' snapshots
+  int64_t peak_used_blocks = 0;  // over the steps' snapshots
   int64_t sum_used_blocks = 0;
   int64_t peak_filled_slots = 0;
-  int64_t peak_sequence_positions = 0; // the most positions one sequence held in the kind at a step
+  int64_t peak_sequence_positions = 0;  // the most positions one sequence held in the kind at a step
 
   int64_t pool_bytes() const { return num_pool_blocks * kv_bytes_per_block; }
   int64_t peak_kv_bytes() const { return peak_used_blocks * kv_bytes_per_block; }
@@ -77,9 +77,9 @@ struct EngineStats {
 
   // KV memory over the steps.
   int64_t num_steps = 0;
-  int64_t used_blocks = 0;           // at the last step (for progress; not in the JSON)
+  int64_t used_blocks = 0;  // at the last step (for progress; not in the JSON)
   int64_t peak_used_blocks = 0;
-  int64_t sum_used_blocks = 0;       // over steps: mean = sum / num_steps
+  int64_t sum_used_blocks = 0;  // over steps: mean = sum / num_steps
   int64_t sum_allocated_slots = 0;
   int64_t sum_filled_slots = 0;
   int64_t sum_logical_slots = 0;
@@ -107,9 +107,9 @@ struct EngineStats {
   // Prefix cache, copy-on-write, preemption.
   int64_t prefix_lookup_blocks = 0;
   int64_t prefix_hit_blocks = 0;
-  int64_t prefix_hit_tokens = 0;     // prompt tokens whose prefill was skipped (full and partial hits)
-  int64_t prefix_partial_hits = 0;   // blocks whose first tokens were copied at admission
-  int64_t prefix_partial_tokens = 0; // ... the tokens they carried
+  int64_t prefix_hit_tokens = 0;      // prompt tokens whose prefill was skipped (full and partial hits)
+  int64_t prefix_partial_hits = 0;    // blocks whose first tokens were copied at admission
+  int64_t prefix_partial_tokens = 0;  // ... the tokens they carried
   int64_t prefix_key_collisions = 0;
   int64_t evictions = 0;
   int64_t cow_copies = 0;
@@ -117,9 +117,9 @@ struct EngineStats {
   int64_t recomputed_tokens = 0;
 
   // Wall time, seconds.
-  double generate_seconds = 0;       // planning and steps
-  double prefill_seconds = 0;        // steps that computed at least one prompt position
-  double decode_seconds = 0;         // steps that computed generated positions only
+  double generate_seconds = 0;  // planning and steps
+  double prefill_seconds = 0;   // steps that computed at least one prompt position
+  double decode_seconds = 0;    // steps that computed generated positions only
 
   void add_snapshot(const KvSnapshot& snapshot);
 

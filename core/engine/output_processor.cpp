@@ -123,8 +123,11 @@ SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out) {
     if (!state.forked && r.sampling.n > 1 && seq.num_generated_tokens() == 0) {
       state.forked = true;
       for (int32_t i = 1; i < r.sampling.n; ++i) {
-        PlannedRow row{.seq_id = s.seq_id, .child = new_sample(r, i), .child_index = i,
-                       .request_index = seq.request_index, .num_tokens = seq.num_tokens()};
+        PlannedRow row{.seq_id = s.seq_id,
+                       .child = new_sample(r, i),
+                       .child_index = i,
+                       .request_index = seq.request_index,
+                       .num_tokens = seq.num_tokens()};
         batch.rows.push_back(
             {logits_row, &r.sampling, 0, draw(r.sampling, *row.child), row.child->allowed_tokens, seq.token_ids});
         planned_.push_back(std::move(row));
@@ -196,8 +199,10 @@ void OutputProcessor::apply(std::span<const SampledToken> tokens) {
     if (!tokens[i].id) {
       fail_row(row);
       if (row.child) continue;
-      if (ends_by_length(row, *samples_.at(row.seq_id))) end_failed_sequence(row.seq_id);
-      else scheduler.append_token(row.seq_id, kFailedRowInputToken);
+      if (ends_by_length(row, *samples_.at(row.seq_id)))
+        end_failed_sequence(row.seq_id);
+      else
+        scheduler.append_token(row.seq_id, kFailedRowInputToken);
       continue;
     }
     const TokenId token = *tokens[i].id;
@@ -237,13 +242,15 @@ void OutputProcessor::fail_row(PlannedRow& row) {
     state.error = RequestError{r.index, r.id_json, "invalid_value",
                                fmt::format("response_format: no token of this model can write what the schema requires "
                                            "after {} generated tokens (a character its vocabulary lacks); change the "
-                                           "schema's enum, const or property names", num_generated)};
+                                           "schema's enum, const or property names",
+                                           num_generated)};
   }
   if (!state.error)
     state.error = RequestError{r.index, r.id_json, "numerical_error",
                                fmt::format("the model's logits for this request are not finite (NaN or infinity) "
                                            "after {} tokens; the weights or the computation in this dtype are broken "
-                                           "for this input", row.num_tokens)};
+                                           "for this input",
+                                           row.num_tokens)};
   if (row.child) {
     ++stats_.num_samples;
   } else {
@@ -283,7 +290,8 @@ void OutputProcessor::complete_sample(const Sequence& sequence, int32_t sample_i
   sample.stop.append_held_back(sample.decoder ? sample.decoder->finish() : "");
   Completion& choice = state.choices[static_cast<std::size_t>(sample_index)].emplace(
       Completion{sample.stop.text(), *sample.stop.finish_reason(), sample.stop.num_tokens(), std::move(token_ids), {}});
-  if (requests_[static_cast<std::size_t>(request_index)].sampling.logprobs) choice.logprobs = std::move(sample.logprobs);
+  if (requests_[static_cast<std::size_t>(request_index)].sampling.logprobs)
+    choice.logprobs = std::move(sample.logprobs);
   ++state.num_finished;
   finish_request_if_done(request_index);
 }

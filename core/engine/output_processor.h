@@ -101,10 +101,10 @@ class OutputProcessor {
     Rng rng;
     std::optional<IncrementalDecoder> decoder;  // none without a tokenizer
     StopChecker stop;
-    std::optional<GrammarMatcher> grammar = {};    // a constrained response format's
-    std::vector<uint32_t> allowed_tokens = {};     // grammar's mask for the next token (token_bitmask.h)
+    std::optional<GrammarMatcher> grammar = {};         // a constrained response format's
+    std::vector<uint32_t> allowed_tokens = {};          // grammar's mask for the next token (token_bitmask.h)
     std::vector<GeneratedTokenLogprobs> logprobs = {};  // [generated] when the request asks for them
-    int64_t num_text_chars = 0;                 // characters the decoder gave so far
+    int64_t num_text_chars = 0;                         // characters the decoder gave so far
     bool failed = false;  // a row gave no token; its sequence runs one last step, unsampled
   };
   // A request while its samples run.
@@ -118,13 +118,13 @@ class OutputProcessor {
   };
   // What one sampling row extends: a running sample, or a sample of a fork not yet created.
   struct PlannedRow {
-    uint64_t seq_id = 0;                  // the running sequence whose logits it reads
+    uint64_t seq_id = 0;                           // the running sequence whose logits it reads
     std::unique_ptr<SampleState> child = nullptr;  // set for a new sample of an n > 1 fork
-    int32_t child_index = 0;              // its sample index
+    int32_t child_index = 0;                       // its sample index
     int64_t request_index = 0;
-    int32_t num_tokens = 0;               // the sequence's tokens when planned: the new one goes here
+    int32_t num_tokens = 0;                 // the sequence's tokens when planned: the new one goes here
     std::optional<Sequence> finished = {};  // overlapped: the sequence it ended (by length)
-    bool discarded = false;               // a failed sample's last step: no token to apply
+    bool discarded = false;                 // a failed sample's last step: no token to apply
   };
 
   // The rows a step overlapped, waiting for their tokens.
@@ -153,18 +153,18 @@ class OutputProcessor {
   void start_child(const Sequence& parent, PlannedRow& row, const SampledToken& sampled);
 
   const Tokenizer* tokenizer_;
-  std::optional<GrammarCache> grammars_;   // with a tokenizer
+  std::optional<GrammarCache> grammars_;  // with a tokenizer
   std::vector<TokenId> end_of_generation_;
   uint64_t run_seed_;
   int64_t max_model_len_;
   EngineStats& stats_;
-  Scheduler* scheduler_ = nullptr;         // the batch's
-  std::vector<PreparedRequest> requests_;  // the batch, input order
-  std::vector<RequestState> states_;       // [requests_]
+  Scheduler* scheduler_ = nullptr;                                      // the batch's
+  std::vector<PreparedRequest> requests_;                               // the batch, input order
+  std::vector<RequestState> states_;                                    // [requests_]
   std::unordered_map<uint64_t, std::unique_ptr<SampleState>> samples_;  // by sequence id
-  std::vector<PlannedRow> planned_;        // the rows of the last sampling_batch()
+  std::vector<PlannedRow> planned_;                                     // the rows of the last sampling_batch()
   std::optional<OverlappedStep> overlapped_;
-  std::vector<OutputRecord> records_;      // finished requests', until take_records()
+  std::vector<OutputRecord> records_;  // finished requests', until take_records()
   uint64_t next_seq_id_ = 0;
 };
 

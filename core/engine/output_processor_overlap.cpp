@@ -70,9 +70,8 @@ std::vector<OverlapToken> OutputProcessor::overlap_tokens(const SchedulerOutput&
     if (it == row_of.end()) continue;  // not scheduled in this step (preempted, or no tokens left in the budget)
     // A placeholder is its sequence's last token, so the chunk that computes it ends there.
     const int32_t token_index = out.batch.query_start[i + 1] - 1;
-    PG_CHECK(out.scheduled[i].needs_logits &&
-                 out.batch.positions[static_cast<std::size_t>(token_index)] ==
-                     rows[static_cast<std::size_t>(it->second)].num_tokens,
+    PG_CHECK(out.scheduled[i].needs_logits && out.batch.positions[static_cast<std::size_t>(token_index)] ==
+                                                  rows[static_cast<std::size_t>(it->second)].num_tokens,
              "sequence {}'s overlapped token is not the end of its chunk", it->first);
     tokens.push_back({.token_index = token_index, .sampling_row = it->second});
   }
@@ -88,8 +87,10 @@ void OutputProcessor::finish_overlap(std::span<const SampledToken> tokens) {
     if (row.discarded) continue;
     if (!tokens[i].id) {
       fail_row(row);
-      if (row.finished) samples_.erase(row.seq_id);
-      else scheduler_->set_token(row.seq_id, row.num_tokens, kFailedRowInputToken);  // what the next step read
+      if (row.finished)
+        samples_.erase(row.seq_id);
+      else
+        scheduler_->set_token(row.seq_id, row.num_tokens, kFailedRowInputToken);  // what the next step read
       continue;
     }
     const TokenId token = *tokens[i].id;

@@ -12,9 +12,9 @@
 namespace pagedgen {
 
 struct PreparedRequest {
-  uint64_t index = 0;                   // input line (Request::index)
-  std::optional<std::string> id_json;   // echoed in the output
-  std::string seed_key;                 // Request::seed_key
+  uint64_t index = 0;                  // input line (Request::index)
+  std::optional<std::string> id_json;  // echoed in the output
+  std::string seed_key;                // Request::seed_key
   std::vector<TokenId> prompt_ids;
   SamplingParams sampling;
 };

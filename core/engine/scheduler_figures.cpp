@@ -25,9 +25,8 @@ KvSnapshot take_kv_snapshot(const Scheduler& scheduler, int64_t max_model_len) {
       KvKindSnapshot ks{.used_blocks = k.num_used_blocks, .filled_slots = k.num_filled_slots};
       // A sequence holds its positions from the first block it did not give back.
       for (uint64_t id : kv.sequence_ids())
-        ks.max_sequence_positions =
-            std::max<int64_t>(ks.max_sequence_positions,
-                              kv.num_slots(id) - int64_t{kv.num_released_blocks(id, kind)} * kv.block_size());
+        ks.max_sequence_positions = std::max<int64_t>(
+            ks.max_sequence_positions, kv.num_slots(id) - int64_t{kv.num_released_blocks(id, kind)} * kv.block_size());
       snap.kinds.push_back(ks);
     }
   }

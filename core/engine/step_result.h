@@ -11,8 +11,8 @@
 namespace pagedgen {
 
 struct RequestStart {
-  int64_t request_index = 0;            // position in the batch given to Engine::add_requests
-  int32_t num_cached_prompt_tokens = 0; // prompt tokens found in the prefix cache at admission
+  int64_t request_index = 0;             // position in the batch given to Engine::add_requests
+  int32_t num_cached_prompt_tokens = 0;  // prompt tokens found in the prefix cache at admission
 };
 
 struct StepResult {

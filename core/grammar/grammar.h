@@ -33,10 +33,10 @@ struct RuleCall {
 struct GrammarNode {
   uint32_t first_byte_edge = 0;  // into Grammar's byte edges
   uint32_t num_byte_edges = 0;
-  uint32_t first_call = 0;       // into Grammar's calls
+  uint32_t first_call = 0;  // into Grammar's calls
   uint32_t num_calls = 0;
-  RuleId rule = 0;               // the rule this node belongs to
-  bool is_final = false;         // the rule may end here
+  RuleId rule = 0;        // the rule this node belongs to
+  bool is_final = false;  // the rule may end here
 };
 
 class Grammar {

@@ -20,9 +20,10 @@ RuleId GrammarBuilder::add_rule(std::string name) {
 
 GrammarNodeId GrammarBuilder::add_node(RuleId rule) {
   if (nodes_.size() >= kMaxNodes) {
-    refuse_schema("the schema needs more than {} automaton states (very large maxLength, maxItems or "
-                  "integer bounds, or very many optional properties); lower those bounds",
-                  kMaxNodes);
+    refuse_schema(
+        "the schema needs more than {} automaton states (very large maxLength, maxItems or "
+        "integer bounds, or very many optional properties); lower those bounds",
+        kMaxNodes);
   }
   nodes_.emplace_back().rule = rule;
   return static_cast<GrammarNodeId>(nodes_.size() - 1);
@@ -74,9 +75,10 @@ std::optional<RuleId> find_left_recursion(const std::vector<std::vector<RuleId>>
 Grammar GrammarBuilder::finish(RuleId root) const {
   const NodeFlags productive = productive_nodes();
   if (!productive[rule_starts_[root]]) {
-    fail("{}: no JSON value satisfies the schema (an empty enum, a const or enum of the wrong type, "
-         "minItems above maxItems, a required property whose schema is false, ...); fix the schema",
-         rule_names_[root]);
+    fail(
+        "{}: no JSON value satisfies the schema (an empty enum, a const or enum of the wrong type, "
+        "minItems above maxItems, a required property whose schema is false, ...); fix the schema",
+        rule_names_[root]);
   }
   const NodeFlags reachable = reachable_nodes(root, productive);
   check_rules_consume(reachable, productive);
@@ -136,17 +138,19 @@ void GrammarBuilder::check_rules_consume(const NodeFlags& reachable, const NodeF
     for (size_t id = nodes_.size(); id-- > 0;) {
       if (nullable[id] || !reachable[id]) continue;
       for (const RuleCall& c : nodes_[id].calls) {
-        if (kept(c, productive) && nullable[rule_starts_[c.rule]] && nullable[c.return_node]) nullable[id] = changed = true;
+        if (kept(c, productive) && nullable[rule_starts_[c.rule]] && nullable[c.return_node])
+          nullable[id] = changed = true;
       }
     }
   }
   for (RuleId rule = 0; rule < rule_starts_.size(); ++rule) {
-    PG_CHECK(!reachable[rule_starts_[rule]] || !nullable[rule_starts_[rule]], "rule '{}' can end without consuming a byte",
-             rule_names_[rule]);
+    PG_CHECK(!reachable[rule_starts_[rule]] || !nullable[rule_starts_[rule]],
+             "rule '{}' can end without consuming a byte", rule_names_[rule]);
   }
 }
 
-void GrammarBuilder::check_no_left_recursion(RuleId root, const NodeFlags& reachable, const NodeFlags& productive) const {
+void GrammarBuilder::check_no_left_recursion(RuleId root, const NodeFlags& reachable,
+                                             const NodeFlags& productive) const {
   std::vector<std::vector<RuleId>> start_callees(rule_starts_.size());
   for (RuleId rule = 0; rule < rule_starts_.size(); ++rule) {
     if (!reachable[rule_starts_[rule]]) continue;
@@ -155,9 +159,10 @@ void GrammarBuilder::check_no_left_recursion(RuleId root, const NodeFlags& reach
   }
   std::vector<uint8_t> color(rule_starts_.size());
   if (const auto cycle = find_left_recursion(start_callees, root, color)) {
-    fail("{}: the schema refers back to itself through $ref before any text is written (left "
-         "recursion: the value would have to contain itself at its start); fix the schema",
-         rule_names_[*cycle]);
+    fail(
+        "{}: the schema refers back to itself through $ref before any text is written (left "
+        "recursion: the value would have to contain itself at its start); fix the schema",
+        rule_names_[*cycle]);
   }
 }
 

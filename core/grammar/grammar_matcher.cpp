@@ -60,9 +60,9 @@ void GrammarMatcher::check_uncertain(const PdaConfig& config, std::span<uint32_t
   //   ",\"a"  levels 0 1 2 3       ",}"  keeps levels 0 1, computes 2
   constexpr size_t kNone = ~size_t{0};
   levels_[0].assign(1, config);
-  size_t ready = 0;             // levels_[0..ready] follow the previous token's bytes
-  size_t num_expanded = 0;      // expanded_[0..num_expanded) are those levels expanded
-  size_t failed_at = kNone;     // the previous token's first failed_at bytes lead nowhere
+  size_t ready = 0;          // levels_[0..ready] follow the previous token's bytes
+  size_t num_expanded = 0;   // expanded_[0..num_expanded) are those levels expanded
+  size_t failed_at = kNone;  // the previous token's first failed_at bytes lead nowhere
   std::string_view previous;
   for (const uint32_t t : uncertain) {
     const std::string_view bytes = trie.token_bytes(t);
@@ -114,9 +114,7 @@ bool GrammarMatcher::accept_token(TokenId token) {
   return true;
 }
 
-bool GrammarMatcher::is_complete() const {
-  return !terminated_ && pda_may_end(grammar_->grammar(), stacks_, configs_);
-}
+bool GrammarMatcher::is_complete() const { return !terminated_ && pda_may_end(grammar_->grammar(), stacks_, configs_); }
 
 bool GrammarMatcher::is_end_of_generation(TokenId token) const {
   const auto& ids = grammar_->vocabulary().end_of_generation;

@@ -97,12 +97,18 @@ class JsonGrammarCompiler {
   RuleId new_rule(SchemaId id) {
     const Schema& s = schema_->schemas[id];
     switch (s.kind) {
-      case Schema::Kind::kAny: return any_value_rule();
-      case Schema::Kind::kNothing: return builder_.add_rule(s.location);  // no way through: cut at finish
-      case Schema::Kind::kLiterals: return literals_rule(s.literals, s.location);
-      case Schema::Kind::kAnyOf: return queued_rule(&JsonGrammarCompiler::build_any_of, id, s.location);
-      case Schema::Kind::kTyped: return typed_rule(id);
-      case Schema::Kind::kRef: break;
+      case Schema::Kind::kAny:
+        return any_value_rule();
+      case Schema::Kind::kNothing:
+        return builder_.add_rule(s.location);  // no way through: cut at finish
+      case Schema::Kind::kLiterals:
+        return literals_rule(s.literals, s.location);
+      case Schema::Kind::kAnyOf:
+        return queued_rule(&JsonGrammarCompiler::build_any_of, id, s.location);
+      case Schema::Kind::kTyped:
+        return typed_rule(id);
+      case Schema::Kind::kRef:
+        break;
     }
     fail("{}: a reference has no rule of its own", s.location);
   }
@@ -133,7 +139,8 @@ class JsonGrammarCompiler {
     if (types & kJsonNull) alternatives.push_back(literals_rule({"null"}, "(null)"));
     if (types & kJsonBoolean) alternatives.push_back(literals_rule({"false", "true"}, "(boolean)"));
     if (types & kJsonObject) {
-      alternatives.push_back(is_any_object(s) ? any_object_rule() : composite(&JsonGrammarCompiler::build_object, "object"));
+      alternatives.push_back(is_any_object(s) ? any_object_rule()
+                                              : composite(&JsonGrammarCompiler::build_object, "object"));
     }
     if (types & kJsonArray) alternatives.push_back(composite(&JsonGrammarCompiler::build_array, "array"));
     if (types & kJsonString) alternatives.push_back(string_rule(s.min_length, s.max_length));
@@ -218,9 +225,11 @@ class JsonGrammarCompiler {
       num_choices += reachable;
     }
     if (num_choices > kMaxKeyChoices)
-      refuse_schema("{}: {} properties in this order allow {} choices of the next key, more than the {} the grammar "
-                    "spells out (a run of optional properties costs the square of its length); mark some of them "
-                    "required or split the object", s.location, s.properties.size(), num_choices, kMaxKeyChoices);
+      refuse_schema(
+          "{}: {} properties in this order allow {} choices of the next key, more than the {} the grammar "
+          "spells out (a run of optional properties costs the square of its length); mark some of them "
+          "required or split the object",
+          s.location, s.properties.size(), num_choices, kMaxKeyChoices);
   }
 
   // An additional key: any string without escapes that is not a listed key.
@@ -249,8 +258,8 @@ class JsonGrammarCompiler {
     // Positions 1..num_positions get their own node; an unbounded array loops at the last.
     const uint64_t num_positions = unbounded ? std::max<uint64_t>({num_prefix, s.min_items, 1}) : *most;
     if (num_positions >= GrammarBuilder::kMaxNodes) {
-      refuse_schema("{}: arrays of up to {} items are too many positions to spell out; lower maxItems or minItems", s.location,
-                    num_positions);
+      refuse_schema("{}: arrays of up to {} items are too many positions to spell out; lower maxItems or minItems",
+                    s.location, num_positions);
     }
     const auto item_rule = [&](uint64_t position) {
       return schema_rule(position < num_prefix ? s.prefix_items[position] : *s.items);
@@ -363,7 +372,9 @@ Grammar json_schema_grammar(const JsonSchema& schema) {
   return compiler.builder().finish(root);
 }
 
-Grammar json_schema_grammar(std::string_view schema_text) { return json_schema_grammar(parse_json_schema(schema_text)); }
+Grammar json_schema_grammar(std::string_view schema_text) {
+  return json_schema_grammar(parse_json_schema(schema_text));
+}
 
 Grammar json_object_grammar() {
   JsonGrammarCompiler compiler(nullptr);

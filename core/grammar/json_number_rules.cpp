@@ -41,7 +41,9 @@ std::vector<GrammarNodeId> add_magnitudes(GrammarBuilder& builder, RuleId rule, 
     if (length == hi.size()) continue;  // no longer magnitude fits
     const GrammarNodeId at = node_of.at(s);
     for (char d = length == 0 ? '1' : '0'; d <= '9'; ++d) {
-      const Order next_lo = length + 1 > lo.size() ? Order::kGreater : vs_lo == Order::kEqual ? compare(d, lo[length]) : vs_lo;
+      const Order next_lo = length + 1 > lo.size()   ? Order::kGreater
+                            : vs_lo == Order::kEqual ? compare(d, lo[length])
+                                                     : vs_lo;
       const Order next_hi = vs_hi == Order::kEqual ? compare(d, hi[length]) : vs_hi;
       if (length + 1 == hi.size() && next_hi == Order::kGreater) continue;
       const State next{length + 1, next_lo, next_hi};
@@ -71,8 +73,8 @@ std::vector<GrammarNodeId> add_integer(GrammarBuilder& builder, RuleId rule, Gra
     ends.push_back(zero);
   }
   if (maximum >= 1) {
-    for (const GrammarNodeId end : add_magnitudes(builder, rule, start, minimum > 1 ? static_cast<uint64_t>(minimum) : 1,
-                                                  static_cast<uint64_t>(maximum))) {
+    for (const GrammarNodeId end : add_magnitudes(
+             builder, rule, start, minimum > 1 ? static_cast<uint64_t>(minimum) : 1, static_cast<uint64_t>(maximum))) {
       ends.push_back(end);
     }
   }
@@ -84,7 +86,8 @@ std::vector<GrammarNodeId> add_integer(GrammarBuilder& builder, RuleId rule, Gra
       builder.add_byte(minus, '0', zero);
       ends.push_back(zero);
     }
-    for (const GrammarNodeId end : add_magnitudes(builder, rule, minus, maximum <= -1 ? magnitude(maximum) : 1, magnitude(minimum))) {
+    for (const GrammarNodeId end :
+         add_magnitudes(builder, rule, minus, maximum <= -1 ? magnitude(maximum) : 1, magnitude(minimum))) {
       ends.push_back(end);
     }
   }
@@ -96,8 +99,8 @@ std::vector<GrammarNodeId> add_integer(GrammarBuilder& builder, RuleId rule, Gra
 RuleId add_json_number_rule(GrammarBuilder& builder, std::string name) {
   const RuleId rule = builder.add_rule(std::move(name));
   const GrammarNodeId start = builder.rule_start(rule);
-  const std::vector<GrammarNodeId> whole = add_integer(builder, rule, start, std::numeric_limits<int64_t>::min(),
-                                                       std::numeric_limits<int64_t>::max(), true);
+  const std::vector<GrammarNodeId> whole =
+      add_integer(builder, rule, start, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), true);
   const auto node = [&](bool is_final) {
     const GrammarNodeId id = builder.add_node(rule);
     if (is_final) builder.set_final(id);

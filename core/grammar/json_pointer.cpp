@@ -11,9 +11,12 @@ using simdjson::dom::element_type;
 std::string pointer_token(std::string_view key) {
   std::string out;
   for (const char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }

@@ -26,48 +26,114 @@ using simdjson::dom::element_type;
 
 // Keywords that constrain values in ways the grammar does not follow.
 constexpr std::array<std::string_view, 22> kRefusedKeywords = {
-    "pattern",      "format",          "patternProperties", "propertyNames",  "minProperties",
-    "maxProperties", "dependentRequired", "dependentSchemas", "dependencies",  "uniqueItems",
-    "contains",     "minContains",     "maxContains",       "unevaluatedItems", "unevaluatedProperties",
-    "multipleOf",   "not",             "if",                "then",           "else",
-    "$dynamicRef",  "$recursiveRef",
+    "pattern",
+    "format",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "multipleOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "$dynamicRef",
+    "$recursiveRef",
 };
 
 // The keywords this reader applies; anything else is an annotation or unknown, and ignored.
 enum Keyword : size_t {
-  kType, kEnum, kConst, kAnyOf, kOneOf, kAllOf, kRef, kProperties, kRequired, kAdditionalProperties,
-  kItems, kPrefixItems, kAdditionalItems, kMinItems, kMaxItems, kMinLength, kMaxLength, kMinimum,
-  kMaximum, kExclusiveMinimum, kExclusiveMaximum, kNumKeywords,
+  kType,
+  kEnum,
+  kConst,
+  kAnyOf,
+  kOneOf,
+  kAllOf,
+  kRef,
+  kProperties,
+  kRequired,
+  kAdditionalProperties,
+  kItems,
+  kPrefixItems,
+  kAdditionalItems,
+  kMinItems,
+  kMaxItems,
+  kMinLength,
+  kMaxLength,
+  kMinimum,
+  kMaximum,
+  kExclusiveMinimum,
+  kExclusiveMaximum,
+  kNumKeywords,
 };
 constexpr std::array<std::string_view, kNumKeywords> kKeywordNames = {
-    "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "required",
-    "additionalProperties", "items", "prefixItems", "additionalItems", "minItems", "maxItems",
-    "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "type",
+    "enum",
+    "const",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "$ref",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
 };
 
 using Keywords = std::array<std::optional<element>, kNumKeywords>;
 
 std::string_view type_name(element value) {
   switch (value.type()) {
-    case element_type::ARRAY: return "an array";
-    case element_type::OBJECT: return "an object";
-    case element_type::STRING: return "a string";
-    case element_type::BOOL: return "a boolean";
-    case element_type::NULL_VALUE: return "null";
-    default: return "a number";
+    case element_type::ARRAY:
+      return "an array";
+    case element_type::OBJECT:
+      return "an object";
+    case element_type::STRING:
+      return "a string";
+    case element_type::BOOL:
+      return "a boolean";
+    case element_type::NULL_VALUE:
+      return "null";
+    default:
+      return "a number";
   }
 }
 
 // The JSON types a literal value has (an integral number is an integer and a number).
 uint8_t literal_types(element value) {
   switch (value.type()) {
-    case element_type::NULL_VALUE: return kJsonNull;
-    case element_type::BOOL: return kJsonBoolean;
-    case element_type::OBJECT: return kJsonObject;
-    case element_type::ARRAY: return kJsonArray;
-    case element_type::STRING: return kJsonString;
+    case element_type::NULL_VALUE:
+      return kJsonNull;
+    case element_type::BOOL:
+      return kJsonBoolean;
+    case element_type::OBJECT:
+      return kJsonObject;
+    case element_type::ARRAY:
+      return kJsonArray;
+    case element_type::STRING:
+      return kJsonString;
     case element_type::INT64:
-    case element_type::UINT64: return kJsonNumber | kJsonInteger;
+    case element_type::UINT64:
+      return kJsonNumber | kJsonInteger;
     default: {
       const double d = double(value);
       return std::floor(d) == d ? kJsonNumber | kJsonInteger : kJsonNumber;
@@ -132,12 +198,15 @@ class SchemaReader {
       schema.kind = bool(value) ? Schema::Kind::kAny : Schema::Kind::kNothing;
       return schema;
     }
-    if (value.type() != element_type::OBJECT) fail("{}: a schema must be an object or a boolean, not {}", at, type_name(value));
+    if (value.type() != element_type::OBJECT)
+      fail("{}: a schema must be an object or a boolean, not {}", at, type_name(value));
     Keywords keywords;
     for (const auto field : simdjson::dom::object(value)) {
       if (std::ranges::find(kRefusedKeywords, field.key) != kRefusedKeywords.end()) {
-        refuse_schema("{}: '{}' is not supported by structured outputs (the grammar cannot enforce it); remove it from the schema",
-                      at, field.key);
+        refuse_schema(
+            "{}: '{}' is not supported by structured outputs (the grammar cannot enforce it); remove it from the "
+            "schema",
+            at, field.key);
       }
       if (field.key == "$id" && !pointer.empty()) {
         refuse_schema("{}: '$id' inside a schema is not supported (it changes where $ref points); remove it", at);
@@ -149,8 +218,10 @@ class SchemaReader {
     const auto alone = [&](Keyword main, std::initializer_list<Keyword> allowed) {
       for (size_t k = 0; k < kNumKeywords; ++k) {
         if (k == main || !keywords[k] || std::ranges::find(allowed, static_cast<Keyword>(k)) != allowed.end()) continue;
-        refuse_schema("{}: '{}' beside '{}' is not supported; move the constraint into the schema '{}' refers to or "
-                      "lists", at, kKeywordNames[k], kKeywordNames[main], kKeywordNames[main]);
+        refuse_schema(
+            "{}: '{}' beside '{}' is not supported; move the constraint into the schema '{}' refers to or "
+            "lists",
+            at, kKeywordNames[k], kKeywordNames[main], kKeywordNames[main]);
       }
     };
     if (keywords[kRef]) {
@@ -162,7 +233,8 @@ class SchemaReader {
     if (keywords[kAllOf]) {
       alone(kAllOf, {});
       const auto list = schema_list(*keywords[kAllOf], at, "allOf");
-      if (list.size() != 1) refuse_schema("{}: 'allOf' with {} schemas is not supported (only one); merge them", at, list.size());
+      if (list.size() != 1)
+        refuse_schema("{}: 'allOf' with {} schemas is not supported (only one); merge them", at, list.size());
       schema.kind = Schema::Kind::kRef;
       schema.ref = read(list[0], pointer + "/allOf/0");
       return schema;
@@ -217,7 +289,8 @@ class SchemaReader {
     }
     const std::string pointer = percent_decode(ref.substr(1));
     if (!pointer.empty() && pointer.front() != '/') {
-      refuse_schema("{}: $ref '{}' names an anchor, which is not supported; use a JSON pointer such as '#/$defs/Name'", at, ref);
+      refuse_schema("{}: $ref '{}' names an anchor, which is not supported; use a JSON pointer such as '#/$defs/Name'",
+                    at, ref);
     }
     const std::optional<element> target = pointers_.resolve(pointer);
     if (!target) fail("{}: $ref '{}' points to nothing in the schema", at, ref);
@@ -288,8 +361,10 @@ class SchemaReader {
         // Required but not described: its value follows additionalProperties, or anything
         // when that keyword is absent.
         if (keywords[kAdditionalProperties] && !schema.additional_properties) {
-          fail("{}: required property '{}' is not in 'properties' and additionalProperties is false: no object "
-               "satisfies the schema", at, key);
+          fail(
+              "{}: required property '{}' is not in 'properties' and additionalProperties is false: no object "
+              "satisfies the schema",
+              at, key);
         }
         const SchemaId value = schema.additional_properties.value_or(any_schema());
         schema.properties.push_back({std::string(key), value, true});
@@ -313,7 +388,8 @@ class SchemaReader {
     }
     if (prefix) {
       const auto list = schema_list(*prefix, at, "prefixItems");
-      for (size_t i = 0; i < list.size(); ++i) schema.prefix_items.push_back(read(list[i], fmt::format("{}/{}", prefix_pointer, i)));
+      for (size_t i = 0; i < list.size(); ++i)
+        schema.prefix_items.push_back(read(list[i], fmt::format("{}/{}", prefix_pointer, i)));
     }
     if (!rest) {
       schema.items = any_schema();
@@ -325,7 +401,8 @@ class SchemaReader {
     if (keywords[kMinItems]) schema.min_items = read_count(*keywords[kMinItems], at, "minItems");
     if (keywords[kMaxItems]) schema.max_items = read_count(*keywords[kMaxItems], at, "maxItems");
     if (schema.max_items && schema.min_items > *schema.max_items) {
-      fail("{}: minItems {} is above maxItems {}: no array satisfies the schema", at, schema.min_items, *schema.max_items);
+      fail("{}: minItems {} is above maxItems {}: no array satisfies the schema", at, schema.min_items,
+           *schema.max_items);
     }
     if (!schema.items && schema.min_items > schema.prefix_items.size()) {
       fail("{}: minItems {} is above the {} items the schema allows: no array satisfies it", at, schema.min_items,
@@ -337,19 +414,27 @@ class SchemaReader {
     const std::string& at = schema.location;
     for (const Keyword k : {kMinimum, kMaximum, kExclusiveMinimum, kExclusiveMaximum}) {
       if (keywords[k] && (schema.types & kJsonNumber)) {
-        refuse_schema("{}: '{}' is supported for integers only (\"type\": \"integer\"), not for numbers; make the value an "
-                      "integer or remove the bound", at, kKeywordNames[k]);
+        refuse_schema(
+            "{}: '{}' is supported for integers only (\"type\": \"integer\"), not for numbers; make the value an "
+            "integer or remove the bound",
+            at, kKeywordNames[k]);
       }
     }
     // Draft 4 writes exclusiveMinimum: true beside minimum; later drafts give the bound itself.
-    const auto flag = [&](Keyword k) { return keywords[k] && keywords[k]->type() == element_type::BOOL && bool(*keywords[k]); };
+    const auto flag = [&](Keyword k) {
+      return keywords[k] && keywords[k]->type() == element_type::BOOL && bool(*keywords[k]);
+    };
     const auto number = [&](Keyword k) { return keywords[k] && keywords[k]->type() != element_type::BOOL; };
     const auto tighten_lower = [&](int64_t bound) { schema.minimum = std::max(schema.minimum.value_or(bound), bound); };
     const auto tighten_upper = [&](int64_t bound) { schema.maximum = std::min(schema.maximum.value_or(bound), bound); };
-    if (keywords[kMinimum]) tighten_lower(integer_lower_bound(*keywords[kMinimum], flag(kExclusiveMinimum), at, "minimum"));
-    if (number(kExclusiveMinimum)) tighten_lower(integer_lower_bound(*keywords[kExclusiveMinimum], true, at, "exclusiveMinimum"));
-    if (keywords[kMaximum]) tighten_upper(integer_upper_bound(*keywords[kMaximum], flag(kExclusiveMaximum), at, "maximum"));
-    if (number(kExclusiveMaximum)) tighten_upper(integer_upper_bound(*keywords[kExclusiveMaximum], true, at, "exclusiveMaximum"));
+    if (keywords[kMinimum])
+      tighten_lower(integer_lower_bound(*keywords[kMinimum], flag(kExclusiveMinimum), at, "minimum"));
+    if (number(kExclusiveMinimum))
+      tighten_lower(integer_lower_bound(*keywords[kExclusiveMinimum], true, at, "exclusiveMinimum"));
+    if (keywords[kMaximum])
+      tighten_upper(integer_upper_bound(*keywords[kMaximum], flag(kExclusiveMaximum), at, "maximum"));
+    if (number(kExclusiveMaximum))
+      tighten_upper(integer_upper_bound(*keywords[kExclusiveMaximum], true, at, "exclusiveMaximum"));
     if (schema.minimum && schema.maximum && *schema.minimum > *schema.maximum) {
       fail("{}: the integer bounds leave no value (least {}, greatest {})", at, *schema.minimum, *schema.maximum);
     }

@@ -2,8 +2,8 @@
 // keyword into a graph of Schema nodes (a recursive $ref is an edge back to a node).
 // Keywords that would constrain the value in ways the grammar cannot follow (pattern,
 // format, not, uniqueItems, ...) are refused with an UnsupportedSchemaError
-// (grammar_error.h) naming the keyword and where it is; annotations (title, description, default, ...) and unknown keywords are ignored, as a
-// validator ignores them.
+// (grammar_error.h) naming the keyword and where it is; annotations (title, description, default, ...) and unknown
+// keywords are ignored, as a validator ignores them.
 //
 // Where the schema leaves a choice, the generated language is a subset of what it admits
 // (so every output still validates):

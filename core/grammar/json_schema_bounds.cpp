@@ -36,13 +36,15 @@ int64_t integer_lower_bound(element value, bool exclusive, const std::string& lo
       if (!exclusive) return v;
       return v == std::numeric_limits<int64_t>::max() ? beyond() : v + 1;
     }
-    case element_type::UINT64: return beyond();  // simdjson gives UINT64 only above int64
+    case element_type::UINT64:
+      return beyond();  // simdjson gives UINT64 only above int64
     case element_type::DOUBLE: {
       const double d = exclusive ? std::floor(double(value)) + 1 : std::ceil(double(value));
       if (d < -kTwo63) return std::numeric_limits<int64_t>::min();
       return d >= kTwo63 ? beyond() : static_cast<int64_t>(d);
     }
-    default: fail("{}: '{}' must be a number", location, keyword);
+    default:
+      fail("{}: '{}' must be a number", location, keyword);
   }
 }
 
@@ -56,13 +58,15 @@ int64_t integer_upper_bound(element value, bool exclusive, const std::string& lo
       if (!exclusive) return v;
       return v == std::numeric_limits<int64_t>::min() ? beyond() : v - 1;
     }
-    case element_type::UINT64: return std::numeric_limits<int64_t>::max();
+    case element_type::UINT64:
+      return std::numeric_limits<int64_t>::max();
     case element_type::DOUBLE: {
       const double d = exclusive ? std::ceil(double(value)) - 1 : std::floor(double(value));
       if (d >= kTwo63) return std::numeric_limits<int64_t>::max();
       return d < -kTwo63 ? beyond() : static_cast<int64_t>(d);
     }
-    default: fail("{}: '{}' must be a number", location, keyword);
+    default:
+      fail("{}: '{}' must be a number", location, keyword);
   }
 }
 

@@ -57,11 +57,11 @@ class TextTrie {
 
 struct State {
   Phase phase = Phase::kOpen;
-  uint8_t pending = 0;     // kUtf8: continuation bytes still to come; kHex: hex digits still to come
+  uint8_t pending = 0;        // kUtf8: continuation bytes still to come; kHex: hex digits still to come
   uint8_t first_low = 0x80;   // kUtf8: the range the next continuation byte must be in (tighter
   uint8_t first_high = 0xBF;  // after E0, ED, F0, F4); kHex: high = 0x37 when the first digit was D
-  uint64_t count = 0;      // characters so far; without a maximum it stops growing at the minimum
-  uint32_t trie = 0;       // position in the excluded texts' trie
+  uint64_t count = 0;         // characters so far; without a maximum it stops growing at the minimum
+  uint32_t trie = 0;          // position in the excluded texts' trie
   auto key() const { return std::tie(phase, pending, first_low, first_high, count, trie); }
   friend bool operator<(const State& a, const State& b) { return a.key() < b.key(); }
 };
@@ -77,7 +77,8 @@ class StringAutomaton {
       case Phase::kOpen:
         if (b != '"') return std::nullopt;
         return State{.phase = Phase::kContent, .trie = spec_.excluded.empty() ? TextTrie::kOff : 0};
-      case Phase::kContent: return content_step(s, b);
+      case Phase::kContent:
+        return content_step(s, b);
       case Phase::kUtf8: {
         if (b < s.first_low || b > s.first_high) return std::nullopt;
         State next = s;
@@ -100,11 +101,13 @@ class StringAutomaton {
         if (!is_hex(b) || (s.first_high == 0x37 && b > '7')) return std::nullopt;
         State next = s;
         next.first_high = (s.pending == 4 && (b == 'd' || b == 'D')) ? 0x37 : 0xBF;
-        if (s.pending == 1) return character_done(State{.phase = Phase::kContent, .count = s.count, .trie = TextTrie::kOff});
+        if (s.pending == 1)
+          return character_done(State{.phase = Phase::kContent, .count = s.count, .trie = TextTrie::kOff});
         next.pending = static_cast<uint8_t>(s.pending - 1);
         return next;
       }
-      case Phase::kClosed: return std::nullopt;
+      case Phase::kClosed:
+        return std::nullopt;
     }
     return std::nullopt;
   }
@@ -138,10 +141,14 @@ class StringAutomaton {
     if (b < 0x80) return character_done(next);
     // Lead bytes and the range of the first continuation byte (Unicode table 3-7).
     next.phase = Phase::kUtf8;
-    if (b >= 0xC2 && b <= 0xDF) next.pending = 1;
-    else if (b >= 0xE0 && b <= 0xEF) next.pending = 2;
-    else if (b >= 0xF0 && b <= 0xF4) next.pending = 3;
-    else return std::nullopt;
+    if (b >= 0xC2 && b <= 0xDF)
+      next.pending = 1;
+    else if (b >= 0xE0 && b <= 0xEF)
+      next.pending = 2;
+    else if (b >= 0xF0 && b <= 0xF4)
+      next.pending = 3;
+    else
+      return std::nullopt;
     if (b == 0xE0) next.first_low = 0xA0;
     if (b == 0xED) next.first_high = 0x9F;
     if (b == 0xF0) next.first_low = 0x90;
@@ -184,7 +191,8 @@ RuleId add_json_string_rule(GrammarBuilder& builder, const JsonStringSpec& spec,
         if (const auto next = automaton.step(s, static_cast<uint8_t>(b))) target = node_for(*next);
       }
       if (target == run_target) continue;
-      if (run_target) builder.add_byte_range(from, static_cast<uint8_t>(run_start), static_cast<uint8_t>(b - 1), *run_target);
+      if (run_target)
+        builder.add_byte_range(from, static_cast<uint8_t>(run_start), static_cast<uint8_t>(b - 1), *run_target);
       run_target = target;
       run_start = b;
     }

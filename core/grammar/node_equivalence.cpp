@@ -27,7 +27,7 @@ std::vector<GrammarNodeId> callees_first(const Grammar& grammar) {
   const size_t num_nodes = grammar.num_nodes();
   std::vector<GrammarNodeId> order;
   order.reserve(num_nodes);
-  std::vector<uint8_t> state(num_nodes);  // 0 unseen, 1 open, 2 placed
+  std::vector<uint8_t> state(num_nodes);                  // 0 unseen, 1 open, 2 placed
   std::vector<std::pair<GrammarNodeId, uint32_t>> stack;  // node, next call to follow
   for (GrammarNodeId root = 0; root < num_nodes; ++root) {
     if (state[root]) continue;

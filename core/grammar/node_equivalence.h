@@ -6,9 +6,9 @@
 // the longest token left behave alike.
 //
 // Found by partition refinement, one level per byte (a node's class at level k, which
-// tells apart strings of up to k + 1 bytes: its own class at k-1, whether it ends its rule, its rule's follow bytes, its byte edges' target
-// classes at k-1, its calls' callee-start classes at k and return classes at k-1), stopped
-// early once a level splits no class.
+// tells apart strings of up to k + 1 bytes: its own class at k-1, whether it ends its rule, its rule's follow bytes,
+// its byte edges' target classes at k-1, its calls' callee-start classes at k and return classes at k-1), stopped early
+// once a level splits no class.
 #pragma once
 
 #include <cstddef>

@@ -42,9 +42,7 @@ class StackPool {
     StackId parent;
     GrammarNodeId return_node;
   };
-  static uint64_t key(StackId parent, GrammarNodeId return_node) {
-    return (uint64_t{parent} << 32) | return_node;
-  }
+  static uint64_t key(StackId parent, GrammarNodeId return_node) { return (uint64_t{parent} << 32) | return_node; }
   void grow();
   std::vector<Frame> frames_;  // frames_[0] stands for the empty stack
   // Open addressing, linear probing, at most half full: key -> frame id.

@@ -37,7 +37,7 @@ class TokenMaskCache {
 
   const NodeTokenMasks& node_masks(GrammarNodeId node) const { return masks_[mask_of_node_[node]]; }
   size_t num_classified_nodes() const { return masks_.size() - 1; }  // walks made, for reports
-  size_t num_bytes() const;  // memory held by the masks
+  size_t num_bytes() const;                                          // memory held by the masks
 
  private:
   std::vector<NodeTokenMasks> masks_;   // masks_[0] is empty: where no matcher stands

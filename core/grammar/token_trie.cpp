@@ -15,8 +15,9 @@ TokenTrie::TokenTrie(TokenVocabulary vocabulary) : vocabulary_(std::move(vocabul
     max_token_bytes_ = std::max(max_token_bytes_, bytes[static_cast<size_t>(id)].size());
   }
   // Ties (two ids with the same bytes) keep id order, so the layout is deterministic.
-  std::stable_sort(sorted_ids_.begin(), sorted_ids_.end(),
-                   [&bytes](TokenId a, TokenId b) { return bytes[static_cast<size_t>(a)] < bytes[static_cast<size_t>(b)]; });
+  std::stable_sort(sorted_ids_.begin(), sorted_ids_.end(), [&bytes](TokenId a, TokenId b) {
+    return bytes[static_cast<size_t>(a)] < bytes[static_cast<size_t>(b)];
+  });
   add_subtree(0, static_cast<uint32_t>(sorted_ids_.size()), 0, 0);
 }
 

@@ -29,14 +29,16 @@ std::string read_content(od::value value, const std::string& path) {
           od::value field_value;
           if (field.unescaped_key().get(key) || field.value().get(field_value))
             throw_line_error(request_error::kInvalidJson, "bad object");
-          if (key == "type") kind = read_string(field_value, fmt::format("{}.type", part_path));
-          else if (key == "text") text = read_string(field_value, fmt::format("{}.text", part_path));
+          if (key == "type")
+            kind = read_string(field_value, fmt::format("{}.type", part_path));
+          else if (key == "text")
+            text = read_string(field_value, fmt::format("{}.text", part_path));
         }
         if (!kind) throw_line_error(request_error::kMissingField, fmt::format("{}.type is missing", part_path));
         if (*kind != "text")
-          throw_line_error(request_error::kInvalidValue,
-                           fmt::format("{}.type must be \"text\" (only text parts are supported), got \"{}\"",
-                                       part_path, *kind));
+          throw_line_error(
+              request_error::kInvalidValue,
+              fmt::format("{}.type must be \"text\" (only text parts are supported), got \"{}\"", part_path, *kind));
         if (!text) throw_line_error(request_error::kMissingField, fmt::format("{}.text is missing", part_path));
         return *text;
       });
@@ -57,13 +59,16 @@ ChatMessage read_message(od::value value, std::string_view path) {
     if (field.unescaped_key().get(key) || field.value().get(field_value))
       throw_line_error(request_error::kInvalidJson, "bad object");
     // Other keys ("name", ...) are ignored, as for top-level keys.
-    if (key == "role") role = read_string(field_value, fmt::format("{}.role", path));
-    else if (key == "content") content = read_content(field_value, fmt::format("{}.content", path));
+    if (key == "role")
+      role = read_string(field_value, fmt::format("{}.role", path));
+    else if (key == "content")
+      content = read_content(field_value, fmt::format("{}.content", path));
   }
   if (!role) throw_line_error(request_error::kMissingField, fmt::format("{}.role is missing", path));
   if (role->empty())
-    throw_line_error(request_error::kInvalidValue,
-                     fmt::format("{}.role must be a role such as \"system\", \"user\" or \"assistant\", got \"\"", path));
+    throw_line_error(
+        request_error::kInvalidValue,
+        fmt::format("{}.role must be a role such as \"system\", \"user\" or \"assistant\", got \"\"", path));
   if (!content) throw_line_error(request_error::kMissingField, fmt::format("{}.content is missing", path));
   return ChatMessage{std::move(*role), std::move(*content)};
 }
@@ -71,8 +76,7 @@ ChatMessage read_message(od::value value, std::string_view path) {
 }  // namespace
 
 std::vector<ChatMessage> read_messages(od::value value, std::string_view path) {
-  std::vector<ChatMessage> messages =
-      read_list(value, path, "a list of {\"role\", \"content\"} objects", read_message);
+  std::vector<ChatMessage> messages = read_list(value, path, "a list of {\"role\", \"content\"} objects", read_message);
   if (messages.empty())
     throw_line_error(request_error::kInvalidValue, fmt::format("{} must hold at least one message", path));
   return messages;

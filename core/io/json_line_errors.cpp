@@ -10,32 +10,41 @@ namespace pagedgen::json_fields {
 
 std::string_view short_json_message(simdjson::error_code error) {
   switch (error) {
-    case simdjson::TAPE_ERROR: return "misplaced or missing comma, colon, brace or bracket";
-    case simdjson::UNCLOSED_STRING: return "a string is never closed";
-    case simdjson::STRING_ERROR: return "bad escape or control character in a string";
-    case simdjson::UNESCAPED_CHARS: return "a control character (0x00-0x1F) in a string must be escaped, e.g. \\n or \\u0001";
-    case simdjson::NUMBER_ERROR: return "malformed or out-of-range number";
-    case simdjson::T_ATOM_ERROR: return "bad literal (expected true)";
-    case simdjson::F_ATOM_ERROR: return "bad literal (expected false)";
-    case simdjson::N_ATOM_ERROR: return "bad literal (expected null)";
-    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT: return "unbalanced braces or brackets, or content after the object";
-    case simdjson::DEPTH_ERROR: return "nested too deeply";
-    case simdjson::EMPTY: return "no JSON value";
-    default: return simdjson::error_message(error);
+    case simdjson::TAPE_ERROR:
+      return "misplaced or missing comma, colon, brace or bracket";
+    case simdjson::UNCLOSED_STRING:
+      return "a string is never closed";
+    case simdjson::STRING_ERROR:
+      return "bad escape or control character in a string";
+    case simdjson::UNESCAPED_CHARS:
+      return "a control character (0x00-0x1F) in a string must be escaped, e.g. \\n or \\u0001";
+    case simdjson::NUMBER_ERROR:
+      return "malformed or out-of-range number";
+    case simdjson::T_ATOM_ERROR:
+      return "bad literal (expected true)";
+    case simdjson::F_ATOM_ERROR:
+      return "bad literal (expected false)";
+    case simdjson::N_ATOM_ERROR:
+      return "bad literal (expected null)";
+    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
+      return "unbalanced braces or brackets, or content after the object";
+    case simdjson::DEPTH_ERROR:
+      return "nested too deeply";
+    case simdjson::EMPTY:
+      return "no JSON value";
+    default:
+      return simdjson::error_message(error);
   }
 }
 
-void throw_line_error(std::string_view code, std::string message) {
-  throw LineError{code, std::move(message)};
-}
+void throw_line_error(std::string_view code, std::string message) { throw LineError{code, std::move(message)}; }
 
 void throw_json_error(simdjson::error_code error, od::document& document, const char* line_begin) {
   const char* location = nullptr;
   // Offset 0 is also what simdjson reports when it has no better position: leave it out.
   if (document.current_location().get(location) == simdjson::SUCCESS && location > line_begin)
-    throw_line_error(request_error::kInvalidJson,
-                     fmt::format("the line is not valid JSON: {} (near byte {})",
-                                 short_json_message(error), location - line_begin));
+    throw_line_error(request_error::kInvalidJson, fmt::format("the line is not valid JSON: {} (near byte {})",
+                                                              short_json_message(error), location - line_begin));
   throw_line_error(request_error::kInvalidJson,
                    fmt::format("the line is not valid JSON: {}", short_json_message(error)));
 }
@@ -71,8 +80,8 @@ std::optional<std::size_t> string_error_offset(simdjson::error_code error, std::
 
 void throw_unparsed_json_error(simdjson::error_code error, std::string_view line) {
   if (const std::optional<std::size_t> offset = string_error_offset(error, line))
-    throw_line_error(request_error::kInvalidJson, fmt::format("the line is not valid JSON: {} (near byte {})",
-                                                              short_json_message(error), *offset));
+    throw_line_error(request_error::kInvalidJson,
+                     fmt::format("the line is not valid JSON: {} (near byte {})", short_json_message(error), *offset));
   throw_line_error(request_error::kInvalidJson,
                    fmt::format("the line is not valid JSON: {}", short_json_message(error)));
 }

@@ -26,8 +26,7 @@ std::string_view short_json_message(simdjson::error_code error);
 // Throws LineError(invalid_json) for a simdjson error met while walking a document that
 // iterate() accepted. `document` and `line_begin` let the message give the byte offset
 // where simdjson stopped, when it knows it.
-[[noreturn]] void throw_json_error(simdjson::error_code error, od::document& document,
-                                   const char* line_begin);
+[[noreturn]] void throw_json_error(simdjson::error_code error, od::document& document, const char* line_begin);
 
 // Throws LineError(invalid_json) for an error of iterate() itself (a raw control character
 // or an unclosed string, found before any value is read). Such a document was never

@@ -33,7 +33,8 @@ void check_nesting(od::json_type type, int level, od::document& document, const 
                                 : std::string();
   throw_line_error(request_error::kInvalidJson,
                    fmt::format("the line nests objects and lists deeper than {} levels, which pagedgen does "
-                               "not read{}", kMaxNestingLevels, where));
+                               "not read{}",
+                               kMaxNestingLevels, where));
 }
 
 // Every field of the object at `path`, each key once, walked one level down.
@@ -48,8 +49,8 @@ void validate_object(od::value value, const std::string& path, od::document& doc
     add_unique_key(keys, key, path);
     od::value child;
     check(field.value().get(child), document, line_begin);
-    validate_value(child, path.empty() ? std::string(key) : fmt::format("{}.{}", path, key), document,
-                   line_begin, level + 1);
+    validate_value(child, path.empty() ? std::string(key) : fmt::format("{}.{}", path, key), document, line_begin,
+                   level + 1);
   }
 }
 
@@ -70,12 +71,12 @@ void validate_array(od::value value, const std::string& path, od::document& docu
 
 void add_unique_key(SeenKeys& keys, std::string_view key, std::string_view path) {
   if (!keys.emplace(key).second)
-    throw_line_error(request_error::kDuplicateField, fmt::format("field \"{}\" appears twice{}", key,
-                                                                 path.empty() ? "" : fmt::format(" in {}", path)));
+    throw_line_error(request_error::kDuplicateField,
+                     fmt::format("field \"{}\" appears twice{}", key, path.empty() ? "" : fmt::format(" in {}", path)));
 }
 
-void validate_value(od::value value, const std::string& path, od::document& document,
-                    const char* line_begin, int level) {
+void validate_value(od::value value, const std::string& path, od::document& document, const char* line_begin,
+                    int level) {
   od::json_type type{};
   check(value.type().get(type), document, line_begin);
   check_nesting(type, level, document, line_begin);

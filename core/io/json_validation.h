@@ -30,7 +30,7 @@ inline constexpr int kMaxNestingLevels = 128;
 // nesting past kMaxNestingLevels, duplicate_field for a key given twice in one object.
 // `path` names the value in messages ("messages[0]"); `level` is how deep the value sits
 // (a field of the line: level 2).
-void validate_value(od::value value, const std::string& path, od::document& document,
-                    const char* line_begin, int level = 2);
+void validate_value(od::value value, const std::string& path, od::document& document, const char* line_begin,
+                    int level = 2);
 
 }  // namespace pagedgen::json_fields

@@ -9,12 +9,18 @@ namespace pagedgen::json_fields {
 
 std::string_view type_name(od::json_type type) {
   switch (type) {
-    case od::json_type::array: return "a list";
-    case od::json_type::object: return "an object";
-    case od::json_type::number: return "a number";
-    case od::json_type::string: return "a string";
-    case od::json_type::boolean: return "a boolean";
-    case od::json_type::null: return "null";
+    case od::json_type::array:
+      return "a list";
+    case od::json_type::object:
+      return "an object";
+    case od::json_type::number:
+      return "a number";
+    case od::json_type::string:
+      return "a string";
+    case od::json_type::boolean:
+      return "a boolean";
+    case od::json_type::null:
+      return "null";
   }
   return "an unknown type";
 }
@@ -27,15 +33,13 @@ od::json_type type_of(od::value& value) {
 
 std::string_view token_text(od::value& value) {
   std::string_view text = value.raw_json_token();
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r' ||
-                           text.back() == '\n'))
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r' || text.back() == '\n'))
     text.remove_suffix(1);
   return text;
 }
 
 void wrong_type(std::string_view path, std::string_view expected, od::json_type got) {
-  throw_line_error(request_error::kInvalidType,
-                   fmt::format("{} must be {}, got {}", path, expected, type_name(got)));
+  throw_line_error(request_error::kInvalidType, fmt::format("{} must be {}, got {}", path, expected, type_name(got)));
 }
 
 std::string read_string(od::value value, std::string_view path) {

@@ -75,9 +75,9 @@ LineIdentity read_line_identity(od::document& document, const char* line_begin, 
   }
   const char* trailing = nullptr;
   if (document.current_location().get(trailing) == simdjson::SUCCESS)
-    throw_line_error(request_error::kInvalidJson,
-                     fmt::format("the line is not valid JSON: content after the object (near byte {})",
-                                 trailing - line_begin));
+    throw_line_error(
+        request_error::kInvalidJson,
+        fmt::format("the line is not valid JSON: content after the object (near byte {})", trailing - line_begin));
   if (id_error) throw *id_error;
   return identity;
 }
@@ -101,8 +101,8 @@ RequestItem parse_identified_line(od::document& document, const char* line_begin
   }
 }
 
-Request make_request(uint64_t index, const LineIdentity& identity, std::variant<std::string, std::vector<ChatMessage>> input,
-                     SamplingParams sampling) {
+Request make_request(uint64_t index, const LineIdentity& identity,
+                     std::variant<std::string, std::vector<ChatMessage>> input, SamplingParams sampling) {
   try {
     validate(sampling);
   } catch (const Error& error) {

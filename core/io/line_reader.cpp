@@ -45,12 +45,10 @@ std::optional<Line> LineReader::next() {
     const char* start = buffer_.data() + begin_;
     const std::size_t available = end_ - begin_;
     const void* newline = std::memchr(start, '\n', available);
-    const std::size_t piece =
-        newline ? static_cast<std::size_t>(static_cast<const char*>(newline) - start) : available;
+    const std::size_t piece = newline ? static_cast<std::size_t>(static_cast<const char*>(newline) - start) : available;
     if (piece > 0) last_byte = start[piece - 1];
     line.num_bytes += piece;
-    if (line.text.size() < keep_bytes)
-      line.text.append(start, std::min(piece, keep_bytes - line.text.size()));
+    if (line.text.size() < keep_bytes) line.text.append(start, std::min(piece, keep_bytes - line.text.size()));
     begin_ += piece;
     if (newline) {
       ++begin_;

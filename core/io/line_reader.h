@@ -11,10 +11,10 @@
 namespace pagedgen {
 
 struct Line {
-  uint64_t number = 0;  // 0-based position among all lines of the input, blank ones included
-  std::string text;     // without the line ending ("\n" or "\r\n")
-  bool too_long = false;    // longer than max_line_bytes: `text` holds only its first bytes
-  uint64_t num_bytes = 0;   // the line's full length in bytes, without the line ending
+  uint64_t number = 0;     // 0-based position among all lines of the input, blank ones included
+  std::string text;        // without the line ending ("\n" or "\r\n")
+  bool too_long = false;   // longer than max_line_bytes: `text` holds only its first bytes
+  uint64_t num_bytes = 0;  // the line's full length in bytes, without the line ending
 };
 
 class LineReader {
@@ -34,7 +34,7 @@ class LineReader {
 
   std::istream& input_;
   std::size_t max_line_bytes_;
-  std::vector<char> buffer_;    // [buffer_size] bytes read and not yet consumed: [begin_, end_)
+  std::vector<char> buffer_;  // [buffer_size] bytes read and not yet consumed: [begin_, end_)
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
   uint64_t next_number_ = 0;

@@ -54,11 +54,10 @@ std::optional<Manifest> read_manifest(const std::filesystem::path& path) {
   Manifest manifest;
   simdjson::dom::object settings;
   if (root["pagedgen_manifest"].get(version) != simdjson::SUCCESS || version < kOldestReadableVersion ||
-      version > kManifestVersion ||
-      root["finished"].get(manifest.finished) != simdjson::SUCCESS ||
+      version > kManifestVersion || root["finished"].get(manifest.finished) != simdjson::SUCCESS ||
       root["settings"].get(settings) != simdjson::SUCCESS)
-    fail("'{}' is not a pagedgen manifest of version {} to {}; delete it and the output to start over",
-         path.string(), kOldestReadableVersion, kManifestVersion);
+    fail("'{}' is not a pagedgen manifest of version {} to {}; delete it and the output to start over", path.string(),
+         kOldestReadableVersion, kManifestVersion);
   manifest.version = static_cast<int>(version);
   for (auto [key, value] : settings) {
     std::string_view text;

@@ -21,7 +21,7 @@ inline constexpr int kManifestVersion = 2;
 struct Manifest {
   int version = kManifestVersion;  // as read; a manifest is always written as kManifestVersion
   std::vector<std::pair<std::string, std::string>> settings;  // name, value; in a fixed order
-  bool finished = false;  // the run read its whole input and wrote every line
+  bool finished = false;                                      // the run read its whole input and wrote every line
 
   std::string to_json() const;
   // The value of a setting; nullopt when absent.

@@ -41,7 +41,8 @@ void resolve_logprobs(Body& body, bool chat, std::string_view url) {
     if (body.logprobs_count)
       throw_line_error(request_error::kInvalidType,
                        fmt::format("body.logprobs must be true or false for {} (give top_logprobs: k for the k most "
-                                   "likely alternatives), got {}", url, *body.logprobs_count));
+                                   "likely alternatives), got {}",
+                                   url, *body.logprobs_count));
     const bool on = body.logprobs_flag.value_or(false);
     if (!on && body.top_logprobs.value_or(0) != 0)
       throw_line_error(request_error::kInvalidValue, "body.top_logprobs needs body.logprobs: true");
@@ -51,7 +52,8 @@ void resolve_logprobs(Body& body, bool chat, std::string_view url) {
   if (body.logprobs_flag)
     throw_line_error(request_error::kInvalidType,
                      fmt::format("body.logprobs must be an integer in [0, {}] for {} (the number of alternatives per "
-                                 "token), got {}", kMaxTopLogprobs, url, *body.logprobs_flag));
+                                 "token), got {}",
+                                 kMaxTopLogprobs, url, *body.logprobs_flag));
   if (body.top_logprobs)
     throw_line_error(request_error::kConflictingFields,
                      fmt::format("body.top_logprobs is for {}; a {} body gives logprobs: k", kChatCompletionsUrl, url));
@@ -94,8 +96,10 @@ Body read_body(od::value value, const SamplingParams& defaults, json_fields::Res
       body.has_max_completion_tokens = !is_null;
     } else if (key == "logprobs") {
       if (is_null) continue;
-      if (json_fields::type_of(field_value) == od::json_type::boolean) body.logprobs_flag = json_fields::read_bool(field_value, path);
-      else body.logprobs_count = json_fields::read_int32(field_value, path);
+      if (json_fields::type_of(field_value) == od::json_type::boolean)
+        body.logprobs_flag = json_fields::read_bool(field_value, path);
+      else
+        body.logprobs_count = json_fields::read_int32(field_value, path);
     } else if (key == "top_logprobs") {
       if (!is_null) body.top_logprobs = json_fields::read_int32(field_value, path);
     } else if (json_fields::check_refused_field(key, field_value, path)) {
@@ -122,10 +126,14 @@ RequestItem parse_openai_batch_request(od::document& document, const char* line_
       od::value value;
       PG_CHECK(field.unescaped_key().get(key) == simdjson::SUCCESS && field.value().get(value) == simdjson::SUCCESS,
                "field of a validated line");
-      if (key == "method") method = json_fields::read_string(value, key);
-      else if (key == "url") url = json_fields::read_string(value, key);
-      else if (key == "body") body = read_body(value, defaults, response_formats);
-      else has_plain_keys |= key == "prompt" || key == "messages";  // other keys are ignored
+      if (key == "method")
+        method = json_fields::read_string(value, key);
+      else if (key == "url")
+        url = json_fields::read_string(value, key);
+      else if (key == "body")
+        body = read_body(value, defaults, response_formats);
+      else
+        has_plain_keys |= key == "prompt" || key == "messages";  // other keys are ignored
     }
     if (has_plain_keys && !identity.id_json && !method && !url && !body)
       throw_line_error(request_error::kWrongFormat,
@@ -152,17 +160,17 @@ RequestItem parse_openai_batch_request(od::document& document, const char* line_
       throw_line_error(request_error::kConflictingFields,
                        fmt::format("body.messages is for {}; a {} body gives prompt", kChatCompletionsUrl, *url));
     if (chat && !body->messages)
-      throw_line_error(request_error::kMissingField, fmt::format("body.messages is missing: {} needs a conversation", *url));
+      throw_line_error(request_error::kMissingField,
+                       fmt::format("body.messages is missing: {} needs a conversation", *url));
     if (!chat && !body->prompt)
       throw_line_error(request_error::kMissingField, fmt::format("body.prompt is missing: {} needs a prompt", *url));
     resolve_logprobs(*body, chat, *url);
     if (body->has_max_tokens && body->has_max_completion_tokens)
       throw_line_error(request_error::kConflictingFields,
                        "the body gives both max_tokens and max_completion_tokens; give one");
-    Request request = chat ? json_fields::make_request(index, identity, std::move(*body->messages),
-                                                       std::move(body->sampling))
-                           : json_fields::make_request(index, identity, std::move(*body->prompt),
-                                                       std::move(body->sampling));
+    Request request =
+        chat ? json_fields::make_request(index, identity, std::move(*body->messages), std::move(body->sampling))
+             : json_fields::make_request(index, identity, std::move(*body->prompt), std::move(body->sampling));
     request.model = std::move(body->model);
     return request;
   };

@@ -25,8 +25,8 @@ inline constexpr std::string_view kCompletionsUrl = "/v1/completions";
 // stream, tools, audio, ...) are unsupported_field unless they hold their neutral value;
 // other keys are ignored. A line of the plain format is wrong_format. Nothing is thrown
 // for one line's problems.
-RequestItem parse_openai_batch_request(simdjson::ondemand::document& document, const char* line_begin,
-                                       uint64_t index, const SamplingParams& defaults,
+RequestItem parse_openai_batch_request(simdjson::ondemand::document& document, const char* line_begin, uint64_t index,
+                                       const SamplingParams& defaults,
                                        json_fields::ResponseFormatReader& response_formats);
 
 // Whether a parsed line looks like this format (a top-level custom_id, method, url or body):

@@ -16,12 +16,11 @@ namespace {
 
 constexpr std::string_view kLineIdPrefix = "batch_req_";
 
-void append_head(std::string& out, const std::optional<std::string>& custom_id_json, uint64_t index,
-                 int status_code) {
+void append_head(std::string& out, const std::optional<std::string>& custom_id_json, uint64_t index, int status_code) {
   fmt::format_to(std::back_inserter(out), "{{\"id\":\"{}{}\",\"custom_id\":{}", kLineIdPrefix, index,
                  custom_id_json ? *custom_id_json : "null");
-  fmt::format_to(std::back_inserter(out), ",\"response\":{{\"status_code\":{},\"request_id\":\"req_{}\",\"body\":",
-                 status_code, index);
+  fmt::format_to(std::back_inserter(out),
+                 ",\"response\":{{\"status_code\":{},\"request_id\":\"req_{}\",\"body\":", status_code, index);
 }
 
 // Chat: {"content":[{"token":"...","logprob":L,"bytes":[...],"top_logprobs":[{"token","logprob","bytes"},...]},...]}
@@ -95,8 +94,9 @@ void append_completion_logprobs(std::string& out, const std::vector<GeneratedTok
 void append_output(std::string& out, const RequestOutput& output, const RecordContext& context) {
   PG_CHECK(!output.choices.empty(), "output of line {} has no choices", output.index);
   append_head(out, output.id_json, output.index, 200);
-  fmt::format_to(std::back_inserter(out), "{{\"id\":\"{}-{}\",\"object\":\"{}\",\"created\":0,\"model\":",
-                 context.chat ? "chatcmpl" : "cmpl", output.index, context.chat ? "chat.completion" : "text_completion");
+  fmt::format_to(std::back_inserter(out),
+                 "{{\"id\":\"{}-{}\",\"object\":\"{}\",\"created\":0,\"model\":", context.chat ? "chatcmpl" : "cmpl",
+                 output.index, context.chat ? "chat.completion" : "text_completion");
   append_json_string(out, context.model);
   out += ",\"choices\":[";
   int64_t completion_tokens = 0;
@@ -107,9 +107,12 @@ void append_output(std::string& out, const RequestOutput& output, const RecordCo
     append_json_string(out, choice.text);
     if (context.chat) out += "}";
     out += ",\"logprobs\":";
-    if (!choice.logprobs) out += "null";
-    else if (context.chat) append_chat_logprobs(out, *choice.logprobs);
-    else append_completion_logprobs(out, *choice.logprobs);
+    if (!choice.logprobs)
+      out += "null";
+    else if (context.chat)
+      append_chat_logprobs(out, *choice.logprobs);
+    else
+      append_completion_logprobs(out, *choice.logprobs);
     fmt::format_to(std::back_inserter(out), ",\"finish_reason\":\"{}\"}}", finish_reason_name(choice.finish_reason));
     completion_tokens += choice.num_tokens;
   }
@@ -135,8 +138,10 @@ void append_error(std::string& out, const RequestError& error) {
 
 std::string format_openai_batch_line(const OutputRecord& record, const RecordContext& context) {
   std::string out;
-  if (const auto* output = std::get_if<RequestOutput>(&record)) append_output(out, *output, context);
-  else append_error(out, std::get<RequestError>(record));
+  if (const auto* output = std::get_if<RequestOutput>(&record))
+    append_output(out, *output, context);
+  else
+    append_error(out, std::get<RequestError>(record));
   return out;
 }
 

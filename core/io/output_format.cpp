@@ -10,8 +10,10 @@ namespace pagedgen {
 
 std::string format_output_line(RequestFormat format, const OutputRecord& record, const RecordContext& context) {
   switch (format) {
-    case RequestFormat::kPlain: return format_plain_line(record, context);
-    case RequestFormat::kOpenAiBatch: return format_openai_batch_line(record, context);
+    case RequestFormat::kPlain:
+      return format_plain_line(record, context);
+    case RequestFormat::kOpenAiBatch:
+      return format_openai_batch_line(record, context);
   }
   PG_CHECK(false, "unknown RequestFormat {}", static_cast<int>(format));
   return "";

@@ -32,8 +32,8 @@ struct Cursor {
     if (!line) return false;
     const std::optional<OutputLineInfo> answered = read_output_line(line->text);
     if (!answered)
-      fail("line {} of '{}' is not a pagedgen output line (a torn line? resume that shard first)",
-           line->number + 1, path.string());
+      fail("line {} of '{}' is not a pagedgen output line (a torn line? resume that shard first)", line->number + 1,
+           path.string());
     if (previous && answered->index <= *previous)
       fail("line {} of '{}' answers input line {} after input line {}: not a pagedgen output file in input order",
            line->number + 1, path.string(), answered->index, *previous);
@@ -59,8 +59,8 @@ uint64_t merge_outputs(const std::vector<std::filesystem::path>& inputs, std::os
     Cursor* cursor = next.top();
     next.pop();
     if (last_index && cursor->index == *last_index)
-      fail("input line {} is answered in both '{}' and '{}': give each shard once", cursor->index,
-           last_path.string(), cursor->path.string());
+      fail("input line {} is answered in both '{}' and '{}': give each shard once", cursor->index, last_path.string(),
+           cursor->path.string());
     last_index = cursor->index;
     last_path = cursor->path;
     out.write(cursor->line->text.data(), static_cast<std::streamsize>(cursor->line->text.size()));

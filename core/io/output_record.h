@@ -25,26 +25,26 @@ struct LogprobToken {
 
 // One generated token's entry.
 struct GeneratedTokenLogprobs {
-  LogprobToken token;              // the generated token
-  std::vector<LogprobToken> top;   // [k] the most likely tokens at that step, most likely first
-  int64_t text_offset = 0;         // characters of decoded text before this token's
+  LogprobToken token;             // the generated token
+  std::vector<LogprobToken> top;  // [k] the most likely tokens at that step, most likely first
+  int64_t text_offset = 0;        // characters of decoded text before this token's
 };
 
 struct Completion {
-  std::string text;              // final text (cut before a stop string)
+  std::string text;  // final text (cut before a stop string)
   FinishReason finish_reason = FinishReason::kLength;
-  int64_t num_tokens = 0;        // tokens this sample generated
+  int64_t num_tokens = 0;          // tokens this sample generated
   std::vector<TokenId> token_ids;  // [num_tokens] the generated tokens (not written out)
   // [num_tokens] when the request asked for log probabilities (SamplingParams::logprobs).
   std::optional<std::vector<GeneratedTokenLogprobs>> logprobs;
 };
 
 struct RequestOutput {
-  uint64_t index = 0;                   // Request::index
-  std::optional<std::string> id_json;   // Request::id_json, echoed verbatim (null when absent)
-  std::vector<Completion> choices;      // [n], sample order
-  int64_t prompt_tokens = 0;            // tokens of the prompt as decoded (template included)
-  int64_t cached_tokens = 0;            // prompt tokens served from shared KV blocks
+  uint64_t index = 0;                  // Request::index
+  std::optional<std::string> id_json;  // Request::id_json, echoed verbatim (null when absent)
+  std::vector<Completion> choices;     // [n], sample order
+  int64_t prompt_tokens = 0;           // tokens of the prompt as decoded (template included)
+  int64_t cached_tokens = 0;           // prompt tokens served from shared KV blocks
 };
 
 // Error lines reuse RequestError (the reader's, or one the engine makes, e.g. a prompt
@@ -55,8 +55,8 @@ using OutputRecord = std::variant<RequestOutput, RequestError>;
 // in kind: the OpenAI batch format answers a messages line with a chat.completion object
 // and names the body's model. Error lines and the plain format use none of it.
 struct RecordContext {
-  bool chat = false;   // the request was a conversation (messages)
-  std::string model;   // the model name to report
+  bool chat = false;  // the request was a conversation (messages)
+  std::string model;  // the model name to report
 };
 
 inline uint64_t record_index(const OutputRecord& record) {

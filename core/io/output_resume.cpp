@@ -35,13 +35,15 @@ void add_line(const Line& line, const std::filesystem::path& output, const Owned
     fail("line {} of '{}' is not a pagedgen output line; it cannot be resumed (run without resuming to start over)",
          line.number + 1, output.string());
   if (point.last_index && info->index <= *point.last_index)
-    fail("line {} of '{}' answers input line {} after input line {}: the output is not in input order (did two "
-         "processes write it at once?); it cannot be resumed (run without resuming to start over)",
-         line.number + 1, output.string(), info->index, *point.last_index);
+    fail(
+        "line {} of '{}' answers input line {} after input line {}: the output is not in input order (did two "
+        "processes write it at once?); it cannot be resumed (run without resuming to start over)",
+        line.number + 1, output.string(), info->index, *point.last_index);
   if (owned && !owned(info->index))
-    fail("line {} of '{}' answers input line {}, which is not among this run's lines (another shard's output?); it "
-         "cannot be resumed (run without resuming to start over)",
-         line.number + 1, output.string(), info->index);
+    fail(
+        "line {} of '{}' answers input line {}, which is not among this run's lines (another shard's output?); it "
+        "cannot be resumed (run without resuming to start over)",
+        line.number + 1, output.string(), info->index);
   point.last_index = info->index;
   point.has_error_lines |= info->is_error;
   ++point.num_lines;

@@ -11,8 +11,8 @@ OutputWriter::OutputWriter(std::ostream& out, LineFormatter format) : out_(out),
 }
 
 void OutputWriter::expect(uint64_t index, RecordContext context) {
-  PG_CHECK(!last_expected_ || index > *last_expected_, "expect({}) after expect({}): indices must increase",
-           index, *last_expected_);
+  PG_CHECK(!last_expected_ || index > *last_expected_, "expect({}) after expect({}): indices must increase", index,
+           *last_expected_);
   last_expected_ = index;
   waiting_.push_back({index, std::move(context), std::nullopt});
 }
@@ -28,8 +28,8 @@ const std::string* OutputWriter::complete_line(uint64_t index, std::string line)
 }
 
 OutputWriter::Slot& OutputWriter::waiting_slot(uint64_t index) {
-  const auto slot = std::lower_bound(waiting_.begin(), waiting_.end(), index,
-                                     [](const Slot& s, uint64_t i) { return s.index < i; });
+  const auto slot =
+      std::lower_bound(waiting_.begin(), waiting_.end(), index, [](const Slot& s, uint64_t i) { return s.index < i; });
   PG_CHECK(slot != waiting_.end() && slot->index == index, "complete({}): line not expected or already written", index);
   PG_CHECK(!slot->line, "complete({}) twice", index);
   return *slot;

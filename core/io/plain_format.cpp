@@ -22,7 +22,8 @@ int32_t read_logprobs_count(od::value value) {
   if (type != od::json_type::number)
     throw_line_error(request_error::kInvalidType,
                      fmt::format("logprobs must be an integer in [0, {}] (the number of alternatives reported per "
-                                 "token), got {}", kMaxTopLogprobs, json_fields::type_name(type)));
+                                 "token), got {}",
+                                 kMaxTopLogprobs, json_fields::type_name(type)));
   return json_fields::read_int32(value, "logprobs");
 }
 
@@ -49,7 +50,8 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
         if (json_fields::type_of(value) == od::json_type::null) continue;
         messages = json_fields::read_messages(value, key);
       } else if (key == "response_format") {
-        if (json_fields::type_of(value) != od::json_type::null) sampling.response_format = response_formats.read(value, key);
+        if (json_fields::type_of(value) != od::json_type::null)
+          sampling.response_format = response_formats.read(value, key);
       } else if (key == "logprobs") {
         if (json_fields::type_of(value) != od::json_type::null) sampling.logprobs = read_logprobs_count(value);
       } else if (key == "top_logprobs" || key == "max_completion_tokens") {
@@ -63,8 +65,7 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
       }
     }
     if (prompt && messages)
-      throw_line_error(request_error::kConflictingFields,
-                       "the line gives both prompt and messages; give exactly one");
+      throw_line_error(request_error::kConflictingFields, "the line gives both prompt and messages; give exactly one");
     if (!prompt && !messages && has_batch_keys)
       throw_line_error(request_error::kWrongFormat,
                        "the line is in the OpenAI batch format (custom_id, body), but this input is in the plain "

@@ -19,8 +19,7 @@ namespace pagedgen {
 // format spells them logprobs and max_tokens); other top-level keys are ignored, so lines
 // may carry metadata of their own. A bad line yields a RequestError
 // (with the id when it could be read); nothing is thrown for one line's problems.
-RequestItem parse_plain_request(simdjson::ondemand::document& document, const char* line_begin,
-                                uint64_t index, const SamplingParams& defaults,
-                                json_fields::ResponseFormatReader& response_formats);
+RequestItem parse_plain_request(simdjson::ondemand::document& document, const char* line_begin, uint64_t index,
+                                const SamplingParams& defaults, json_fields::ResponseFormatReader& response_formats);
 
 }  // namespace pagedgen

@@ -84,8 +84,10 @@ void append_error(std::string& out, const RequestError& error) {
 
 std::string format_plain_line(const OutputRecord& record, const RecordContext& /*context*/) {
   std::string out;
-  if (const auto* output = std::get_if<RequestOutput>(&record)) append_output(out, *output);
-  else append_error(out, std::get<RequestError>(record));
+  if (const auto* output = std::get_if<RequestOutput>(&record))
+    append_output(out, *output);
+  else
+    append_error(out, std::get<RequestError>(record));
   return out;
 }
 

@@ -45,8 +45,9 @@ constexpr std::array<RefusedField, 35> kRefusedFields = {{
     {"web_search_options", Neutral::kEmpty, "web search is not implemented"},
     {"reasoning_effort", Neutral::kEmpty, "reasoning effort is not a setting pagedgen can apply to its models"},
     {"verbosity", Neutral::kEmpty, "verbosity is not a setting pagedgen can apply to its models"},
-    {"prompt_logprobs", Neutral::kEmpty, "log probabilities of prompt tokens are not implemented (logprobs of "
-                                         "generated tokens are)"},
+    {"prompt_logprobs", Neutral::kEmpty,
+     "log probabilities of prompt tokens are not implemented (logprobs of "
+     "generated tokens are)"},
     {"use_beam_search", Neutral::kEmpty, "beam search is not implemented"},
     {"length_penalty", Neutral::kOne, "it applies to beam search, which is not implemented"},
     {"include_stop_str_in_output", Neutral::kEmpty, "the text always ends before a stop string"},
@@ -70,10 +71,14 @@ constexpr std::array<RefusedField, 35> kRefusedFields = {{
 // null, false, 0, "", [], {}.
 bool is_empty_value(od::value value) {
   switch (type_of(value)) {
-    case od::json_type::null: return true;
-    case od::json_type::boolean: return !read_bool(value, "");
-    case od::json_type::number: return read_number(value, "") == 0;
-    case od::json_type::string: return read_string(value, "").empty();
+    case od::json_type::null:
+      return true;
+    case od::json_type::boolean:
+      return !read_bool(value, "");
+    case od::json_type::number:
+      return read_number(value, "") == 0;
+    case od::json_type::string:
+      return read_string(value, "").empty();
     case od::json_type::array: {
       std::size_t count = 0;
       return value.count_elements().get(count) == simdjson::SUCCESS && count == 0;
@@ -104,14 +109,17 @@ bool is_text_only(od::value value) {
 bool is_neutral(od::value value, Neutral neutral) {
   const od::json_type type = type_of(value);
   switch (neutral) {
-    case Neutral::kEmpty: return is_empty_value(value);
+    case Neutral::kEmpty:
+      return is_empty_value(value);
     case Neutral::kOne: {
       if (type != od::json_type::number) return is_empty_value(value);
       const double number = read_number(value, "");
       return number == 0 || number == 1;
     }
-    case Neutral::kTrue: return type == od::json_type::null || (type == od::json_type::boolean && read_bool(value, ""));
-    case Neutral::kTextOnly: return type == od::json_type::array ? is_text_only(value) : is_empty_value(value);
+    case Neutral::kTrue:
+      return type == od::json_type::null || (type == od::json_type::boolean && read_bool(value, ""));
+    case Neutral::kTextOnly:
+      return type == od::json_type::array ? is_text_only(value) : is_empty_value(value);
     case Neutral::kNoneString: {
       if (type != od::json_type::string) return is_empty_value(value);
       const std::string text = read_string(value, "");
@@ -127,9 +135,9 @@ bool check_refused_field(std::string_view key, od::value value, std::string_view
   for (const RefusedField& field : kRefusedFields) {
     if (field.key != key) continue;
     if (!is_neutral(value, field.neutral))
-      throw_line_error(request_error::kUnsupportedField,
-                       fmt::format("{} is not supported by pagedgen ({}); remove it or give its default", path,
-                                   field.why));
+      throw_line_error(
+          request_error::kUnsupportedField,
+          fmt::format("{} is not supported by pagedgen ({}); remove it or give its default", path, field.why));
     return true;
   }
   return false;

@@ -17,16 +17,16 @@ namespace pagedgen {
 // Codes of RequestError, as written in error records. The engine adds its own codes for
 // requests that are well formed but cannot run (e.g. a prompt longer than the context).
 namespace request_error {
-inline constexpr std::string_view kInvalidJson = "invalid_json";          // not parseable JSON
-inline constexpr std::string_view kInvalidUtf8 = "invalid_utf8";          // bytes are not UTF-8
-inline constexpr std::string_view kLineTooLong = "line_too_long";         // over the reader's limit
-inline constexpr std::string_view kDuplicateField = "duplicate_field";    // a key given twice
-inline constexpr std::string_view kMissingField = "missing_field";        // e.g. no prompt or messages
+inline constexpr std::string_view kInvalidJson = "invalid_json";              // not parseable JSON
+inline constexpr std::string_view kInvalidUtf8 = "invalid_utf8";              // bytes are not UTF-8
+inline constexpr std::string_view kLineTooLong = "line_too_long";             // over the reader's limit
+inline constexpr std::string_view kDuplicateField = "duplicate_field";        // a key given twice
+inline constexpr std::string_view kMissingField = "missing_field";            // e.g. no prompt or messages
 inline constexpr std::string_view kConflictingFields = "conflicting_fields";  // prompt and messages
-inline constexpr std::string_view kInvalidType = "invalid_type";          // wrong JSON type
-inline constexpr std::string_view kInvalidValue = "invalid_value";        // right type, bad value
-inline constexpr std::string_view kWrongFormat = "wrong_format";          // a line of the other input format
-inline constexpr std::string_view kUnsupportedField = "unsupported_field";  // an OpenAI field pagedgen cannot honour
+inline constexpr std::string_view kInvalidType = "invalid_type";              // wrong JSON type
+inline constexpr std::string_view kInvalidValue = "invalid_value";            // right type, bad value
+inline constexpr std::string_view kWrongFormat = "wrong_format";              // a line of the other input format
+inline constexpr std::string_view kUnsupportedField = "unsupported_field";    // an OpenAI field pagedgen cannot honour
 }  // namespace request_error
 
 struct Request {
@@ -52,10 +52,10 @@ struct Request {
 };
 
 struct RequestError {
-  uint64_t index = 0;                   // as in Request
-  std::optional<std::string> id_json;   // as in Request, when the id could be read
-  std::string code;                     // one of request_error::k*
-  std::string message;                  // names the field and what is allowed
+  uint64_t index = 0;                  // as in Request
+  std::optional<std::string> id_json;  // as in Request, when the id could be read
+  std::string code;                    // one of request_error::k*
+  std::string message;                 // names the field and what is allowed
 };
 
 using RequestItem = std::variant<Request, RequestError>;

@@ -14,8 +14,10 @@ namespace pagedgen {
 
 std::string_view request_format_name(RequestFormat format) {
   switch (format) {
-    case RequestFormat::kPlain: return "plain";
-    case RequestFormat::kOpenAiBatch: return "openai";
+    case RequestFormat::kPlain:
+      return "plain";
+    case RequestFormat::kOpenAiBatch:
+      return "openai";
   }
   PG_CHECK(false, "unknown RequestFormat {}", static_cast<int>(format));
   return "";
@@ -36,13 +38,12 @@ struct RequestParser::State {
   RequestFormat format;
   SamplingParams defaults;
   simdjson::ondemand::parser parser;
-  simdjson::dom::parser validator;  // for lines that are not objects, see parse()
+  simdjson::dom::parser validator;                     // for lines that are not objects, see parse()
   json_fields::ResponseFormatReader response_formats;  // remembers the schemas it checked
-  std::string buffer;  // the line plus SIMDJSON_PADDING bytes of capacity
+  std::string buffer;                                  // the line plus SIMDJSON_PADDING bytes of capacity
 };
 
-RequestParser::RequestParser(RequestFormat format, const SamplingParams& defaults)
-    : state_(std::make_unique<State>()) {
+RequestParser::RequestParser(RequestFormat format, const SamplingParams& defaults) : state_(std::make_unique<State>()) {
   validate(defaults);
   state_->format = format;
   state_->defaults = defaults;
@@ -82,8 +83,7 @@ RequestItem RequestParser::parse(std::string_view line, uint64_t index) {
     case RequestFormat::kPlain:
       return parse_plain_request(document, buffer.data(), index, state_->defaults, state_->response_formats);
     case RequestFormat::kOpenAiBatch:
-      return parse_openai_batch_request(document, buffer.data(), index, state_->defaults,
-                                        state_->response_formats);
+      return parse_openai_batch_request(document, buffer.data(), index, state_->defaults, state_->response_formats);
   }
   PG_CHECK(false, "unknown RequestFormat {}", static_cast<int>(state_->format));
   return RequestError{};

@@ -7,9 +7,7 @@ namespace pagedgen {
 namespace {
 
 // JSON's whitespace; '\r' also covers a stray CR that was not part of a CRLF.
-bool is_blank(std::string_view text) {
-  return text.find_first_not_of(" \t\r") == std::string_view::npos;
-}
+bool is_blank(std::string_view text) { return text.find_first_not_of(" \t\r") == std::string_view::npos; }
 
 constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
 
@@ -22,9 +20,8 @@ std::string_view content(const Line& line) {
 
 }  // namespace
 
-RequestReader::RequestReader(std::istream& input, const SamplingParams& defaults,
-                             std::optional<RequestFormat> format, std::size_t max_line_bytes,
-                             LineSelection selection)
+RequestReader::RequestReader(std::istream& input, const SamplingParams& defaults, std::optional<RequestFormat> format,
+                             std::size_t max_line_bytes, LineSelection selection)
     : lines_(input, max_line_bytes), defaults_(defaults), selection_(std::move(selection)), format_(format) {
   validate(defaults_);
   if (format_) parser_.emplace(*format_, defaults_);
@@ -40,9 +37,9 @@ std::optional<RequestItem> RequestReader::next() {
     if (selection_ && !selection_(line->number)) continue;
     ++num_lines_;
     if (line->too_long)
-      return RequestError{line->number, std::nullopt, std::string(request_error::kLineTooLong),
-                          fmt::format("the line is {} bytes, over the limit of {} bytes", line->num_bytes,
-                                      line->text.size())};
+      return RequestError{
+          line->number, std::nullopt, std::string(request_error::kLineTooLong),
+          fmt::format("the line is {} bytes, over the limit of {} bytes", line->num_bytes, line->text.size())};
     if (is_blank(text)) {
       ++num_blank_lines_;
       continue;

@@ -59,13 +59,15 @@ ResponseFormat ResponseFormatReader::read(od::value value, std::string_view path
         const bool is_null = type_of(v) == od::json_type::null;
         if (schema_key == "name") {
           has_name = true;
-          if (read_string(v, at).empty()) throw_line_error(request_error::kInvalidValue, fmt::format("{} must be a non-empty string", at));
+          if (read_string(v, at).empty())
+            throw_line_error(request_error::kInvalidValue, fmt::format("{} must be a non-empty string", at));
         } else if (schema_key == "schema") {
           const od::json_type schema_type = type_of(v);
           std::string_view text;
           if (schema_type == od::json_type::object) {
             od::object schema_object;
-            PG_CHECK(v.get_object().get(schema_object) == simdjson::SUCCESS && schema_object.raw_json().get(text) == simdjson::SUCCESS,
+            PG_CHECK(v.get_object().get(schema_object) == simdjson::SUCCESS &&
+                         schema_object.raw_json().get(text) == simdjson::SUCCESS,
                      "schema of a validated line");
           } else if (schema_type == od::json_type::boolean) {
             text = token_text(v);
@@ -87,8 +89,9 @@ ResponseFormat ResponseFormatReader::read(od::value value, std::string_view path
         }
       }
       if (!has_name)
-        throw_line_error(request_error::kMissingField,
-                         fmt::format("{}.name is missing: give the schema a name, as the OpenAI API requires", field_path));
+        throw_line_error(
+            request_error::kMissingField,
+            fmt::format("{}.name is missing: give the schema a name, as the OpenAI API requires", field_path));
       if (!schema_format)
         throw_line_error(request_error::kMissingField,
                          fmt::format("{}.schema is missing: give the JSON Schema the output must follow", field_path));
@@ -103,16 +106,19 @@ ResponseFormat ResponseFormatReader::read(od::value value, std::string_view path
     if (!has_json_schema)
       throw_line_error(request_error::kMissingField,
                        fmt::format("{}.json_schema is missing: type \"json_schema\" needs {{\"name\": ..., \"schema\": "
-                                   "{{...}}}}", path));
+                                   "{{...}}}}",
+                                   path));
     return std::move(*schema_format);
   }
   if (*type != "text" && *type != "json_object")
-    throw_line_error(request_error::kInvalidValue,
-                     fmt::format("{}.type must be \"text\", \"json_object\" or \"json_schema\", got \"{}\"", path, *type));
+    throw_line_error(
+        request_error::kInvalidValue,
+        fmt::format("{}.type must be \"text\", \"json_object\" or \"json_schema\", got \"{}\"", path, *type));
   if (has_json_schema)
     throw_line_error(request_error::kConflictingFields,
                      fmt::format("{}.json_schema is given but {}.type is \"{}\"; give type \"json_schema\" or remove "
-                                 "json_schema", path, path, *type));
+                                 "json_schema",
+                                 path, path, *type));
   return ResponseFormat{*type == "text" ? ResponseFormat::Type::kText : ResponseFormat::Type::kJsonObject, {}};
 }
 

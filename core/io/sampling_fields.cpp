@@ -27,7 +27,8 @@ std::vector<LogitBias> read_logit_bias(od::value value, std::string_view path) {
     od::value bias;
     if (field.unescaped_key().get(key) || field.value().get(bias))
       throw_line_error(request_error::kInvalidJson, "bad object");
-    const bool canonical = !key.empty() && key.size() <= 10 && key.find_first_not_of("0123456789") == std::string_view::npos &&
+    const bool canonical = !key.empty() && key.size() <= 10 &&
+                           key.find_first_not_of("0123456789") == std::string_view::npos &&
                            (key == "0" || key.front() != '0');
     const int64_t id = canonical ? std::stoll(std::string(key)) : -1;
     if (!canonical || id > INT32_MAX)
@@ -42,12 +43,10 @@ std::vector<LogitBias> read_logit_bias(od::value value, std::string_view path) {
 }  // namespace
 
 bool read_sampling_field(std::string_view key, od::value value, SamplingParams& params) {
-  const bool is_sampling_field = key == "temperature" || key == "top_p" || key == "top_k" ||
-                                 key == "min_p" || key == "seed" || key == "stop" ||
-                                 key == "stop_token_ids" || key == "max_tokens" ||
-                                 key == "min_tokens" || key == "ignore_eos" || key == "n" ||
-                                 key == "presence_penalty" || key == "frequency_penalty" ||
-                                 key == "repetition_penalty" || key == "logit_bias";
+  const bool is_sampling_field =
+      key == "temperature" || key == "top_p" || key == "top_k" || key == "min_p" || key == "seed" || key == "stop" ||
+      key == "stop_token_ids" || key == "max_tokens" || key == "min_tokens" || key == "ignore_eos" || key == "n" ||
+      key == "presence_penalty" || key == "frequency_penalty" || key == "repetition_penalty" || key == "logit_bias";
   if (!is_sampling_field) return false;
   if (type_of(value) == od::json_type::null) return true;  // null keeps the default
   if (key == "temperature") {
@@ -62,8 +61,10 @@ bool read_sampling_field(std::string_view key, od::value value, SamplingParams& 
   } else if (key == "seed") {
     params.seed = read_uint64(value, key);
   } else if (key == "stop") {
-    if (type_of(value) == od::json_type::string) params.stop = {read_string(value, key)};
-    else params.stop = read_list(value, key, "a string or a list of strings", read_string);
+    if (type_of(value) == od::json_type::string)
+      params.stop = {read_string(value, key)};
+    else
+      params.stop = read_list(value, key, "a string or a list of strings", read_string);
   } else if (key == "stop_token_ids") {
     params.stop_token_ids = read_list(value, key, "a list of token ids", read_int32);
   } else if (key == "max_tokens") {

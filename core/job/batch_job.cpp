@@ -10,8 +10,8 @@ namespace pagedgen {
 
 BatchJob::BatchJob(BatchJobSettings settings) : settings_(std::move(settings)) {
   const LineWindows& w = settings_.windows;
-  PG_CHECK(w.window_lines > 0 && w.shard < w.num_shards, "windows of {} lines, shard {} of {}", w.window_lines,
-           w.shard, w.num_shards);
+  PG_CHECK(w.window_lines > 0 && w.shard < w.num_shards, "windows of {} lines, shard {} of {}", w.window_lines, w.shard,
+           w.num_shards);
   PG_CHECK(!settings_.input_path.empty() || settings_.input_stream, "no input");
   PG_CHECK(!settings_.output_path.empty() || settings_.output_stream, "no output");
   open_input();
@@ -56,16 +56,17 @@ void BatchJob::open_output() {
     return;
   }
   const LineWindows windows = settings_.windows;
-  files_.emplace(input_is_stream_ ? std::filesystem::path() : settings_.input_path, path, std::move(manifest),
-                 settings_.resume, [windows](uint64_t line) { return windows.owns(line); }, settings_.fsync_seconds);
+  files_.emplace(
+      input_is_stream_ ? std::filesystem::path() : settings_.input_path, path, std::move(manifest), settings_.resume,
+      [windows](uint64_t line) { return windows.owns(line); }, settings_.fsync_seconds);
 }
 
 Manifest BatchJob::make_manifest(const std::optional<std::string>& input_fingerprint) const {
   Manifest manifest;
-  const std::string input = input_fingerprint            ? *input_fingerprint
+  const std::string input = input_fingerprint              ? *input_fingerprint
                             : settings_.input_path.empty() ? "standard input"
                             : input_is_stream_             ? "stream " + settings_.input_path.string()
-                                                           : "file " + settings_.input_path.string() + ", not fingerprinted";
+                                               : "file " + settings_.input_path.string() + ", not fingerprinted";
   manifest.settings.emplace_back("input", input);
   for (const auto& setting : settings_.manifest_settings) manifest.settings.push_back(setting);
   return manifest;

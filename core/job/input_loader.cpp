@@ -18,8 +18,10 @@ LoadedInput load_input(std::istream& input, const SamplingParams& defaults, cons
             loaded.errors.push_back(std::move(value));
           } else {
             auto built = builder.build(value);
-            if (auto* error = std::get_if<RequestError>(&built)) loaded.errors.push_back(std::move(*error));
-            else loaded.requests.push_back(std::move(std::get<PreparedRequest>(built)));
+            if (auto* error = std::get_if<RequestError>(&built))
+              loaded.errors.push_back(std::move(*error));
+            else
+              loaded.requests.push_back(std::move(std::get<PreparedRequest>(built)));
           }
         },
         *item);

@@ -11,9 +11,10 @@ void check_not_input(const std::filesystem::path& input, const std::filesystem::
   for (const std::filesystem::path& path : {output, manifest_path(output), journal_path(output)}) {
     const std::optional<FileStatus> out = file_status(path);
     if (out && out->identity == in->identity)
-      fail("the input '{}' and the output '{}' are one file: writing the output would destroy the input before it "
-           "is read; give another output file",
-           input.string(), path.string());
+      fail(
+          "the input '{}' and the output '{}' are one file: writing the output would destroy the input before it "
+          "is read; give another output file",
+          input.string(), path.string());
   }
 }
 
@@ -78,12 +79,11 @@ Error JobFiles::write_failure() const {
   PG_CHECK(write_failed(), "no write failure to describe");
   const bool output_failed = output_ && output_->failure();
   const uint64_t num_complete = resume_.num_output_lines + (output_ ? output_->num_complete_lines() : 0);
-  return Error(fmt::format("writing {} '{}' failed: {}; {} lines are complete in the output '{}' (a resumed run goes "
-                           "on after them, once there is room)",
-                           output_failed ? "the output file" : "the journal",
-                           output_failed ? path_.string() : journal_->path().string(),
-                           errno_text(output_failed ? *output_->failure() : *journal_->failure()), num_complete,
-                           path_.string()));
+  return Error(fmt::format(
+      "writing {} '{}' failed: {}; {} lines are complete in the output '{}' (a resumed run goes "
+      "on after them, once there is room)",
+      output_failed ? "the output file" : "the journal", output_failed ? path_.string() : journal_->path().string(),
+      errno_text(output_failed ? *output_->failure() : *journal_->failure()), num_complete, path_.string()));
 }
 
 }  // namespace pagedgen

@@ -26,7 +26,8 @@ std::variant<PreparedRequest, RequestError> PromptBuilder::build(const Request& 
   for (const LogitBias& entry : sampling.logit_bias)
     if (entry.id >= tokenizer_.vocab_size())
       return error("invalid_value", fmt::format("logit_bias key \"{}\" is not a token id of this model (its "
-                                                "vocabulary has ids 0 to {})", entry.id, tokenizer_.vocab_size() - 1));
+                                                "vocabulary has ids 0 to {})",
+                                                entry.id, tokenizer_.vocab_size() - 1));
   PreparedRequest prepared;
   prepared.index = request.index;
   prepared.id_json = request.id_json;

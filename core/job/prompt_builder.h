@@ -28,8 +28,8 @@ class PromptBuilder {
  public:
   // `chat_template` is nullopt when the model has none pagedgen recognises;
   // `no_template_reason` then says why, for the error records of chat lines.
-  PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTemplate> chat_template,
-                std::string no_template_reason, int64_t max_model_len, UnsupportedSampling unsupported = {});
+  PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTemplate> chat_template, std::string no_template_reason,
+                int64_t max_model_len, UnsupportedSampling unsupported = {});
 
   std::variant<PreparedRequest, RequestError> build(const Request& request) const;
 

@@ -30,10 +30,10 @@ namespace pagedgen {
 std::filesystem::path journal_path(const std::filesystem::path& output);
 
 struct JournalContents {
-  std::map<uint64_t, std::string> lines;       // input line -> its output line (without newline)
-  std::map<uint64_t, int64_t> cached_tokens;   // input line -> cached prompt tokens at its first admission
-  uint64_t num_valid_bytes = 0;                // the entries before a torn or garbled tail
-  uint64_t num_torn_bytes = 0;                 // after them
+  std::map<uint64_t, std::string> lines;      // input line -> its output line (without newline)
+  std::map<uint64_t, int64_t> cached_tokens;  // input line -> cached prompt tokens at its first admission
+  uint64_t num_valid_bytes = 0;               // the entries before a torn or garbled tail
+  uint64_t num_torn_bytes = 0;                // after them
 };
 
 // Reads the journal without changing it; an absent file is an empty journal. Throws Error

@@ -142,14 +142,16 @@ std::string RunStats::coverage_note() const {
   if (covers_whole_output()) return fmt::format("the figures cover all {} requests of the output", j.num_requests);
   std::string note = fmt::format("the figures cover the {} requests this run answered", j.num_requests);
   if (j.num_earlier_requests > 0)
-    note += fmt::format("; {} more lines of the output were answered by an earlier, interrupted run, whose figures "
-                        "are not in them",
-                        j.num_earlier_requests);
+    note += fmt::format(
+        "; {} more lines of the output were answered by an earlier, interrupted run, whose figures "
+        "are not in them",
+        j.num_earlier_requests);
   if (j.num_unfinished_requests > 0)
-    note += fmt::format("; the run stopped early, with {} requests read but not finished (a resumed run computes "
-                        "them): the sample, generated-token, computed-token, step and block figures include the work "
-                        "done on them so far",
-                        j.num_unfinished_requests);
+    note += fmt::format(
+        "; the run stopped early, with {} requests read but not finished (a resumed run computes "
+        "them): the sample, generated-token, computed-token, step and block figures include the work "
+        "done on them so far",
+        j.num_unfinished_requests);
   return note;
 }
 
@@ -193,29 +195,30 @@ std::string RunStats::summary() const {
       "generated in {:.2f} s ({:.1f} generated tokens/s)\n",
       job.num_requests, num_failed_requests(), e.num_samples, e.num_prompt_tokens, e.num_computed_prompt_tokens,
       e.prefix_hit_tokens, e.num_generated_tokens, e.generate_seconds, e.generated_tokens_per_second());
-  s += fmt::format("pagedgen: KV blocks of {} tokens ({}): peak {} of {} in use ({}), mean {:.1f}; {:.2f}% of "
-                   "allocated slots held a token ({:.2f}% of each sequence's slots); sharing factor {:.2f}\n",
-                   e.block_size, format_bytes(static_cast<uint64_t>(e.kv_bytes_per_block)), e.peak_used_blocks,
-                   e.num_pool_blocks, format_bytes(static_cast<uint64_t>(e.peak_kv_bytes)),
-                   e.mean_used_blocks(), 100.0 * e.utilization(), 100.0 * e.sequence_utilization(),
-                   e.sharing_factor());
-  s += fmt::format("pagedgen: naive reservation would have peaked at {} (max_model_len per sequence) or {} "
-                   "(prompt + max_tokens); {} copy-on-write copies, {} preemptions ({} tokens recomputed)\n",
-                   format_bytes(static_cast<uint64_t>(e.peak_naive_max_len_bytes())),
-                   format_bytes(static_cast<uint64_t>(e.peak_naive_request_bytes())), e.cow_copies,
-                   e.preemptions, e.recomputed_tokens);
+  s += fmt::format(
+      "pagedgen: KV blocks of {} tokens ({}): peak {} of {} in use ({}), mean {:.1f}; {:.2f}% of "
+      "allocated slots held a token ({:.2f}% of each sequence's slots); sharing factor {:.2f}\n",
+      e.block_size, format_bytes(static_cast<uint64_t>(e.kv_bytes_per_block)), e.peak_used_blocks, e.num_pool_blocks,
+      format_bytes(static_cast<uint64_t>(e.peak_kv_bytes)), e.mean_used_blocks(), 100.0 * e.utilization(),
+      100.0 * e.sequence_utilization(), e.sharing_factor());
+  s += fmt::format(
+      "pagedgen: naive reservation would have peaked at {} (max_model_len per sequence) or {} "
+      "(prompt + max_tokens); {} copy-on-write copies, {} preemptions ({} tokens recomputed)\n",
+      format_bytes(static_cast<uint64_t>(e.peak_naive_max_len_bytes())),
+      format_bytes(static_cast<uint64_t>(e.peak_naive_request_bytes())), e.cow_copies, e.preemptions,
+      e.recomputed_tokens);
   for (std::size_t i = 0; i < e.kinds.size(); ++i)
-    s += fmt::format("pagedgen: layer kind {} ({}): peak {} of {} blocks ({}), at most {} positions per sequence\n", i,
-                     e.kinds[i].window == 0 ? std::string("full attention") : fmt::format("window {}", e.kinds[i].window),
-                     e.kinds[i].peak_used_blocks, e.kinds[i].num_pool_blocks,
-                     format_bytes(static_cast<uint64_t>(e.kinds[i].peak_kv_bytes())),
-                     e.kinds[i].peak_sequence_positions);
+    s += fmt::format(
+        "pagedgen: layer kind {} ({}): peak {} of {} blocks ({}), at most {} positions per sequence\n", i,
+        e.kinds[i].window == 0 ? std::string("full attention") : fmt::format("window {}", e.kinds[i].window),
+        e.kinds[i].peak_used_blocks, e.kinds[i].num_pool_blocks,
+        format_bytes(static_cast<uint64_t>(e.kinds[i].peak_kv_bytes())), e.kinds[i].peak_sequence_positions);
   if (!e.kinds.empty())
-    s += fmt::format("pagedgen: peak KV {} over all kinds, {:.1f}% of the {} the same steps would hold with every "
-                     "layer keeping every position\n",
-                     format_bytes(static_cast<uint64_t>(e.peak_kv_bytes)),
-                     100.0 * e.peak_kv_fraction_of_full_attention(),
-                     format_bytes(static_cast<uint64_t>(e.peak_full_attention_kv_bytes)));
+    s += fmt::format(
+        "pagedgen: peak KV {} over all kinds, {:.1f}% of the {} the same steps would hold with every "
+        "layer keeping every position\n",
+        format_bytes(static_cast<uint64_t>(e.peak_kv_bytes)), 100.0 * e.peak_kv_fraction_of_full_attention(),
+        format_bytes(static_cast<uint64_t>(e.peak_full_attention_kv_bytes)));
   if (!job.device.empty())
     s += fmt::format("pagedgen: {} memory: weights {}, KV pool {}, activations {}\n", job.device,
                      format_bytes(static_cast<uint64_t>(job.device_weight_bytes)),

@@ -15,26 +15,26 @@ namespace pagedgen {
 struct JobStats {
   std::string model;
   // Device bytes (GPU backends; all zero on the CPU): weights, KV pool, activations.
-  std::string device;                // the GPU's name, empty on the CPU
+  std::string device;  // the GPU's name, empty on the CPU
   int64_t device_weight_bytes = 0;
   int64_t device_kv_pool_bytes = 0;
   int64_t device_activation_bytes = 0;
 
   // Which job and share of it (`merge` checks the stats of shards by them).
-  std::string job_key;               // io/manifest.h job_key: the same for every shard of one job
-  std::string shard = "0/1";         // K/N ("all/N" once merged)
+  std::string job_key;        // io/manifest.h job_key: the same for every shard of one job
+  std::string shard = "0/1";  // K/N ("all/N" once merged)
 
-  int64_t num_lines = 0;             // input lines read, blank ones included
+  int64_t num_lines = 0;  // input lines read, blank ones included
   int64_t num_blank_lines = 0;
-  int64_t num_requests = 0;          // non-blank lines this run answered (computed, or error lines)
-  int64_t num_failed_lines = 0;      // lines whose request could not be read or prepared
+  int64_t num_requests = 0;      // non-blank lines this run answered (computed, or error lines)
+  int64_t num_failed_lines = 0;  // lines whose request could not be read or prepared
   // What the figures leave out: lines of the output answered by an earlier, interrupted
   // run (a resume), and requests read but not finished when the run was stopped.
   int64_t num_earlier_requests = 0;
   int64_t num_unfinished_requests = 0;
 
   double load_seconds = 0;
-  double prepare_seconds = 0;        // read, template, tokenize
+  double prepare_seconds = 0;  // read, template, tokenize
 };
 
 struct RunStats {

@@ -157,15 +157,17 @@ class StatsJson {
 void RunStats::add_run(const RunStats& o) {
   const EngineStats& e = engine;
   if (job.job_key != o.job.job_key)
-    fail("the stats are of different jobs (job key {} vs {}: other input, model or settings); merge only the stats of "
-         "the shards of one job",
-         job.job_key, o.job.job_key);
+    fail(
+        "the stats are of different jobs (job key {} vs {}: other input, model or settings); merge only the stats of "
+        "the shards of one job",
+        job.job_key, o.job.job_key);
   if (job.model != o.job.model || e.backend != o.engine.backend || e.block_size != o.engine.block_size ||
       e.num_pool_blocks != o.engine.num_pool_blocks)
-    fail("the stats are of different runs (model {} vs {}, backend {} vs {}, block size {} vs {}, pool {} vs {} "
-         "blocks); merge only shards of one job",
-         job.model, o.job.model, e.backend, o.engine.backend, e.block_size, o.engine.block_size, e.num_pool_blocks,
-         o.engine.num_pool_blocks);
+    fail(
+        "the stats are of different runs (model {} vs {}, backend {} vs {}, block size {} vs {}, pool {} vs {} "
+        "blocks); merge only shards of one job",
+        job.model, o.job.model, e.backend, o.engine.backend, e.block_size, o.engine.block_size, e.num_pool_blocks,
+        o.engine.num_pool_blocks);
   add_fields(kJobCounts, job, o.job);
   add_fields(kJobSeconds, job, o.job);
   add_fields(kEngineCounts, engine, o.engine);
@@ -185,7 +187,8 @@ void RunStats::add_run(const RunStats& o) {
     add_fields(kKindCounts, k, ok);
     for (const auto& f : kKindPeaks) k.*f.member = std::max(k.*f.member, ok.*f.member);
   }
-  engine.peak_full_attention_kv_bytes = std::max(engine.peak_full_attention_kv_bytes, o.engine.peak_full_attention_kv_bytes);
+  engine.peak_full_attention_kv_bytes =
+      std::max(engine.peak_full_attention_kv_bytes, o.engine.peak_full_attention_kv_bytes);
 }
 
 RunStats RunStats::from_json(std::string_view json) {

@@ -55,15 +55,17 @@ bool SweepResult::any_failed() const {
 }
 
 SweepResult sweep_block_sizes(const SweepSettings& settings, const LoadedInput& input, Backend& backend,
-                      const Tokenizer* tokenizer, const std::function<void(const SweepRow&)>& on_block_size) {
+                              const Tokenizer* tokenizer, const std::function<void(const SweepRow&)>& on_block_size) {
   SweepResult result;
   std::vector<std::string> first;                          // the first size's comparable lines
   std::vector<bool> differs(input.indices.size(), false);  // [num non-blank lines]
   for (int32_t block_size : settings.block_sizes) {
     std::vector<std::string> comparable;
     result.rows.push_back(run_block_size(settings, input, backend, tokenizer, block_size, comparable));
-    if (result.rows.size() == 1) first = std::move(comparable);
-    else for (std::size_t i = 0; i < comparable.size(); ++i) differs[i] = differs[i] || comparable[i] != first[i];
+    if (result.rows.size() == 1)
+      first = std::move(comparable);
+    else
+      for (std::size_t i = 0; i < comparable.size(); ++i) differs[i] = differs[i] || comparable[i] != first[i];
     if (on_block_size) on_block_size(result.rows.back());
   }
   for (std::size_t i = 0; i < differs.size(); ++i)

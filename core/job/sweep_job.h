@@ -33,8 +33,8 @@ struct SweepSettings {
 struct SweepRow {
   int32_t block_size = 0;
   RunStats stats;
-  double wall_seconds = 0;          // this size's engine run, records formatted
-  std::vector<std::string> lines;   // the output file, one line per non-blank input line, in input order
+  double wall_seconds = 0;         // this size's engine run, records formatted
+  std::vector<std::string> lines;  // the output file, one line per non-blank input line, in input order
 };
 
 struct SweepResult {
@@ -50,6 +50,7 @@ struct SweepResult {
 // `tokenizer` decodes the text. `on_block_size` (may be empty) hears of each row as it is
 // done, e.g. to write its output file or say how long it took.
 SweepResult sweep_block_sizes(const SweepSettings& settings, const LoadedInput& input, Backend& backend,
-                      const Tokenizer* tokenizer, const std::function<void(const SweepRow&)>& on_block_size = {});
+                              const Tokenizer* tokenizer,
+                              const std::function<void(const SweepRow&)>& on_block_size = {});
 
 }  // namespace pagedgen

@@ -28,10 +28,11 @@ WindowRunner::WindowRunner(std::istream& input, const RunnerOutput& output, cons
               [windows = settings.windows, last = resume.last_written](uint64_t line) {
                 return windows.owns(line) && (!last || line > *last);
               }),
-      writer_(output.stream, [this](const OutputRecord& record, const RecordContext& context) {
-        // Plain until a line says otherwise (the lines before are all errors).
-        return format_output_line(reader_.format().value_or(RequestFormat::kPlain), record, context);
-      }),
+      writer_(output.stream,
+              [this](const OutputRecord& record, const RecordContext& context) {
+                // Plain until a line says otherwise (the lines before are all errors).
+                return format_output_line(reader_.format().value_or(RequestFormat::kPlain), record, context);
+              }),
       num_earlier_(resume.num_earlier_requests()) {}
 
 bool WindowRunner::run(Engine& engine, const PromptBuilder& builder, const BatchJobObserver& observer) {
@@ -122,8 +123,8 @@ void WindowRunner::note_starts(std::span<const RequestStart> started) {
     PG_CHECK(position < batch_lines_.size(), "request {} started, of a batch of {}", position, batch_lines_.size());
     const uint64_t index = batch_lines_[position];
     const auto earlier = resumed_.cached_tokens.find(index);  // its first start was in an earlier run
-    output_.journal->add_admission(index, earlier != resumed_.cached_tokens.end() ? earlier->second
-                                                                                 : start.num_cached_prompt_tokens);
+    output_.journal->add_admission(
+        index, earlier != resumed_.cached_tokens.end() ? earlier->second : start.num_cached_prompt_tokens);
   }
 }
 

@@ -33,9 +33,9 @@ namespace pagedgen {
 
 // Where a runner's lines go.
 struct RunnerOutput {
-  std::ostream& stream;                     // the output, in input order
-  JournalWriter* journal = nullptr;         // a file output's journal
-  std::function<void()> on_all_written;     // after a window whose lines are all in `stream`
+  std::ostream& stream;                  // the output, in input order
+  JournalWriter* journal = nullptr;      // a file output's journal
+  std::function<void()> on_all_written;  // after a window whose lines are all in `stream`
 };
 
 class WindowRunner {
@@ -69,9 +69,9 @@ class WindowRunner {
   JournalContents resumed_;  // the journal of a resumed run: lines to write, cached tokens to report
   std::string model_name_;
   RequestReader reader_;
-  OutputWriter writer_;  // formats with reader_'s format
+  OutputWriter writer_;                 // formats with reader_'s format
   std::optional<RequestItem> pending_;  // the first line of the next window
-  std::vector<uint64_t> batch_lines_;  // the input line of each request of the engine's batch
+  std::vector<uint64_t> batch_lines_;   // the input line of each request of the engine's batch
   uint64_t num_done_ = 0;               // requests this run answered (error lines included)
   uint64_t num_read_ = 0;               // requests read, journal's lines included
   uint64_t num_from_journal_ = 0;       // lines written from a resumed run's journal

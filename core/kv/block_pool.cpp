@@ -41,8 +41,8 @@ void BlockPool::push_tail(BlockId block) {
 }
 
 std::size_t ChildKeyHash::operator()(const ChildKey& k) const {
-  return std::hash<uint64_t>{}(k.parent_key ^ (static_cast<uint64_t>(static_cast<uint32_t>(k.first_token)) *
-                                               0x9E3779B97F4A7C15ULL));
+  return std::hash<uint64_t>{}(k.parent_key ^
+                               (static_cast<uint64_t>(static_cast<uint32_t>(k.first_token)) * 0x9E3779B97F4A7C15ULL));
 }
 
 void BlockPool::evict(BlockId block) {
@@ -106,7 +106,8 @@ CacheLookup BlockPool::lookup(uint64_t key, uint64_t parent_key, std::span<const
   const auto it = cache_.find(key);
   if (it == cache_.end()) return {};
   const Block& b = at(it->second);
-  if (b.parent_key != parent_key || !std::ranges::equal(b.tokens, tokens)) return {.block = std::nullopt, .collision = true};
+  if (b.parent_key != parent_key || !std::ranges::equal(b.tokens, tokens))
+    return {.block = std::nullopt, .collision = true};
   return {.block = it->second, .collision = false};
 }
 

@@ -52,7 +52,7 @@ class BlockPool {
   int32_t num_free_blocks() const { return num_blocks() - num_used_blocks_; }  // count 0, cached or not
   int32_t num_used_blocks() const { return num_used_blocks_; }                 // count > 0
   int32_t peak_used_blocks() const { return peak_used_blocks_; }
-  int32_t num_shared_blocks() const { return num_shared_blocks_; }              // count > 1
+  int32_t num_shared_blocks() const { return num_shared_blocks_; }  // count > 1
   int64_t num_evictions() const { return num_evictions_; }
   int32_t num_cached_blocks() const { return static_cast<int32_t>(cache_.size()); }
   int32_t ref_count(BlockId block) const { return at(block).ref_count; }

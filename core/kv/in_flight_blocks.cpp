@@ -30,7 +30,8 @@ void InFlightBlocks::remove(const BlockKeyChain& chain, std::size_t block_index)
 }
 
 void InFlightBlocks::remove(const BlockKeyChain& chain) {
-  for (std::size_t i = static_cast<std::size_t>(chain.num_committed_blocks); i < chain.keys.size(); ++i) remove(chain, i);
+  for (std::size_t i = static_cast<std::size_t>(chain.num_committed_blocks); i < chain.keys.size(); ++i)
+    remove(chain, i);
 }
 
 }  // namespace pagedgen

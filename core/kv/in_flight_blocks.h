@@ -48,7 +48,7 @@ class InFlightBlocks {
   void remove(const BlockKeyChain& chain);
 
  private:
-  std::unordered_map<uint64_t, int32_t> keys_;  // key -> number of sequences computing it
+  std::unordered_map<uint64_t, int32_t> keys_;                    // key -> number of sequences computing it
   std::unordered_map<ChildKey, int32_t, ChildKeyHash> children_;  // the same blocks by (parent, first token)
 };
 

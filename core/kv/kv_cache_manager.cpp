@@ -127,7 +127,9 @@ void KvCacheManager::match_windows(PrefixMatch& match, std::span<const TokenId> 
 // reaches before the hit point, and the partial match's source; fills match.window_hits.
 bool KvCacheManager::find_window_hits(PrefixMatch& match, std::span<const TokenId> known_tokens) const {
   const auto num_hits = static_cast<int32_t>(match.blocks.size());
-  const auto parent_of = [&](int32_t i) { return i == 0 ? kRootPrefixKey : match.keys[static_cast<std::size_t>(i) - 1]; };
+  const auto parent_of = [&](int32_t i) {
+    return i == 0 ? kRootPrefixKey : match.keys[static_cast<std::size_t>(i) - 1];
+  };
   match.window_hits.assign(kinds_.size() - 1, {});
   for (std::size_t k = 1; k < kinds_.size(); ++k) {
     const BlockPool& pool = kinds_[k].pool();
@@ -161,8 +163,8 @@ HitBlocks KvCacheManager::hits_of(const PrefixMatch& match, std::size_t k) {
 bool KvCacheManager::can_allocate(const PrefixMatch& match, int32_t num_new_tokens) const {
   PG_CHECK(match.window_hits.size() + 1 == kinds_.size(), "a match for {} window kinds, the cache has {}",
            match.window_hits.size(), kinds_.size() - 1);
-  const int64_t num_new_blocks =
-      num_blocks_for_tokens(int64_t{match.num_cached_tokens} + num_new_tokens) - static_cast<int64_t>(match.blocks.size());
+  const int64_t num_new_blocks = num_blocks_for_tokens(int64_t{match.num_cached_tokens} + num_new_tokens) -
+                                 static_cast<int64_t>(match.blocks.size());
   for (std::size_t k = 0; k < kinds_.size(); ++k)
     if (!kinds_[k].can_take(hits_of(match, k), num_new_blocks)) return false;
   return true;
@@ -172,8 +174,8 @@ void KvCacheManager::check_allocation(uint64_t seq_id, std::span<const TokenId> 
                                       int32_t num_new_tokens) const {
   PG_CHECK(!sequences_.contains(seq_id), "sequence {} already has blocks", seq_id);
   PG_CHECK(num_new_tokens >= 0 && match.num_cached_tokens + num_new_tokens <= std::ssize(known_tokens),
-           "sequence {}: {} cached + {} new tokens but only {} known", seq_id, match.num_cached_tokens,
-           num_new_tokens, known_tokens.size());
+           "sequence {}: {} cached + {} new tokens but only {} known", seq_id, match.num_cached_tokens, num_new_tokens,
+           known_tokens.size());
   PG_CHECK(can_allocate(match, num_new_tokens), "allocate without room for sequence {}", seq_id);
   PG_CHECK(match.num_partial_tokens == 0 ||
                (match.num_partial_tokens > 0 && match.num_partial_tokens < block_size_ && match.partial_block),
@@ -238,7 +240,8 @@ bool KvCacheManager::can_append_slots(uint64_t seq_id, int32_t num_new_tokens) c
 }
 
 std::vector<BlockCopy> KvCacheManager::append_slots(uint64_t seq_id, int32_t num_new_tokens) {
-  PG_CHECK(num_new_tokens >= 0 && can_append_slots(seq_id, num_new_tokens), "append_slots without room for sequence {}", seq_id);
+  PG_CHECK(num_new_tokens >= 0 && can_append_slots(seq_id, num_new_tokens), "append_slots without room for sequence {}",
+           seq_id);
   SequenceState& seq = at(seq_id);
   std::vector<BlockCopy> copies;
   for (LayerKindBlocks& kind : kinds_) {
@@ -267,7 +270,8 @@ void KvCacheManager::commit_full_blocks(uint64_t seq_id, std::span<const TokenId
   if (!enable_prefix_caching_) return;
   SequenceState& seq = at(seq_id);
   PG_CHECK(num_computed_tokens <= seq.num_slots && num_computed_tokens <= std::ssize(tokens),
-           "sequence {}: {} computed tokens, {} slots, {} tokens", seq_id, num_computed_tokens, seq.num_slots, tokens.size());
+           "sequence {}: {} computed tokens, {} slots, {} tokens", seq_id, num_computed_tokens, seq.num_slots,
+           tokens.size());
   BlockKeyChain& chain = seq.chain;
   const int32_t num_full_blocks = num_computed_tokens / block_size_;
   for (int32_t i = chain.num_committed_blocks; i < num_full_blocks; ++i) {

@@ -41,16 +41,16 @@ inline constexpr int32_t kMaxBlockSize = 256;
 
 // A sliding-window kind's pool: kinds 1, 2, ... of KvCacheConfig.
 struct KvWindowPool {
-  int32_t window = 0;      // > 0 positions: a query at p reads p - window + 1 .. p
+  int32_t window = 0;  // > 0 positions: a query at p reads p - window + 1 .. p
   int32_t num_blocks = 0;
 };
 
 struct KvCacheConfig {
-  int32_t num_blocks = 0;                // kind 0's pool (the full-attention layers)
-  int32_t block_size = 16;               // 1..kMaxBlockSize token slots per block
-  bool enable_prefix_caching = true;     // false: no sharing between requests (fork still shares)
+  int32_t num_blocks = 0;                              // kind 0's pool (the full-attention layers)
+  int32_t block_size = 16;                             // 1..kMaxBlockSize token slots per block
+  bool enable_prefix_caching = true;                   // false: no sharing between requests (fork still shares)
   PrefixKeyFunction key_function = &prefix_block_key;  // a test seam for forced collisions
-  std::vector<KvWindowPool> window_kinds = {};  // kinds 1, 2, ...; empty for a model without windows
+  std::vector<KvWindowPool> window_kinds = {};         // kinds 1, 2, ...; empty for a model without windows
 };
 
 // What a new sequence can start from: cached full blocks, then possibly the first tokens of
@@ -62,13 +62,13 @@ struct KvCacheConfig {
 //   full:    [1 2 3 4] shared (one more reference)
 //   partial: [5 6 . .] copied from [5 6 7 8] into a new block, then 9 is computed after it
 struct PrefixMatch {
-  std::vector<BlockId> blocks;        // [num hit blocks] physical ids, logical order
-  std::vector<uint64_t> keys;         // [num hit blocks] their chained keys
+  std::vector<BlockId> blocks;           // [num hit blocks] physical ids, logical order
+  std::vector<uint64_t> keys;            // [num hit blocks] their chained keys
   std::optional<BlockId> partial_block;  // cached block whose first num_partial_tokens tokens match next
-  int32_t num_partial_tokens = 0;     // 0 when there is no partial match
-  int32_t num_cached_tokens = 0;      // blocks.size() * block_size + num_partial_tokens
-  int32_t num_lookup_blocks = 0;      // full blocks eligible for a hit: (num_tokens - 1) / block_size
-  int32_t num_collisions = 0;         // 1 when the probe that ended the match found the key with other tokens
+  int32_t num_partial_tokens = 0;        // 0 when there is no partial match
+  int32_t num_cached_tokens = 0;         // blocks.size() * block_size + num_partial_tokens
+  int32_t num_lookup_blocks = 0;         // full blocks eligible for a hit: (num_tokens - 1) / block_size
+  int32_t num_collisions = 0;            // 1 when the probe that ended the match found the key with other tokens
   // The first missing full block is being computed by a running sequence, or, when the
   // cache offers no partial match, a block with the same parent key and first token is:
   // admitting now would compute those tokens twice; waiting lets this sequence share or
@@ -78,10 +78,10 @@ struct PrefixMatch {
   // block first_block to the hit point, and its own cached copy of the partial match's source.
   struct WindowHit {
     int32_t first_block = 0;
-    std::vector<BlockId> blocks = {};     // [match blocks - first_block] of that kind's pool
+    std::vector<BlockId> blocks = {};  // [match blocks - first_block] of that kind's pool
     std::optional<BlockId> partial_block;
   };
-  std::vector<WindowHit> window_hits;     // [num_kinds - 1]
+  std::vector<WindowHit> window_hits;  // [num_kinds - 1]
 };
 
 // Every figure is counted as it happens, never estimated.
@@ -96,9 +96,9 @@ struct KvCacheStats {
   int64_t num_evictions = 0;       // cached blocks at count 0 reused for other content
   int32_t num_used_blocks = 0;     // blocks with count > 0 now
   int32_t peak_used_blocks = 0;
-  int64_t num_allocated_slots = 0; // num_used_blocks * block_size
-  int64_t num_filled_slots = 0;    // slots holding a token, each physical block once
-  int64_t num_logical_slots = 0;   // sum over sequences of their slots (shared blocks counted per sharer)
+  int64_t num_allocated_slots = 0;  // num_used_blocks * block_size
+  int64_t num_filled_slots = 0;     // slots holding a token, each physical block once
+  int64_t num_logical_slots = 0;    // sum over sequences of their slots (shared blocks counted per sharer)
   // The figures above (blocks, slots) are kind 0's; these are every kind's, kind 0 first.
   std::vector<KvKindStats> kinds;  // [num_kinds]
 };
@@ -165,9 +165,9 @@ class KvCacheManager {
   // 0 in the table, never read: below every window the sequence's queries reach).
   std::span<const BlockId> block_table(uint64_t seq_id, KvKindId kind = 0) const;
   int32_t num_released_blocks(uint64_t seq_id, KvKindId kind) const;
-  int32_t num_slots(uint64_t seq_id) const;  // tokens of the sequence that have a slot
+  int32_t num_slots(uint64_t seq_id) const;                      // tokens of the sequence that have a slot
   int32_t filled_slots(BlockId block, KvKindId kind = 0) const;  // slots of the block holding a token
-  std::vector<uint64_t> sequence_ids() const;  // ascending
+  std::vector<uint64_t> sequence_ids() const;                    // ascending
 
  private:
   // What the manager keeps of a sequence besides its tables (which each kind keeps).

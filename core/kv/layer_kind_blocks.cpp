@@ -16,8 +16,11 @@ LayerKindBlocks::LayerKindBlocks(KvKindId kind, int32_t window, int32_t num_bloc
       fill_(static_cast<std::size_t>(num_blocks), 0) {}
 
 KvKindStats LayerKindBlocks::stats() const {
-  return KvKindStats{.window = window_, .num_blocks = pool_.num_blocks(), .num_used_blocks = pool_.num_used_blocks(),
-                     .peak_used_blocks = pool_.peak_used_blocks(), .num_filled_slots = num_filled_slots_,
+  return KvKindStats{.window = window_,
+                     .num_blocks = pool_.num_blocks(),
+                     .num_used_blocks = pool_.num_used_blocks(),
+                     .peak_used_blocks = pool_.peak_used_blocks(),
+                     .num_filled_slots = num_filled_slots_,
                      .num_released_blocks = num_released_blocks_};
 }
 
@@ -76,7 +79,8 @@ bool LayerKindBlocks::can_take(const HitBlocks& hits, int64_t num_new_blocks) co
   return num_new_blocks + num_hits_at_zero + (source_at_zero ? 1 : 0) <= pool_.num_free_blocks();
 }
 
-std::optional<BlockCopy> LayerKindBlocks::take_hits(uint64_t seq_id, const HitBlocks& hits, int32_t num_partial_tokens) {
+std::optional<BlockCopy> LayerKindBlocks::take_hits(uint64_t seq_id, const HitBlocks& hits,
+                                                    int32_t num_partial_tokens) {
   PG_CHECK(!tables_.contains(seq_id), "sequence {} already has blocks in kind {}", seq_id, kind_);
   SequenceTable& t = tables_[seq_id];
   t.blocks.assign(static_cast<std::size_t>(hits.first_block), 0);
@@ -153,7 +157,8 @@ void LayerKindBlocks::release_unreachable(uint64_t seq_id, int32_t num_computed_
 void LayerKindBlocks::cache_block(uint64_t seq_id, int32_t block_index, uint64_t key, uint64_t parent_key,
                                   std::span<const TokenId> tokens) {
   const SequenceTable& t = at(seq_id);
-  if (block_index >= t.num_released) pool_.cache_block(t.blocks[static_cast<std::size_t>(block_index)], key, parent_key, tokens);
+  if (block_index >= t.num_released)
+    pool_.cache_block(t.blocks[static_cast<std::size_t>(block_index)], key, parent_key, tokens);
 }
 
 void LayerKindBlocks::fork(uint64_t parent_id, uint64_t child_id) {

@@ -25,11 +25,11 @@ namespace pagedgen {
 // One kind's memory, counted as it happens.
 struct KvKindStats {
   int32_t window = 0;
-  int32_t num_blocks = 0;          // the kind's pool
-  int32_t num_used_blocks = 0;     // count > 0 now
-  int32_t peak_used_blocks = 0;    // at any moment (the pool's count)
-  int64_t num_filled_slots = 0;    // slots of used blocks holding a token
-  int64_t num_released_blocks = 0; // window kinds: table entries given back once no query reached them
+  int32_t num_blocks = 0;           // the kind's pool
+  int32_t num_used_blocks = 0;      // count > 0 now
+  int32_t peak_used_blocks = 0;     // at any moment (the pool's count)
+  int64_t num_filled_slots = 0;     // slots of used blocks holding a token
+  int64_t num_released_blocks = 0;  // window kinds: table entries given back once no query reached them
 };
 
 // The blocks a new sequence starts from in one kind: cached hits from logical block
@@ -100,9 +100,9 @@ class LayerKindBlocks {
   int32_t window_;
   int32_t block_size_;
   BlockPool pool_;
-  std::vector<int32_t> fill_;        // [num_blocks] slots holding a token, meaningful while in use
-  int64_t num_filled_slots_ = 0;     // over used blocks
-  int64_t num_released_blocks_ = 0;  // table entries given back once no query reached them
+  std::vector<int32_t> fill_;          // [num_blocks] slots holding a token, meaningful while in use
+  int64_t num_filled_slots_ = 0;       // over used blocks
+  int64_t num_released_blocks_ = 0;    // table entries given back once no query reached them
   std::vector<BlockId> copy_sources_;  // partial-match sources held until their copy ran
   std::unordered_map<uint64_t, SequenceTable> tables_;
 };

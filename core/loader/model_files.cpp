@@ -29,11 +29,9 @@ std::optional<std::string> canonical_hf_name(const std::string& name) {
   std::smatch m;
   if (!std::regex_match(name, m, layer_re)) return std::nullopt;
   static const std::pair<const char*, const char*> parts[] = {
-      {"input_layernorm", "attn_norm"},      {"self_attn.q_proj", "attn_q"},
-      {"self_attn.k_proj", "attn_k"},        {"self_attn.v_proj", "attn_v"},
-      {"self_attn.o_proj", "attn_output"},   {"post_attention_layernorm", "ffn_norm"},
-      {"mlp.gate_proj", "ffn_gate"},         {"mlp.up_proj", "ffn_up"},
-      {"mlp.down_proj", "ffn_down"},
+      {"input_layernorm", "attn_norm"}, {"self_attn.q_proj", "attn_q"},      {"self_attn.k_proj", "attn_k"},
+      {"self_attn.v_proj", "attn_v"},   {"self_attn.o_proj", "attn_output"}, {"post_attention_layernorm", "ffn_norm"},
+      {"mlp.gate_proj", "ffn_gate"},    {"mlp.up_proj", "ffn_up"},           {"mlp.down_proj", "ffn_down"},
   };
   for (const auto& [hf, gguf] : parts)
     if (m[2] == hf) return fmt::format("blk.{}.{}.{}", m[1].str(), gguf, m[3].str());
@@ -63,8 +61,8 @@ ModelFiles::ModelFiles(const std::filesystem::path& path) : path_(path) {
       if (!canonical) continue;
       const std::optional<GgmlType> type = ggml_type_of_dtype(t.dtype);
       if (!type)
-        fail("{}: tensor '{}' has dtype {}, which pagedgen cannot load (supported: F32, F16, BF16)",
-             path.string(), t.name, t.dtype);
+        fail("{}: tensor '{}' has dtype {}, which pagedgen cannot load (supported: F32, F16, BF16)", path.string(),
+             t.name, t.dtype);
       tensors_.push_back({*canonical, t.name, t.shape, static_cast<uint32_t>(*type), t.data});
     }
     if (find_tensor("output.weight") == nullptr) config_.tied_embeddings = true;

@@ -17,7 +17,9 @@ ModelVocabulary::ModelVocabulary(const std::filesystem::path& path) : path_(path
 }
 
 ModelVocabulary::ModelVocabulary(const GgufFile& gguf)
-    : path_(gguf.path()), tokenizer_(load_tokenizer(gguf)), chat_template_text_(gguf.get_string("tokenizer.chat_template")) {}
+    : path_(gguf.path()),
+      tokenizer_(load_tokenizer(gguf)),
+      chat_template_text_(gguf.get_string("tokenizer.chat_template")) {}
 
 ModelVocabulary::~ModelVocabulary() = default;
 ModelVocabulary::ModelVocabulary(ModelVocabulary&&) noexcept = default;

@@ -20,8 +20,8 @@ using Bytes = const uint8_t*;
 
 uint16_t load_u16(Bytes p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
 uint32_t load_u32(Bytes p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
+         (static_cast<uint32_t>(p[3]) << 24);
 }
 
 float load_half(Bytes p) { return half_to_float(load_u16(p)); }
@@ -55,9 +55,17 @@ void dequant_quant(GgmlType type, const QuantFormat& format, Bytes src, float* d
 
 bool can_dequantize(GgmlType type) {
   switch (type) {
-    case GgmlType::F32: case GgmlType::F16: case GgmlType::BF16: case GgmlType::Q8_0:
-    case GgmlType::Q4_0: case GgmlType::Q4_1: case GgmlType::Q5_0: case GgmlType::Q5_1:
-    case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
+    case GgmlType::F32:
+    case GgmlType::F16:
+    case GgmlType::BF16:
+    case GgmlType::Q8_0:
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1:
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K:
+    case GgmlType::Q6_K:
       return true;
     default:
       return false;
@@ -66,29 +74,42 @@ bool can_dequantize(GgmlType type) {
 
 void dequantize(GgmlType type, std::span<const std::byte> src, std::span<float> dst) {
   if (!can_dequantize(type)) {
-    fail("cannot dequantize tensor type {}: pagedgen supports F32, F16, BF16, Q8_0, Q4_0, Q4_1, "
-         "Q5_0, Q5_1, Q4_K, Q5_K and Q6_K; use a model quantized to one of those",
-         ggml_type_name(type));
+    fail(
+        "cannot dequantize tensor type {}: pagedgen supports F32, F16, BF16, Q8_0, Q4_0, Q4_1, "
+        "Q5_0, Q5_1, Q4_K, Q5_K and Q6_K; use a model quantized to one of those",
+        ggml_type_name(type));
   }
   const std::optional<GgmlTypeLayout> layout = ggml_type_layout(static_cast<uint32_t>(type));
   PG_CHECK(layout.has_value(), "type {} has no layout", ggml_type_name(type));
-  PG_CHECK(dst.size() % layout->block_elements == 0, "{} elements of {} are not whole blocks",
-           dst.size(), ggml_type_name(type));
+  PG_CHECK(dst.size() % layout->block_elements == 0, "{} elements of {} are not whole blocks", dst.size(),
+           ggml_type_name(type));
   const std::size_t num_blocks = dst.size() / layout->block_elements;
-  PG_CHECK(src.size() == num_blocks * layout->block_bytes,
-           "{} bytes given for {} blocks of {} ({} bytes each)", src.size(), num_blocks,
-           ggml_type_name(type), layout->block_bytes);
+  PG_CHECK(src.size() == num_blocks * layout->block_bytes, "{} bytes given for {} blocks of {} ({} bytes each)",
+           src.size(), num_blocks, ggml_type_name(type), layout->block_bytes);
   const auto* in = reinterpret_cast<Bytes>(src.data());
   float* out = dst.data();
   switch (type) {
-    case GgmlType::F32: dequant_f32(in, out, num_blocks); break;
-    case GgmlType::F16: dequant_f16(in, out, num_blocks); break;
-    case GgmlType::BF16: dequant_bf16(in, out, num_blocks); break;
-    case GgmlType::Q8_0: case GgmlType::Q4_0: case GgmlType::Q4_1: case GgmlType::Q5_0: case GgmlType::Q5_1:
-    case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
+    case GgmlType::F32:
+      dequant_f32(in, out, num_blocks);
+      break;
+    case GgmlType::F16:
+      dequant_f16(in, out, num_blocks);
+      break;
+    case GgmlType::BF16:
+      dequant_bf16(in, out, num_blocks);
+      break;
+    case GgmlType::Q8_0:
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1:
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K:
+    case GgmlType::Q6_K:
       dequant_quant(type, *quant_format(type), in, out, num_blocks);
       break;
-    default: PG_CHECK(false, "can_dequantize and dequantize disagree on {}", ggml_type_name(type));
+    default:
+      PG_CHECK(false, "can_dequantize and dequantize disagree on {}", ggml_type_name(type));
   }
 }
 

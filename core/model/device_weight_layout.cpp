@@ -34,7 +34,8 @@ DeviceWeightLayout::DeviceWeightLayout(const ModelConfig& c, WeightDtype dtype) 
   place(globals, false);
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = fmt::format("blk.{}.", i);
-    place({{p + "attn_q.weight", {q_dim, hidden}}, {p + "attn_k.weight", {kv_dim, hidden}},
+    place({{p + "attn_q.weight", {q_dim, hidden}},
+           {p + "attn_k.weight", {kv_dim, hidden}},
            {p + "attn_v.weight", {kv_dim, hidden}}},
           true);
     place({{p + "attn_output.weight", {hidden, q_dim}}}, true);

@@ -69,9 +69,7 @@ ModelConfig dummy_model_config(const std::filesystem::path& path) {
   std::error_code ec;
   const std::filesystem::path file = std::filesystem::is_directory(path, ec) ? path / "config.json" : path;
   std::ifstream in(file, std::ios::binary);
-  if (!in)
-    fail("a dummy model needs an HF config.json (or a directory holding one); cannot read '{}'",
-         file.string());
+  if (!in) fail("a dummy model needs an HF config.json (or a directory holding one); cannot read '{}'", file.string());
   std::ostringstream text;
   text << in.rdbuf();
   ModelConfig config = model_config_from_hf_json(text.str(), file);
@@ -87,8 +85,7 @@ ModelWeights make_dummy_weights(const ModelConfig& config, uint64_t seed) {
     const DummyTensor& t = tensors[id];
     const uint64_t n = t.num_elements();
     auto data = std::make_unique<float[]>(n);
-    for (uint64_t i = 0; i < n; ++i)
-      data[i] = t.ones ? 1.0f : dummy_value(seed, static_cast<uint32_t>(id), i, t.scale);
+    for (uint64_t i = 0; i < n; ++i) data[i] = t.ones ? 1.0f : dummy_value(seed, static_cast<uint32_t>(id), i, t.scale);
     by_name[t.name] = data.get();
     w.storage.push_back(std::move(data));
     w.num_parameters += n;

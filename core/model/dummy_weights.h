@@ -16,10 +16,10 @@ namespace pagedgen {
 // How one dummy tensor is filled: all ones (the Llama block's norm weights) or uniform in
 // [-scale, scale) (matrices, biases, and the q/k and post norms of other architectures).
 struct DummyTensor {
-  std::string name;              // canonical GGUF-style name, e.g. "blk.3.attn_q.weight"
-  std::vector<uint64_t> shape;   // row-major, as load_model_weights expects it
+  std::string name;             // canonical GGUF-style name, e.g. "blk.3.attn_q.weight"
+  std::vector<uint64_t> shape;  // row-major, as load_model_weights expects it
   bool ones = false;
-  float scale = 0.0f;            // 1 / sqrt(in_features) for matrices
+  float scale = 0.0f;  // 1 / sqrt(in_features) for matrices
   uint64_t num_elements() const;
 };
 

@@ -46,7 +46,9 @@ void split(const RawTensor& fused, const std::string& layer_prefix, std::span<co
   for (const Part& part : parts) {
     out.push_back({layer_prefix + part.name + ".weight",
                    fmt::format("{} (rows {} to {})", fused.stored_name, first_row, first_row + part.rows - 1),
-                   {part.rows, cols}, fused.raw_type, fused.data.subspan(first_row * row_bytes, part.rows * row_bytes)});
+                   {part.rows, cols},
+                   fused.raw_type,
+                   fused.data.subspan(first_row * row_bytes, part.rows * row_bytes)});
     first_row += part.rows;
   }
 }

@@ -17,20 +17,20 @@ struct TypeEntry {
 constexpr TypeEntry kTypes[] = {
     /*  0 */ {"F32", {1, 4}},
     /*  1 */ {"F16", {1, 2}},
-    /*  2 */ {"Q4_0", {32, 18}},     // f16 d, 16 bytes of nibbles
-    /*  3 */ {"Q4_1", {32, 20}},     // f16 d, f16 m, 16 bytes of nibbles
+    /*  2 */ {"Q4_0", {32, 18}},  // f16 d, 16 bytes of nibbles
+    /*  3 */ {"Q4_1", {32, 20}},  // f16 d, f16 m, 16 bytes of nibbles
     /*  4 */ {"", {0, 0}},
     /*  5 */ {"", {0, 0}},
-    /*  6 */ {"Q5_0", {32, 22}},     // f16 d, 4 bytes of high bits, 16 bytes of nibbles
-    /*  7 */ {"Q5_1", {32, 24}},     // f16 d, f16 m, 4 bytes of high bits, 16 bytes of nibbles
-    /*  8 */ {"Q8_0", {32, 34}},     // f16 d, 32 int8
-    /*  9 */ {"Q8_1", {32, 36}},     // f16 d, f16 s, 32 int8 (the gguf Python table's 40 is stale)
+    /*  6 */ {"Q5_0", {32, 22}},  // f16 d, 4 bytes of high bits, 16 bytes of nibbles
+    /*  7 */ {"Q5_1", {32, 24}},  // f16 d, f16 m, 4 bytes of high bits, 16 bytes of nibbles
+    /*  8 */ {"Q8_0", {32, 34}},  // f16 d, 32 int8
+    /*  9 */ {"Q8_1", {32, 36}},  // f16 d, f16 s, 32 int8 (the gguf Python table's 40 is stale)
     /* 10 */ {"Q2_K", {256, 84}},
     /* 11 */ {"Q3_K", {256, 110}},
     /* 12 */ {"Q4_K", {256, 144}},
     /* 13 */ {"Q5_K", {256, 176}},
     /* 14 */ {"Q6_K", {256, 210}},
-    /* 15 */ {"Q8_K", {256, 292}},   // f32 d, 256 int8, 16 int16 sums
+    /* 15 */ {"Q8_K", {256, 292}},  // f32 d, 256 int8, 16 int16 sums
     /* 16 */ {"IQ2_XXS", {256, 66}},
     /* 17 */ {"IQ2_XS", {256, 74}},
     /* 18 */ {"IQ3_XXS", {256, 98}},
@@ -54,7 +54,7 @@ constexpr TypeEntry kTypes[] = {
     /* 36 */ {"", {0, 0}},
     /* 37 */ {"", {0, 0}},
     /* 38 */ {"", {0, 0}},
-    /* 39 */ {"MXFP4", {32, 17}},    // e8m0 shared exponent, 16 bytes of fp4 nibbles
+    /* 39 */ {"MXFP4", {32, 17}},  // e8m0 shared exponent, 16 bytes of fp4 nibbles
 };
 
 const TypeEntry* find_entry(uint32_t raw_type) {

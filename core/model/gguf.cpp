@@ -46,47 +46,71 @@ std::string printable(std::string_view text) {
 // Bytes one element of `type` takes at least: what an array length is checked against.
 uint64_t min_encoded_size(GgufValueType type) {
   switch (type) {
-    case GgufValueType::UINT8: case GgufValueType::INT8: case GgufValueType::BOOL: return 1;
-    case GgufValueType::UINT16: case GgufValueType::INT16: return 2;
-    case GgufValueType::UINT32: case GgufValueType::INT32: case GgufValueType::FLOAT32: return 4;
-    case GgufValueType::UINT64: case GgufValueType::INT64: case GgufValueType::FLOAT64: return 8;
-    case GgufValueType::STRING: return 8;   // the length
-    case GgufValueType::ARRAY: return 12;   // element type + length
+    case GgufValueType::UINT8:
+    case GgufValueType::INT8:
+    case GgufValueType::BOOL:
+      return 1;
+    case GgufValueType::UINT16:
+    case GgufValueType::INT16:
+      return 2;
+    case GgufValueType::UINT32:
+    case GgufValueType::INT32:
+    case GgufValueType::FLOAT32:
+      return 4;
+    case GgufValueType::UINT64:
+    case GgufValueType::INT64:
+    case GgufValueType::FLOAT64:
+      return 8;
+    case GgufValueType::STRING:
+      return 8;  // the length
+    case GgufValueType::ARRAY:
+      return 12;  // element type + length
   }
   return 1;
 }
 
-GgufValueType read_value_type(Cursor& cursor, const std::filesystem::path& path,
-                              const Field& field) {
+GgufValueType read_value_type(Cursor& cursor, const std::filesystem::path& path, const Field& field) {
   const uint64_t at = cursor.offset();
   const auto raw = cursor.read<uint32_t>(field);
   if (raw > kMaxValueType) {
-    fail("{}: unknown metadata value type {} for {} at byte {}; the file is corrupt or "
-         "from a newer GGUF revision", path.string(), raw, describe(field), at);
+    fail(
+        "{}: unknown metadata value type {} for {} at byte {}; the file is corrupt or "
+        "from a newer GGUF revision",
+        path.string(), raw, describe(field), at);
   }
   return static_cast<GgufValueType>(raw);
 }
 
-GgufValue read_value(Cursor& cursor, const std::filesystem::path& path, GgufValueType type,
-                     std::string_view key, uint32_t depth, MemoryBudget& budget) {
+GgufValue read_value(Cursor& cursor, const std::filesystem::path& path, GgufValueType type, std::string_view key,
+                     uint32_t depth, MemoryBudget& budget) {
   const Field what{"the value of key", key};
   switch (type) {
-    case GgufValueType::UINT8: return {type, uint64_t{cursor.read<uint8_t>(what)}};
-    case GgufValueType::UINT16: return {type, uint64_t{cursor.read<uint16_t>(what)}};
-    case GgufValueType::UINT32: return {type, uint64_t{cursor.read<uint32_t>(what)}};
-    case GgufValueType::UINT64: return {type, cursor.read<uint64_t>(what)};
-    case GgufValueType::INT8: return {type, int64_t{cursor.read<int8_t>(what)}};
-    case GgufValueType::INT16: return {type, int64_t{cursor.read<int16_t>(what)}};
-    case GgufValueType::INT32: return {type, int64_t{cursor.read<int32_t>(what)}};
-    case GgufValueType::INT64: return {type, cursor.read<int64_t>(what)};
-    case GgufValueType::FLOAT32: return {type, double{cursor.read<float>(what)}};
-    case GgufValueType::FLOAT64: return {type, cursor.read<double>(what)};
+    case GgufValueType::UINT8:
+      return {type, uint64_t{cursor.read<uint8_t>(what)}};
+    case GgufValueType::UINT16:
+      return {type, uint64_t{cursor.read<uint16_t>(what)}};
+    case GgufValueType::UINT32:
+      return {type, uint64_t{cursor.read<uint32_t>(what)}};
+    case GgufValueType::UINT64:
+      return {type, cursor.read<uint64_t>(what)};
+    case GgufValueType::INT8:
+      return {type, int64_t{cursor.read<int8_t>(what)}};
+    case GgufValueType::INT16:
+      return {type, int64_t{cursor.read<int16_t>(what)}};
+    case GgufValueType::INT32:
+      return {type, int64_t{cursor.read<int32_t>(what)}};
+    case GgufValueType::INT64:
+      return {type, cursor.read<int64_t>(what)};
+    case GgufValueType::FLOAT32:
+      return {type, double{cursor.read<float>(what)}};
+    case GgufValueType::FLOAT64:
+      return {type, cursor.read<double>(what)};
     case GgufValueType::BOOL: {
       const uint64_t at = cursor.offset();
       const auto raw = cursor.read<uint8_t>(what);
       if (raw > 1) {
-        fail("{}: bool value of key '{}' at byte {} is {}, not 0 or 1; the file is corrupt",
-             path.string(), key, at, raw);
+        fail("{}: bool value of key '{}' at byte {} is {}, not 0 or 1; the file is corrupt", path.string(), key, at,
+             raw);
       }
       return {type, raw == 1};
     }
@@ -97,8 +121,10 @@ GgufValue read_value(Cursor& cursor, const std::filesystem::path& path, GgufValu
     }
     case GgufValueType::ARRAY: {
       if (depth >= kMaxArrayDepth) {
-        fail("{}: key '{}' nests arrays deeper than {} levels at byte {}; pagedgen refuses "
-             "such files", path.string(), key, kMaxArrayDepth, cursor.offset());
+        fail(
+            "{}: key '{}' nests arrays deeper than {} levels at byte {}; pagedgen refuses "
+            "such files",
+            path.string(), key, kMaxArrayDepth, cursor.offset());
       }
       GgufArray array;
       array.element_type = read_value_type(cursor, path, {"the element type of array key", key});
@@ -106,9 +132,10 @@ GgufValue read_value(Cursor& cursor, const std::filesystem::path& path, GgufValu
       const auto count = cursor.read<uint64_t>({"the length of array key", key});
       // Checked against the bytes left before anything is allocated.
       if (count > cursor.remaining() / min_encoded_size(array.element_type)) {
-        fail("{}: array key '{}' claims {} elements of type {} at byte {}, more than the {} "
-             "bytes left in the file can hold; the file is truncated or corrupt", path.string(), key, count,
-             gguf_value_type_name(array.element_type), at, cursor.remaining());
+        fail(
+            "{}: array key '{}' claims {} elements of type {} at byte {}, more than the {} "
+            "bytes left in the file can hold; the file is truncated or corrupt",
+            path.string(), key, count, gguf_value_type_name(array.element_type), at, cursor.remaining());
       }
       budget.charge(count, sizeof(GgufValue), {"the elements of array key", key}, at);
       array.items.reserve(count);
@@ -138,18 +165,19 @@ void check_magic(std::span<const std::byte> bytes, const std::filesystem::path& 
   for (std::size_t i = 0; i < std::min<std::size_t>(4, bytes.size()); ++i) {
     magic += fmt::format("{}{:02x}", i == 0 ? "" : " ", static_cast<unsigned>(bytes[i]));
   }
-  fail("{}: not a GGUF file (magic {}, expected 47 47 55 46 \"GGUF\"); pass a .gguf model "
-       "file", path.string(), bytes.empty() ? "missing: the file is empty" : magic);
+  fail(
+      "{}: not a GGUF file (magic {}, expected 47 47 55 46 \"GGUF\"); pass a .gguf model "
+      "file",
+      path.string(), bytes.empty() ? "missing: the file is empty" : magic);
 }
 
 // Versions 2 and 3 are read; a 2 or 3 with its bytes swapped is a big-endian file.
 void check_version(uint32_t version, const std::filesystem::path& path) {
   if (version == 2 || version == 3) return;
-  const uint32_t swapped = (version >> 24) | ((version >> 8) & 0xff00u) | ((version << 8) & 0xff0000u) |
-                           (version << 24);
+  const uint32_t swapped =
+      (version >> 24) | ((version >> 8) & 0xff00u) | ((version << 8) & 0xff0000u) | (version << 24);
   if (swapped == 2 || swapped == 3) {
-    fail("{}: big-endian GGUF (version {}) is not supported; use a little-endian file",
-         path.string(), swapped);
+    fail("{}: big-endian GGUF (version {}) is not supported; use a little-endian file", path.string(), swapped);
   }
   fail("{}: unsupported GGUF version {} (pagedgen reads versions 2 and 3){}", path.string(), version,
        version == 1 ? "; convert the file with a current llama.cpp" : "");
@@ -160,12 +188,16 @@ void check_version(uint32_t version, const std::filesystem::path& path) {
 void check_counts(uint64_t kv_count, uint64_t tensor_count, uint64_t bytes_left, uint64_t file_bytes,
                   const std::filesystem::path& path) {
   if (kv_count > bytes_left / 13) {
-    fail("{}: header claims {} metadata keys, more than the {}-byte file can hold; the file "
-         "is truncated or corrupt", path.string(), kv_count, file_bytes);
+    fail(
+        "{}: header claims {} metadata keys, more than the {}-byte file can hold; the file "
+        "is truncated or corrupt",
+        path.string(), kv_count, file_bytes);
   }
   if (tensor_count > bytes_left / 24) {
-    fail("{}: header claims {} tensors, more than the {}-byte file can hold; the file is "
-         "truncated or corrupt", path.string(), tensor_count, file_bytes);
+    fail(
+        "{}: header claims {} tensors, more than the {}-byte file can hold; the file is "
+        "truncated or corrupt",
+        path.string(), tensor_count, file_bytes);
   }
 }
 
@@ -183,12 +215,12 @@ std::pair<std::string, GgufValue> read_metadata_pair(Cursor& cursor, const std::
 
 // The dimensions of tensor `shown` (its info at byte `info_at`) into `info`, with their
 // product, refused when there are too many or they multiply past 2^63 elements.
-void read_tensor_dims(Cursor& cursor, const std::filesystem::path& path, const std::string& shown,
-                      uint64_t info_at, MemoryBudget& budget, GgufTensorInfo& info) {
+void read_tensor_dims(Cursor& cursor, const std::filesystem::path& path, const std::string& shown, uint64_t info_at,
+                      MemoryBudget& budget, GgufTensorInfo& info) {
   const auto n_dims = cursor.read<uint32_t>({"the n_dims of tensor", shown});
   if (n_dims > kMaxDims) {
-    fail("{}: tensor '{}' has {} dimensions (at most {} allowed); the file is corrupt",
-         path.string(), shown, n_dims, kMaxDims);
+    fail("{}: tensor '{}' has {} dimensions (at most {} allowed); the file is corrupt", path.string(), shown, n_dims,
+         kMaxDims);
   }
   budget.charge(n_dims, sizeof(uint64_t), {"the dimensions of tensor", shown}, info_at);
   info.dims.resize(n_dims);
@@ -196,15 +228,14 @@ void read_tensor_dims(Cursor& cursor, const std::filesystem::path& path, const s
   bool overflow = false;
   for (uint32_t d = 0; d < n_dims; ++d) {
     info.dims[d] = cursor.read<uint64_t>({"a dimension of tensor", shown});
-    if (info.dims[d] != 0 &&
-        num_elements > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / info.dims[d]) {
+    if (info.dims[d] != 0 && num_elements > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / info.dims[d]) {
       overflow = true;
     }
     num_elements *= info.dims[d];
   }
   if (overflow) {
-    fail("{}: tensor '{}' dimensions {} multiply past 2^63 elements; the file is corrupt",
-         path.string(), shown, fmt::join(info.dims, " x "));
+    fail("{}: tensor '{}' dimensions {} multiply past 2^63 elements; the file is corrupt", path.string(), shown,
+         fmt::join(info.dims, " x "));
   }
   info.num_elements = num_elements;
 }
@@ -216,19 +247,22 @@ void read_tensor_type(Cursor& cursor, const std::filesystem::path& path, const s
   info.raw_type = cursor.read<uint32_t>({"the type of tensor", shown});
   const std::optional<GgmlTypeLayout> layout = ggml_type_layout(info.raw_type);
   if (!layout) {
-    fail("{}: tensor '{}' has unknown ggml type number {}; the file is corrupt or needs a "
-         "newer pagedgen", path.string(), shown, info.raw_type);
+    fail(
+        "{}: tensor '{}' has unknown ggml type number {}; the file is corrupt or needs a "
+        "newer pagedgen",
+        path.string(), shown, info.raw_type);
   }
   const uint64_t row_elements = info.dims.empty() ? 1 : info.dims[0];
   if (row_elements % layout->block_elements != 0) {
-    fail("{}: tensor '{}' rows of {} elements are not a multiple of the {} block size {}; "
-         "the file is corrupt", path.string(), shown, row_elements, ggml_type_name(info.raw_type),
-         layout->block_elements);
+    fail(
+        "{}: tensor '{}' rows of {} elements are not a multiple of the {} block size {}; "
+        "the file is corrupt",
+        path.string(), shown, row_elements, ggml_type_name(info.raw_type), layout->block_elements);
   }
   const uint64_t num_blocks = info.num_elements / layout->block_elements;
   if (num_blocks > std::numeric_limits<uint64_t>::max() / layout->block_bytes) {
-    fail("{}: tensor '{}' has {} elements of {}, more bytes than 2^64; the file is corrupt",
-         path.string(), shown, info.num_elements, ggml_type_name(info.raw_type));
+    fail("{}: tensor '{}' has {} elements of {}, more bytes than 2^64; the file is corrupt", path.string(), shown,
+         info.num_elements, ggml_type_name(info.raw_type));
   }
   info.num_bytes = num_blocks * layout->block_bytes;
 }
@@ -246,8 +280,10 @@ GgufTensorInfo read_tensor_info(Cursor& cursor, const std::filesystem::path& pat
   const uint64_t offset_at = cursor.offset();
   info.offset = cursor.read<uint64_t>({"the data offset of tensor", shown});
   if (info.offset % alignment != 0) {
-    fail("{}: tensor '{}' data offset {} (field at byte {}) is not a multiple of the "
-         "alignment {}; the file is corrupt", path.string(), shown, info.offset, offset_at, alignment);
+    fail(
+        "{}: tensor '{}' data offset {} (field at byte {}) is not a multiple of the "
+        "alignment {}; the file is corrupt",
+        path.string(), shown, info.offset, offset_at, alignment);
   }
   return info;
 }
@@ -268,9 +304,10 @@ void check_tensor_ranges(const std::vector<GgufTensorInfo>& tensors, uint64_t da
     const uint64_t begin = checked_add(data_offset, info.offset, overflow);
     const uint64_t end = checked_add(begin, info.num_bytes, overflow);
     if (overflow || end > file_bytes) {
-      fail("{}: tensor '{}' data (offset {} + {} bytes from the data section at byte {}) runs "
-           "past the end of the {}-byte file; the file is truncated or corrupt", path.string(),
-           printable(info.name), info.offset, info.num_bytes, data_offset, file_bytes);
+      fail(
+          "{}: tensor '{}' data (offset {} + {} bytes from the data section at byte {}) runs "
+          "past the end of the {}-byte file; the file is truncated or corrupt",
+          path.string(), printable(info.name), info.offset, info.num_bytes, data_offset, file_bytes);
     }
   }
 }
@@ -306,8 +343,7 @@ void GgufFile::read_metadata(gguf::Cursor& cursor, gguf::MemoryBudget& budget, u
     const uint64_t key_at = cursor.offset();
     auto [key, value] = read_metadata_pair(cursor, path(), budget);
     if (!metadata_index_.emplace(key, metadata_.size()).second) {
-      fail("{}: duplicate metadata key '{}' at byte {}; the file is corrupt", path().string(), printable(key),
-           key_at);
+      fail("{}: duplicate metadata key '{}' at byte {}; the file is corrupt", path().string(), printable(key), key_at);
     }
     metadata_.emplace_back(std::move(key), std::move(value));
   }

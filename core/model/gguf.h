@@ -26,8 +26,19 @@ class MemoryBudget;
 }  // namespace gguf
 
 enum class GgufValueType : uint32_t {
-  UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6,
-  BOOL = 7, STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
+  UINT8 = 0,
+  INT8 = 1,
+  UINT16 = 2,
+  INT16 = 3,
+  UINT32 = 4,
+  INT32 = 5,
+  FLOAT32 = 6,
+  BOOL = 7,
+  STRING = 8,
+  ARRAY = 9,
+  UINT64 = 10,
+  INT64 = 11,
+  FLOAT64 = 12,
 };
 
 std::string_view gguf_value_type_name(GgufValueType type);
@@ -47,9 +58,9 @@ struct GgufValue {
 
 struct GgufTensorInfo {
   std::string name;
-  std::vector<uint64_t> dims;   // ggml order: dims[0] is the innermost (contiguous) one
-  uint32_t raw_type;            // a GgmlType number (may be one we cannot dequantize)
-  uint64_t offset;              // from the start of the data section
+  std::vector<uint64_t> dims;  // ggml order: dims[0] is the innermost (contiguous) one
+  uint32_t raw_type;           // a GgmlType number (may be one we cannot dequantize)
+  uint64_t offset;             // from the start of the data section
   uint64_t num_elements;
   uint64_t num_bytes;
 };

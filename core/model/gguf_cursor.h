@@ -49,9 +49,10 @@ class MemoryBudget {
   void charge(uint64_t count, uint64_t bytes_each, const Field& field, uint64_t at) {
     const uint64_t left = limit_ - used_;
     if (bytes_each != 0 && count > left / bytes_each) {
-      fail("{}: {} at byte {} would take the parsed metadata past {} bytes of memory (the file's size "
-           "plus {} MiB); the file is corrupt or crafted", path_.string(), describe(field), at, limit_,
-           kMetadataMemorySlackBytes >> 20);
+      fail(
+          "{}: {} at byte {} would take the parsed metadata past {} bytes of memory (the file's size "
+          "plus {} MiB); the file is corrupt or crafted",
+          path_.string(), describe(field), at, limit_, kMetadataMemorySlackBytes >> 20);
     }
     used_ += count * bytes_each;
   }
@@ -65,8 +66,7 @@ class MemoryBudget {
 // Reads little-endian fields from the mapping; every read checks the bytes left first.
 class Cursor {
  public:
-  Cursor(std::span<const std::byte> bytes, const std::filesystem::path& path)
-      : bytes_(bytes), path_(path) {}
+  Cursor(std::span<const std::byte> bytes, const std::filesystem::path& path) : bytes_(bytes), path_(path) {}
 
   uint64_t offset() const { return offset_; }
   uint64_t remaining() const { return bytes_.size() - offset_; }
@@ -91,9 +91,10 @@ class Cursor {
   std::string read_string(const Field& field) {
     const auto length = read<uint64_t>(field);
     if (length > remaining()) {
-      fail("{}: string length {} of {} at byte {} exceeds the {} bytes left in the file; the "
-           "file is truncated or corrupt", path_.string(), length, describe(field), offset_ - 8,
-           remaining());
+      fail(
+          "{}: string length {} of {} at byte {} exceeds the {} bytes left in the file; the "
+          "file is truncated or corrupt",
+          path_.string(), length, describe(field), offset_ - 8, remaining());
     }
     std::string text(reinterpret_cast<const char*>(bytes_.data() + offset_), length);
     offset_ += length;
@@ -103,9 +104,10 @@ class Cursor {
  private:
   void need(uint64_t num_bytes, const Field& field) const {
     if (num_bytes > remaining()) {
-      fail("{}: truncated at byte {} reading {} ({} bytes needed, {} left); the file is "
-           "incomplete, fetch it again", path_.string(), offset_, describe(field), num_bytes,
-           remaining());
+      fail(
+          "{}: truncated at byte {} reading {} ({} bytes needed, {} left); the file is "
+          "incomplete, fetch it again",
+          path_.string(), offset_, describe(field), num_bytes, remaining());
     }
   }
 

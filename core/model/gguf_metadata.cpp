@@ -10,9 +10,14 @@ namespace {
 
 bool is_integer_type(GgufValueType type) {
   switch (type) {
-    case GgufValueType::UINT8: case GgufValueType::INT8: case GgufValueType::UINT16:
-    case GgufValueType::INT16: case GgufValueType::UINT32: case GgufValueType::INT32:
-    case GgufValueType::UINT64: case GgufValueType::INT64:
+    case GgufValueType::UINT8:
+    case GgufValueType::INT8:
+    case GgufValueType::UINT16:
+    case GgufValueType::INT16:
+    case GgufValueType::UINT32:
+    case GgufValueType::INT32:
+    case GgufValueType::UINT64:
+    case GgufValueType::INT64:
       return true;
     default:
       return false;
@@ -38,19 +43,32 @@ std::optional<IntegerValue> integer_of(const GgufValue& v) {
 
 std::string_view gguf_value_type_name(GgufValueType type) {
   switch (type) {
-    case GgufValueType::UINT8: return "uint8";
-    case GgufValueType::INT8: return "int8";
-    case GgufValueType::UINT16: return "uint16";
-    case GgufValueType::INT16: return "int16";
-    case GgufValueType::UINT32: return "uint32";
-    case GgufValueType::INT32: return "int32";
-    case GgufValueType::FLOAT32: return "float32";
-    case GgufValueType::BOOL: return "bool";
-    case GgufValueType::STRING: return "string";
-    case GgufValueType::ARRAY: return "array";
-    case GgufValueType::UINT64: return "uint64";
-    case GgufValueType::INT64: return "int64";
-    case GgufValueType::FLOAT64: return "float64";
+    case GgufValueType::UINT8:
+      return "uint8";
+    case GgufValueType::INT8:
+      return "int8";
+    case GgufValueType::UINT16:
+      return "uint16";
+    case GgufValueType::INT16:
+      return "int16";
+    case GgufValueType::UINT32:
+      return "uint32";
+    case GgufValueType::INT32:
+      return "int32";
+    case GgufValueType::FLOAT32:
+      return "float32";
+    case GgufValueType::BOOL:
+      return "bool";
+    case GgufValueType::STRING:
+      return "string";
+    case GgufValueType::ARRAY:
+      return "array";
+    case GgufValueType::UINT64:
+      return "uint64";
+    case GgufValueType::INT64:
+      return "int64";
+    case GgufValueType::FLOAT64:
+      return "float64";
   }
   return "unknown";
 }
@@ -62,8 +80,8 @@ const GgufValue* GgufFile::find(std::string_view key) const {
 
 namespace {
 
-[[noreturn]] void wrong_type(const std::filesystem::path& path, std::string_view key,
-                             const GgufValue& value, std::string_view wanted) {
+[[noreturn]] void wrong_type(const std::filesystem::path& path, std::string_view key, const GgufValue& value,
+                             std::string_view wanted) {
   std::string actual(gguf_value_type_name(value.type));
   if (const auto* array = std::get_if<GgufArray>(&value.value)) {
     actual = fmt::format("array of {}", gguf_value_type_name(array->element_type));
@@ -75,8 +93,7 @@ uint64_t to_uint(const std::filesystem::path& path, std::string_view key, const 
   const std::optional<IntegerValue> integer = integer_of(v);
   if (!integer) wrong_type(path, key, v, "an unsigned integer");
   if (integer->negative) {
-    fail("{}: metadata key '{}' is {}, expected a value >= 0", path.string(), key,
-         integer->as_signed);
+    fail("{}: metadata key '{}' is {}, expected a value >= 0", path.string(), key, integer->as_signed);
   }
   return integer->magnitude;
 }
@@ -86,8 +103,7 @@ int64_t to_int(const std::filesystem::path& path, std::string_view key, const Gg
   if (!integer) wrong_type(path, key, v, "an integer");
   if (integer->negative) return integer->as_signed;
   if (integer->magnitude > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    fail("{}: metadata key '{}' is {}, too large for a signed 64-bit integer", path.string(),
-         key, integer->magnitude);
+    fail("{}: metadata key '{}' is {}, too large for a signed 64-bit integer", path.string(), key, integer->magnitude);
   }
   return static_cast<int64_t>(integer->magnitude);
 }
@@ -100,8 +116,8 @@ double to_float(const std::filesystem::path& path, std::string_view key, const G
   wrong_type(path, key, v, "a number");
 }
 
-const GgufArray& to_array(const std::filesystem::path& path, std::string_view key,
-                          const GgufValue& v, std::string_view wanted) {
+const GgufArray& to_array(const std::filesystem::path& path, std::string_view key, const GgufValue& v,
+                          std::string_view wanted) {
   const auto* array = std::get_if<GgufArray>(&v.value);
   if (array == nullptr) wrong_type(path, key, v, wanted);
   return *array;

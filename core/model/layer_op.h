@@ -40,11 +40,16 @@ struct NormWeight {
 template <typename Layer>
 const float* select_norm_weight(NormWeight norm, const float* output, const Layer& layer) {
   switch (norm.kind) {
-    case NormKind::kAttn: return layer.attn_norm;
-    case NormKind::kAttnPost: return layer.attn_post_norm;
-    case NormKind::kFfn: return layer.ffn_norm;
-    case NormKind::kFfnPost: return layer.ffn_post_norm;
-    case NormKind::kOutput: break;
+    case NormKind::kAttn:
+      return layer.attn_norm;
+    case NormKind::kAttnPost:
+      return layer.attn_post_norm;
+    case NormKind::kFfn:
+      return layer.ffn_norm;
+    case NormKind::kFfnPost:
+      return layer.ffn_post_norm;
+    case NormKind::kOutput:
+      break;
   }
   return output;
 }

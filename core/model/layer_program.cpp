@@ -36,8 +36,10 @@ std::vector<LayerOp> layer_program(const ModelConfig& config) {
   for (int32_t l = 0; l < num_layers; ++l) {
     append_layer(config, l, ops);
     const std::optional<NormWeight> ffn_post = post_norm(config, NormKind::kFfnPost, l);
-    if (l + 1 < num_layers) ops.emplace_back(ResidualNorm{true, ffn_post, {NormKind::kAttn, l + 1}, false});
-    else ops.emplace_back(ResidualNorm{true, ffn_post, {NormKind::kOutput, 0}, true});
+    if (l + 1 < num_layers)
+      ops.emplace_back(ResidualNorm{true, ffn_post, {NormKind::kAttn, l + 1}, false});
+    else
+      ops.emplace_back(ResidualNorm{true, ffn_post, {NormKind::kOutput, 0}, true});
   }
   ops.emplace_back(Logits{});
   if (config.final_logit_softcap) ops.emplace_back(SoftCapLogits{*config.final_logit_softcap});

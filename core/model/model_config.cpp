@@ -78,7 +78,6 @@ float positive_float(double value, std::string_view where, std::string_view key,
   return static_cast<float>(value);
 }
 
-
 // The layers of a Gemma file that attend through the sliding window. Key
 // attention.sliding_window_pattern: a bool per layer, or n (the last layer of every n has
 // full attention, n = 0 all window layers), else the architecture's `default_pattern`.
@@ -115,8 +114,8 @@ void read_architecture_features(const GgufFile& gguf, ModelConfig& c) {
   if (scaling == "linear" && factor) {
     c.rope_linear_factor = *factor;
   } else if (scaling != "linear" && scaling != "none") {
-    fail("{}: RoPE scaling '{}' (metadata key '{}rope.scaling.type') is not supported (supported: linear, none)",
-         where, scaling, p);
+    fail("{}: RoPE scaling '{}' (metadata key '{}rope.scaling.type') is not supported (supported: linear, none)", where,
+         scaling, p);
   }
   // llama.cpp's converter keeps the HF order of Q/K rows for these: RoPE rotates the halves.
   if (c.architecture == "qwen2" || c.architecture == "qwen3" || c.architecture == "phi3" ||
@@ -125,8 +124,10 @@ void read_architecture_features(const GgufFile& gguf, ModelConfig& c) {
   if (c.architecture == "qwen3") c.qk_norm = true;
   if (c.architecture == "phi3" && (gguf.find_tensor("rope_factors_long.weight") != nullptr ||
                                    gguf.find_tensor("rope_factors_short.weight") != nullptr))
-    fail("{}: LongRoPE (rope_factors_long / rope_factors_short tensors, the 128k-context Phi-3 models) is not "
-         "supported; the 4k-context Phi-3 models are", where);
+    fail(
+        "{}: LongRoPE (rope_factors_long / rope_factors_short tensors, the 128k-context Phi-3 models) is not "
+        "supported; the 4k-context Phi-3 models are",
+        where);
   // Phi-3's sliding window is ignored, as llama.cpp does (its converter's window metadata is unreliable).
   if (!c.architecture.starts_with("gemma")) return;
 
@@ -160,7 +161,8 @@ void read_architecture_features(const GgufFile& gguf, ModelConfig& c) {
 std::vector<KvKind> ModelConfig::kv_kinds() const {
   const auto num_window = static_cast<int32_t>(std::ranges::count(window_layers, true));
   const auto num_layers32 = static_cast<int32_t>(num_layers);
-  if (!sliding_window || num_window == 0 || num_window == num_layers32) return {KvKind{.window = 0, .num_layers = num_layers32}};
+  if (!sliding_window || num_window == 0 || num_window == num_layers32)
+    return {KvKind{.window = 0, .num_layers = num_layers32}};
   return {KvKind{.window = 0, .num_layers = num_layers32 - num_window},
           KvKind{.window = static_cast<int32_t>(*sliding_window), .num_layers = num_window}};
 }
@@ -174,8 +176,10 @@ ModelConfig model_config_from_gguf(const GgufFile& gguf) {
   const std::optional<std::string> arch = gguf.get_string("general.architecture");
   if (!arch) fail("{}: missing metadata key 'general.architecture'", where);
   if (!contains(kGgufArchitectures, *arch))
-    fail("{}: model architecture '{}' is not supported (supported: llama, qwen2, mistral, qwen3, phi3, gemma2, "
-         "gemma3)", where, *arch);
+    fail(
+        "{}: model architecture '{}' is not supported (supported: llama, qwen2, mistral, qwen3, phi3, gemma2, "
+        "gemma3)",
+        where, *arch);
 
   ModelConfig c;
   c.architecture = *arch;
@@ -226,8 +230,7 @@ ModelConfig model_config_from_hf_json(std::string_view config_json, const std::f
   padded_string json(config_json);
   dom::parser dom_parser;
   dom::element root;
-  if (dom_parser.parse(json).get(root) != SUCCESS || !root.is_object())
-    fail("{}: not a JSON object", path);
+  if (dom_parser.parse(json).get(root) != SUCCESS || !root.is_object()) fail("{}: not a JSON object", path);
 
   auto get_int = [&](const char* key) -> std::optional<int64_t> {
     dom::element e;
@@ -336,9 +339,10 @@ void validate_model_config(const ModelConfig& c, std::string_view where) {
   // that KV bytes per block (times element size and block size) stay far from 2^63.
   const int64_t kv_elements = 2 * c.num_layers * c.num_kv_heads * c.head_dim;
   if (kv_elements > kMaxKvElementsPerToken)
-    fail("{}: the KV cache needs {} elements per token (2 x {} layers x {} KV heads x {} dims), more than the {} "
-         "pagedgen supports; the file is corrupt or not a model pagedgen supports",
-         where, kv_elements, c.num_layers, c.num_kv_heads, c.head_dim, kMaxKvElementsPerToken);
+    fail(
+        "{}: the KV cache needs {} elements per token (2 x {} layers x {} KV heads x {} dims), more than the {} "
+        "pagedgen supports; the file is corrupt or not a model pagedgen supports",
+        where, kv_elements, c.num_layers, c.num_kv_heads, c.head_dim, kMaxKvElementsPerToken);
   if (!std::isfinite(c.rope_theta) || c.rope_theta <= 0)
     fail_out_of_range(where, "the RoPE base (theta)", fmt::format("{}", c.rope_theta), "a positive finite number");
   if (!std::isfinite(c.rms_norm_eps) || c.rms_norm_eps <= 0 || c.rms_norm_eps >= 1)

@@ -35,8 +35,8 @@ struct Llama3RopeScaling {
 enum class MlpActivation { kSilu, kGeluTanh };
 
 struct ModelConfig {
-  std::string architecture;      // "llama", "qwen2", "mistral", "qwen3", "phi3", "gemma2", "gemma3"
-  std::string name;              // human-readable, may be empty
+  std::string architecture;  // "llama", "qwen2", "mistral", "qwen3", "phi3", "gemma2", "gemma3"
+  std::string name;          // human-readable, may be empty
   int64_t num_layers = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
@@ -44,10 +44,10 @@ struct ModelConfig {
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
   int64_t vocab_size = 0;
-  int64_t context_length = 0;    // max_model_len
+  int64_t context_length = 0;  // max_model_len
   float rms_norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
-  int64_t rope_dim = 0;          // dimensions rotated per head (== head_dim for this family)
+  int64_t rope_dim = 0;  // dimensions rotated per head (== head_dim for this family)
   RopeLayout rope_layout = RopeLayout::Interleaved;
   std::optional<Llama3RopeScaling> rope_scaling;
   bool tied_embeddings = false;  // output head shares token_embd

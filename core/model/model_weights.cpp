@@ -91,15 +91,15 @@ class WeightLoader {
     });
     for (const PendingPacked& p : pending_packed_) {  // each packs in parallel itself
       weights_.packed_storage.push_back(std::make_unique<PackedMatrix>(
-          static_cast<GgmlType>(p.raw->raw_type), reinterpret_cast<const uint8_t*>(p.raw->data.data()),
-          p.raw->shape[0], p.raw->shape[1]));
+          static_cast<GgmlType>(p.raw->raw_type), reinterpret_cast<const uint8_t*>(p.raw->data.data()), p.raw->shape[0],
+          p.raw->shape[1]));
       *p.dst = weights_.packed_storage.back().get();
       release_mapped_pages(p.raw->data);
     }
     for (const PendingHalf& h : pending_half_) {
-      weights_.half_storage.push_back(std::make_unique<HalfMatrix>(
-          static_cast<GgmlType>(h.raw->raw_type), reinterpret_cast<const uint8_t*>(h.raw->data.data()),
-          h.raw->shape[0], h.raw->shape[1]));
+      weights_.half_storage.push_back(std::make_unique<HalfMatrix>(static_cast<GgmlType>(h.raw->raw_type),
+                                                                   reinterpret_cast<const uint8_t*>(h.raw->data.data()),
+                                                                   h.raw->shape[0], h.raw->shape[1]));
       *h.dst = weights_.half_storage.back().get();
       release_mapped_pages(h.raw->data);
     }
@@ -134,9 +134,9 @@ ModelWeights load_model_weights(const ModelConfig& c, std::span<const RawTensor>
   WeightLoader loader(c, tensors, source, form, w);
   loader.require_matrix("token_embd.weight", {vocab, hidden}, &w.token_embd, &w.token_embd_packed, &w.token_embd_half);
   w.output_norm = loader.require("output_norm.weight", {hidden});
-  if (!c.tied_embeddings) loader.require_matrix("output.weight", {vocab, hidden}, &w.output, &w.output_packed, &w.output_half);
-  const float* freq_divisors =
-      loader.optional("rope_freqs.weight", {static_cast<uint64_t>(c.rope_dim / 2)});
+  if (!c.tied_embeddings)
+    loader.require_matrix("output.weight", {vocab, hidden}, &w.output, &w.output_packed, &w.output_half);
+  const float* freq_divisors = loader.optional("rope_freqs.weight", {static_cast<uint64_t>(c.rope_dim / 2)});
   // In place and never reallocated: the loader fills the packed pointers later.
   w.layers.reserve(static_cast<std::size_t>(c.num_layers));
   for (int64_t i = 0; i < c.num_layers; ++i) {

@@ -33,37 +33,37 @@ using HalfLayerWeights = LayerMatrices<HalfMatrix>;
 
 // A matrix is a float pointer, a packed one or a half one (the others null).
 struct LayerWeights {
-  const float* attn_norm = nullptr;  // (hidden)
-  const float* wq = nullptr;         // (num_heads * head_dim, hidden)
-  const float* wk = nullptr;         // (num_kv_heads * head_dim, hidden)
-  const float* wv = nullptr;         // (num_kv_heads * head_dim, hidden)
-  const float* bq = nullptr;         // (num_heads * head_dim) or nullptr without QKV bias
-  const float* bk = nullptr;         // (num_kv_heads * head_dim) or nullptr
-  const float* bv = nullptr;         // (num_kv_heads * head_dim) or nullptr
-  const float* q_norm = nullptr;     // (head_dim) or nullptr without q/k norms (ModelConfig::qk_norm)
-  const float* k_norm = nullptr;     // (head_dim) or nullptr
-  const float* wo = nullptr;         // (hidden, num_heads * head_dim)
+  const float* attn_norm = nullptr;       // (hidden)
+  const float* wq = nullptr;              // (num_heads * head_dim, hidden)
+  const float* wk = nullptr;              // (num_kv_heads * head_dim, hidden)
+  const float* wv = nullptr;              // (num_kv_heads * head_dim, hidden)
+  const float* bq = nullptr;              // (num_heads * head_dim) or nullptr without QKV bias
+  const float* bk = nullptr;              // (num_kv_heads * head_dim) or nullptr
+  const float* bv = nullptr;              // (num_kv_heads * head_dim) or nullptr
+  const float* q_norm = nullptr;          // (head_dim) or nullptr without q/k norms (ModelConfig::qk_norm)
+  const float* k_norm = nullptr;          // (head_dim) or nullptr
+  const float* wo = nullptr;              // (hidden, num_heads * head_dim)
   const float* attn_post_norm = nullptr;  // (hidden) or nullptr without post norms (ModelConfig::post_norms)
-  const float* ffn_norm = nullptr;   // (hidden)
-  const float* w_gate = nullptr;     // (intermediate, hidden)
-  const float* w_up = nullptr;       // (intermediate, hidden)
-  const float* w_down = nullptr;     // (hidden, intermediate)
-  const float* ffn_post_norm = nullptr;  // (hidden) or nullptr
+  const float* ffn_norm = nullptr;        // (hidden)
+  const float* w_gate = nullptr;          // (intermediate, hidden)
+  const float* w_up = nullptr;            // (intermediate, hidden)
+  const float* w_down = nullptr;          // (hidden, intermediate)
+  const float* ffn_post_norm = nullptr;   // (hidden) or nullptr
   PackedLayerWeights packed;
   HalfLayerWeights half;
 };
 
 struct ModelWeights {
-  const float* token_embd;   // (vocab, hidden)
-  const float* output_norm;  // (hidden)
-  const float* output;       // (vocab, hidden); token_embd when the embeddings are tied
+  const float* token_embd;                          // (vocab, hidden)
+  const float* output_norm;                         // (hidden)
+  const float* output;                              // (vocab, hidden); token_embd when the embeddings are tied
   const PackedMatrix* token_embd_packed = nullptr;  // instead of token_embd when kept quantized
   const PackedMatrix* output_packed = nullptr;      // instead of output when kept quantized
   const HalfMatrix* token_embd_half = nullptr;      // instead of token_embd when kept float16 / bfloat16
   const HalfMatrix* output_half = nullptr;          // instead of output when kept float16 / bfloat16
   std::vector<LayerWeights> layers;
-  std::vector<float> rope_inv_freq;  // (rope_dim / 2) angle per position for each pair
-  std::vector<float> rope_inv_freq_window;  // (rope_dim / 2) of the window layers when they differ, else empty
+  std::vector<float> rope_inv_freq;               // (rope_dim / 2) angle per position for each pair
+  std::vector<float> rope_inv_freq_window;        // (rope_dim / 2) of the window layers when they differ, else empty
   std::vector<std::unique_ptr<float[]>> storage;  // owns what the float pointers point to
   std::vector<std::unique_ptr<PackedMatrix>> packed_storage;  // owns the packed matrices
   std::vector<std::unique_ptr<HalfMatrix>> half_storage;      // owns the half matrices

@@ -89,16 +89,28 @@ PackedLayout packed_layout(const QuantFormat& format) {
   layout.half_scales = format.block_elements == 32;  // the file's d and m are float16
   const uint32_t scale_bytes = layout.half_scales ? sizeof(uint16_t) : sizeof(float);
   uint32_t at = kRows * scale_bytes;  // d
-  if (format.has_min) { layout.m = at; at += kRows * scale_bytes; }
-  if (format.has_sub_scales) { layout.sub = at; at += 2 * kRows * sizeof(int32_t); }
+  if (format.has_min) {
+    layout.m = at;
+    at += kRows * scale_bytes;
+  }
+  if (format.has_sub_scales) {
+    layout.sub = at;
+    at += 2 * kRows * sizeof(int32_t);
+  }
   if (format.bits == 8) {
     layout.q8 = at;
     at += kRows * 32;
   } else {
     layout.qs = at;
     at += kRows * 16;
-    if (format.bits >= 5) { layout.qh = at; at += kRows * sizeof(uint32_t); }
-    if (format.bits == 6) { layout.qh2 = at; at += kRows * sizeof(uint32_t); }
+    if (format.bits >= 5) {
+      layout.qh = at;
+      at += kRows * sizeof(uint32_t);
+    }
+    if (format.bits == 6) {
+      layout.qh2 = at;
+      at += kRows * sizeof(uint32_t);
+    }
   }
   layout.bytes = at;
   return layout;

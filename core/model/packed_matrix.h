@@ -24,9 +24,9 @@
 //   uint8   q8[8][16][4]    step s, row c, byte t: weight 4s + t plus 128      (8 bits)
 // A scale is a float16 where the file's scales are (the formats of 32-weight blocks: exact,
 // and the record is then no bigger than the file's blocks), else a float (the K formats,
-// whose d is a float16 times a 6-bit scale). 8-bit weights are stored plus 128 (unsigned, as vpdpbusd wants them), so the integer
-// subtracted from every stored weight is weight_offset(): the format's offset, plus 128
-// for 8 bits. Rows past the matrix's last (in the last group) are zeros.
+// whose d is a float16 times a 6-bit scale). 8-bit weights are stored plus 128 (unsigned, as vpdpbusd wants them), so
+// the integer subtracted from every stored weight is weight_offset(): the format's offset, plus 128 for 8 bits. Rows
+// past the matrix's last (in the last group) are zeros.
 #pragma once
 
 #include <cstddef>

@@ -20,10 +20,10 @@
 namespace pagedgen {
 
 struct QuantFormat {
-  int bits;               // of a stored integer: 4, 5, 6 or 8 (8: signed, the others unsigned)
-  int offset;             // subtracted from every stored integer (Q4_0: 8, Q5_0: 16, Q6_K: 32)
-  bool has_min;           // an added m per block (Q4_1, Q5_1, Q4_K, Q5_K)
-  bool has_sub_scales;    // an integer scale per 16 weights (Q6_K)
+  int bits;                 // of a stored integer: 4, 5, 6 or 8 (8: signed, the others unsigned)
+  int offset;               // subtracted from every stored integer (Q4_0: 8, Q5_0: 16, Q6_K: 32)
+  bool has_min;             // an added m per block (Q4_1, Q5_1, Q4_K, Q5_K)
+  bool has_sub_scales;      // an integer scale per 16 weights (Q6_K)
   uint32_t block_elements;  // of the stored format: 32, or 256 for the K formats
   uint32_t block_bytes;
 };
@@ -31,15 +31,24 @@ struct QuantFormat {
 // The constants of Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K; all zero for any other type.
 PG_HOST_DEVICE constexpr QuantFormat quant_format_or_zero(GgmlType type) {
   switch (type) {
-    case GgmlType::Q8_0: return QuantFormat{8, 0, false, false, 32, 34};
-    case GgmlType::Q4_0: return QuantFormat{4, 8, false, false, 32, 18};
-    case GgmlType::Q4_1: return QuantFormat{4, 0, true, false, 32, 20};
-    case GgmlType::Q5_0: return QuantFormat{5, 16, false, false, 32, 22};
-    case GgmlType::Q5_1: return QuantFormat{5, 0, true, false, 32, 24};
-    case GgmlType::Q4_K: return QuantFormat{4, 0, true, false, 256, 144};
-    case GgmlType::Q5_K: return QuantFormat{5, 0, true, false, 256, 176};
-    case GgmlType::Q6_K: return QuantFormat{6, 32, false, true, 256, 210};
-    default: return QuantFormat{0, 0, false, false, 0, 0};
+    case GgmlType::Q8_0:
+      return QuantFormat{8, 0, false, false, 32, 34};
+    case GgmlType::Q4_0:
+      return QuantFormat{4, 8, false, false, 32, 18};
+    case GgmlType::Q4_1:
+      return QuantFormat{4, 0, true, false, 32, 20};
+    case GgmlType::Q5_0:
+      return QuantFormat{5, 16, false, false, 32, 22};
+    case GgmlType::Q5_1:
+      return QuantFormat{5, 0, true, false, 32, 24};
+    case GgmlType::Q4_K:
+      return QuantFormat{4, 0, true, false, 256, 144};
+    case GgmlType::Q5_K:
+      return QuantFormat{5, 0, true, false, 256, 176};
+    case GgmlType::Q6_K:
+      return QuantFormat{6, 32, false, true, 256, 210};
+    default:
+      return QuantFormat{0, 0, false, false, 0, 0};
   }
 }
 
@@ -47,10 +56,10 @@ PG_HOST_DEVICE constexpr QuantFormat quant_format_or_zero(GgmlType type) {
 std::optional<QuantFormat> quant_format(GgmlType type);
 
 struct QuantBlock32 {
-  int8_t q[32];           // stored integers
-  float d;                // scale (K formats: the super-block's d times the block's 6-bit scale)
-  float m;                // K formats: -(dmin * the block's 6-bit min); 0 where !has_min
-  int16_t sub_scale[2];   // Q6_K: the int8 scales of weights 0-15 and 16-31; else 1, 1
+  int8_t q[32];          // stored integers
+  float d;               // scale (K formats: the super-block's d times the block's 6-bit scale)
+  float m;               // K formats: -(dmin * the block's 6-bit min); 0 where !has_min
+  int16_t sub_scale[2];  // Q6_K: the int8 scales of weights 0-15 and 16-31; else 1, 1
 };
 
 // Reads num_elements weights of `type` (a multiple of its block_elements; src holds exactly
@@ -170,15 +179,24 @@ PG_HOST_DEVICE inline QuantBlock32 decode_q6_k(const uint8_t* src, int j) {
 // (j = 0 for the 32-weight formats, 0..7 for the K formats). `type` must have a quant_format.
 PG_HOST_DEVICE inline QuantBlock32 decode_quant_block32(GgmlType type, const uint8_t* block, int j) {
   switch (type) {
-    case GgmlType::Q8_0: return quant_detail::decode_q8_0(block);
-    case GgmlType::Q4_0: return quant_detail::decode_q4(block, false);
-    case GgmlType::Q4_1: return quant_detail::decode_q4(block, true);
-    case GgmlType::Q5_0: return quant_detail::decode_q5(block, false);
-    case GgmlType::Q5_1: return quant_detail::decode_q5(block, true);
-    case GgmlType::Q4_K: return quant_detail::decode_k(block, j, false);
-    case GgmlType::Q5_K: return quant_detail::decode_k(block, j, true);
-    case GgmlType::Q6_K: return quant_detail::decode_q6_k(block, j);
-    default: return quant_detail::plain_block(0.0f);
+    case GgmlType::Q8_0:
+      return quant_detail::decode_q8_0(block);
+    case GgmlType::Q4_0:
+      return quant_detail::decode_q4(block, false);
+    case GgmlType::Q4_1:
+      return quant_detail::decode_q4(block, true);
+    case GgmlType::Q5_0:
+      return quant_detail::decode_q5(block, false);
+    case GgmlType::Q5_1:
+      return quant_detail::decode_q5(block, true);
+    case GgmlType::Q4_K:
+      return quant_detail::decode_k(block, j, false);
+    case GgmlType::Q5_K:
+      return quant_detail::decode_k(block, j, true);
+    case GgmlType::Q6_K:
+      return quant_detail::decode_q6_k(block, j);
+    default:
+      return quant_detail::plain_block(0.0f);
   }
 }
 

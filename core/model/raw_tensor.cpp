@@ -19,9 +19,10 @@ void check_raw_tensor(const RawTensor& raw, std::span<const uint64_t> shape, con
     fail("{}: tensor '{}' has shape {}, expected {} for this model's config", source, raw.stored_name,
          fmt::join(raw.shape, "x"), fmt::join(shape, "x"));
   if (!can_dequantize(static_cast<GgmlType>(raw.raw_type)))
-    fail("{}: tensor '{}' has type {}, which pagedgen cannot load (supported: F32, F16, BF16, "
-         "Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)",
-         source, raw.stored_name, ggml_type_name(raw.raw_type));
+    fail(
+        "{}: tensor '{}' has type {}, which pagedgen cannot load (supported: F32, F16, BF16, "
+        "Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)",
+        source, raw.stored_name, ggml_type_name(raw.raw_type));
 }
 
 void fail_missing_tensor(const std::string& source, std::string_view name, std::string_view architecture) {

@@ -16,10 +16,10 @@ namespace pagedgen {
 
 // One stored weight tensor, before dequantization.
 struct RawTensor {
-  std::string name;               // canonical name, e.g. "blk.3.attn_q.weight"
-  std::string stored_name;        // name in the file, e.g. "model.layers.3.self_attn.q_proj.weight"
-  std::vector<uint64_t> shape;    // row-major, outermost first: {out_features, in_features}
-  uint32_t raw_type;              // GgmlType number (safetensors F32/F16/BF16 map to theirs)
+  std::string name;             // canonical name, e.g. "blk.3.attn_q.weight"
+  std::string stored_name;      // name in the file, e.g. "model.layers.3.self_attn.q_proj.weight"
+  std::vector<uint64_t> shape;  // row-major, outermost first: {out_features, in_features}
+  uint32_t raw_type;            // GgmlType number (safetensors F32/F16/BF16 map to theirs)
   std::span<const std::byte> data;
 };
 

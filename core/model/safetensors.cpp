@@ -20,9 +20,8 @@ constexpr uint64_t kMaxHeaderBytes = 100u << 20;
 
 std::optional<uint64_t> dtype_bytes(std::string_view dtype) {
   static constexpr std::pair<std::string_view, uint64_t> kSizes[] = {
-      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2},
-      {"U16", 2},  {"F16", 2}, {"BF16", 2}, {"I32", 4},    {"U32", 4},     {"F32", 4},
-      {"F64", 8},  {"I64", 8}, {"U64", 8},
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},
+      {"BF16", 2}, {"I32", 4}, {"U32", 4}, {"F32", 4},     {"F64", 8},     {"I64", 8}, {"U64", 8},
   };
   for (const auto& [name, bytes] : kSizes) {
     if (name == dtype) return bytes;
@@ -47,8 +46,7 @@ struct TensorEntry {
   uint64_t end = 0;
 };
 
-TensorEntry parse_entry(simdjson::dom::element value, const std::filesystem::path& path,
-                        std::string_view name) {
+TensorEntry parse_entry(simdjson::dom::element value, const std::filesystem::path& path, std::string_view name) {
   const auto bad = [&](std::string_view problem) {
     fail("{}: header entry for tensor '{}' {}; the file is corrupt", path.string(), name, problem);
   };
@@ -81,14 +79,15 @@ std::vector<SafetensorsTensor> read_file_tensors(const MappedFile& file) {
   const std::span<const std::byte> bytes = file.bytes();
   const std::string where = file.path().string();
   if (bytes.size() < 8) {
-    fail("{}: not a safetensors file ({} bytes, too short for the 8-byte header length)", where,
-         bytes.size());
+    fail("{}: not a safetensors file ({} bytes, too short for the 8-byte header length)", where, bytes.size());
   }
   uint64_t header_bytes = 0;
   for (int i = 0; i < 8; ++i) header_bytes |= static_cast<uint64_t>(bytes[i]) << (8 * i);
   if (header_bytes > bytes.size() - 8 || header_bytes > kMaxHeaderBytes) {
-    fail("{}: safetensors header length {} runs past the end of the {}-byte file; the file is "
-         "truncated or not safetensors", where, header_bytes, bytes.size());
+    fail(
+        "{}: safetensors header length {} runs past the end of the {}-byte file; the file is "
+        "truncated or not safetensors",
+        where, header_bytes, bytes.size());
   }
   const std::string_view header(reinterpret_cast<const char*>(bytes.data() + 8), header_bytes);
   const std::span<const std::byte> data = bytes.subspan(8 + header_bytes);
@@ -109,8 +108,10 @@ std::vector<SafetensorsTensor> read_file_tensors(const MappedFile& file) {
     }
     const TensorEntry entry = parse_entry(field.value, file.path(), name);
     if (entry.begin > entry.end || entry.end > data.size()) {
-      fail("{}: tensor '{}' data_offsets [{}, {}) fall outside the {}-byte data section; the "
-           "file is truncated or corrupt", where, name, entry.begin, entry.end, data.size());
+      fail(
+          "{}: tensor '{}' data_offsets [{}, {}) fall outside the {}-byte data section; the "
+          "file is truncated or corrupt",
+          where, name, entry.begin, entry.end, data.size());
     }
     if (const std::optional<uint64_t> element_bytes = dtype_bytes(entry.dtype)) {
       uint64_t expected = *element_bytes;
@@ -120,14 +121,16 @@ std::vector<SafetensorsTensor> read_file_tensors(const MappedFile& file) {
         expected *= dim;
       }
       if (overflow || expected != entry.end - entry.begin) {
-        fail("{}: tensor '{}' of dtype {} and shape [{}] needs {} bytes but its data_offsets "
-             "[{}, {}) hold {}; the file is corrupt", where, name, entry.dtype,
-             fmt::join(entry.shape, ", "), overflow ? std::string("more than 2^64") : std::to_string(expected),
-             entry.begin, entry.end, entry.end - entry.begin);
+        fail(
+            "{}: tensor '{}' of dtype {} and shape [{}] needs {} bytes but its data_offsets "
+            "[{}, {}) hold {}; the file is corrupt",
+            where, name, entry.dtype, fmt::join(entry.shape, ", "),
+            overflow ? std::string("more than 2^64") : std::to_string(expected), entry.begin, entry.end,
+            entry.end - entry.begin);
       }
     }
-    tensors.push_back({std::string(name), std::string(entry.dtype), entry.shape,
-                       data.subspan(entry.begin, entry.end - entry.begin)});
+    tensors.push_back(
+        {std::string(name), std::string(entry.dtype), entry.shape, data.subspan(entry.begin, entry.end - entry.begin)});
   }
   return tensors;
 }
@@ -143,8 +146,10 @@ std::string_view shard_file_name(simdjson::dom::element value, const std::filesy
                                  std::string_view name) {
   std::string_view shard_name;
   if (value.get_string().get(shard_name) != simdjson::SUCCESS || !is_plain_file_name(shard_name)) {
-    fail("{}: weight_map entry for tensor '{}' must be the file name of a shard in the same "
-         "directory", index_path.string(), name);
+    fail(
+        "{}: weight_map entry for tensor '{}' must be the file name of a shard in the same "
+        "directory",
+        index_path.string(), name);
   }
   return shard_name;
 }
@@ -172,8 +177,7 @@ SafetensorsModel::SafetensorsModel(const std::filesystem::path& path) {
              std::filesystem::exists(index_path, ec)) {
     read_sharded(path, index_path);
   } else {
-    fail("{}: no model.safetensors or model.safetensors.index.json in this directory",
-         path.string());
+    fail("{}: no model.safetensors or model.safetensors.index.json in this directory", path.string());
   }
   for (std::size_t i = 0; i < tensors_.size(); ++i) {
     if (!index_.emplace(tensors_[i].name, i).second) {
@@ -184,14 +188,12 @@ SafetensorsModel::SafetensorsModel(const std::filesystem::path& path) {
 
 void SafetensorsModel::read_sharded(const std::filesystem::path& dir, const std::filesystem::path& index_path) {
   const MappedFile index_file(index_path);
-  const std::string_view text(reinterpret_cast<const char*>(index_file.bytes().data()),
-                              index_file.bytes().size());
+  const std::string_view text(reinterpret_cast<const char*>(index_file.bytes().data()), index_file.bytes().size());
   simdjson::dom::parser parser;
   const simdjson::dom::element root = parse_json(parser, text, index_path, "the index");
   simdjson::dom::object weight_map;
   if (root["weight_map"].get_object().get(weight_map) != simdjson::SUCCESS) {
-    fail("{}: no \"weight_map\" object mapping tensor names to shard files",
-         index_path.string());
+    fail("{}: no \"weight_map\" object mapping tensor names to shard files", index_path.string());
   }
   // Each shard is mapped and parsed once, however many tensors name it.
   std::map<std::string, TensorsByName, std::less<>> shards;
@@ -203,16 +205,16 @@ void SafetensorsModel::read_sharded(const std::filesystem::path& dir, const std:
       const std::filesystem::path shard_path = dir / shard_name;
       std::error_code ec;
       if (!std::filesystem::exists(shard_path, ec)) {
-        fail("{}: shard '{}' (holding tensor '{}') is missing from {}; download every shard",
-             index_path.string(), shard_name, name, dir.string());
+        fail("{}: shard '{}' (holding tensor '{}') is missing from {}; download every shard", index_path.string(),
+             shard_name, name, dir.string());
       }
       files_.push_back(std::make_unique<MappedFile>(shard_path));
       shard = shards.emplace(std::string(shard_name), by_name(read_file_tensors(*files_.back()))).first;
     }
     const auto tensor = shard->second.find(name);
     if (tensor == shard->second.end()) {
-      fail("{}: tensor '{}' is listed in the index but is not in its shard '{}'",
-           index_path.string(), name, shard_name);
+      fail("{}: tensor '{}' is listed in the index but is not in its shard '{}'", index_path.string(), name,
+           shard_name);
     }
     tensors_.push_back(tensor->second);
   }

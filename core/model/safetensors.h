@@ -19,8 +19,8 @@ namespace pagedgen {
 
 struct SafetensorsTensor {
   std::string name;
-  std::string dtype;              // as written in the header: "F32", "F16", "BF16", "I8", ...
-  std::vector<uint64_t> shape;    // row-major, outermost first
+  std::string dtype;            // as written in the header: "F32", "F16", "BF16", "I8", ...
+  std::vector<uint64_t> shape;  // row-major, outermost first
   std::span<const std::byte> data;
 };
 

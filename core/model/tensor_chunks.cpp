@@ -13,9 +13,12 @@ std::size_t weight_dtype_bytes(WeightDtype dtype) { return dtype == WeightDtype:
 
 std::string_view weight_dtype_name(WeightDtype dtype) {
   switch (dtype) {
-    case WeightDtype::kFloat32: return "float32";
-    case WeightDtype::kFloat16: return "float16";
-    case WeightDtype::kBFloat16: return "bfloat16";
+    case WeightDtype::kFloat32:
+      return "float32";
+    case WeightDtype::kFloat16:
+      return "float16";
+    case WeightDtype::kBFloat16:
+      return "bfloat16";
   }
   return "?";
 }

@@ -52,18 +52,18 @@ std::string figures_table(const EngineStats& s) {
   const auto row = [&](const std::string& name, const std::string& value) {
     rows += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", html_escape(name), html_escape(value));
   };
-  row("block size", fmt::format("{} tokens ({})", s.block_size, format_bytes(static_cast<uint64_t>(s.kv_bytes_per_block))));
+  row("block size",
+      fmt::format("{} tokens ({})", s.block_size, format_bytes(static_cast<uint64_t>(s.kv_bytes_per_block))));
   row("pool", fmt::format("{} blocks", s.num_pool_blocks));
-  row("peak blocks in use", fmt::format("{} ({})", s.peak_used_blocks,
-                                        format_bytes(static_cast<uint64_t>(s.peak_kv_bytes))));
+  row("peak blocks in use",
+      fmt::format("{} ({})", s.peak_used_blocks, format_bytes(static_cast<uint64_t>(s.peak_kv_bytes))));
   row("mean blocks in use", fmt::format("{:.1f}", s.mean_used_blocks()));
   row("slots holding a token / allocated", fmt::format("{:.2f}%", 100 * s.utilization()));
   row("sharing factor (logical / physical tokens)", fmt::format("{:.2f}", s.sharing_factor()));
   row("naive peak: prompt + max_tokens", format_bytes(static_cast<uint64_t>(s.peak_naive_request_bytes())));
   row("naive peak: max_model_len", format_bytes(static_cast<uint64_t>(s.peak_naive_max_len_bytes())));
   row("prompt tokens (computed / total)", fmt::format("{} / {}", s.num_computed_prompt_tokens, s.num_prompt_tokens));
-  row("generated tokens", fmt::format("{} ({:.1f}/s)", s.num_generated_tokens,
-                                      s.generated_tokens_per_second()));
+  row("generated tokens", fmt::format("{} ({:.1f}/s)", s.num_generated_tokens, s.generated_tokens_per_second()));
   row("copy-on-write copies, preemptions", fmt::format("{}, {}", s.cow_copies, s.preemptions));
   row("engine steps", fmt::format("{} (chart: every {})", s.num_steps, s.timeline_stride));
   return "<table>\n" + rows + "</table>\n";
@@ -75,8 +75,9 @@ std::string run_report_html(const RunStats& stats, const std::string& input_name
   std::string body = fmt::format("<p>Input {}, model {}, backend {}.</p>\n", html_escape(input_name),
                                  html_escape(stats.job.model), html_escape(stats.engine.backend));
   body += "<h2>KV blocks over the run</h2>\n" + timeline_chart(stats.engine);
-  body += "<p class=\"note\">Counted after every engine step. Naive reservation by max_model_len per sequence "
-          "is in the table (it would be far above the chart).</p>\n";
+  body +=
+      "<p class=\"note\">Counted after every engine step. Naive reservation by max_model_len per sequence "
+      "is in the table (it would be far above the chart).</p>\n";
   body += "<h2>Figures</h2>\n" + figures_table(stats.engine);
   return page("pagedgen run report", body);
 }

@@ -67,8 +67,9 @@ std::string svg_line_chart(const std::vector<LineSeries>& series, const std::str
   const auto px = [&](double x) { return kLeft + (x - x_min) / (x_max - x_min) * plot_w; };
   const auto py = [&](double y) { return kTop + plot_h - y / y_max * plot_h; };
 
-  std::string out = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {:.0f} {:.0f}" width="{:.0f}" height="{:.0f}" font-family="sans-serif">)",
-                                kWidth, kHeight + 44, kWidth, kHeight + 44);
+  std::string out = fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {:.0f} {:.0f}" width="{:.0f}" height="{:.0f}" font-family="sans-serif">)",
+      kWidth, kHeight + 44, kWidth, kHeight + 44);
   for (int i = 0; i <= 5; ++i) {
     const double y = y_max * i / 5, x = x_min + (x_max - x_min) * i / 5;
     out += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)", kLeft, py(y),
@@ -78,10 +79,11 @@ std::string svg_line_chart(const std::vector<LineSeries>& series, const std::str
     out += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="middle">{}</text>)", px(x),
                        kTop + plot_h + 16, tick_label(std::round(x)));
   }
-  out += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="12" text-anchor="middle">{}</text>)",
-                     kLeft + plot_w / 2, kTop + plot_h + 34, html_escape(x_label));
-  out += fmt::format(R"svg(<text x="14" y="{:.1f}" font-size="12" text-anchor="middle" transform="rotate(-90 14 {:.1f})">{}</text>)svg",
-                     kTop + plot_h / 2, kTop + plot_h / 2, html_escape(y_label));
+  out += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="12" text-anchor="middle">{}</text>)", kLeft + plot_w / 2,
+                     kTop + plot_h + 34, html_escape(x_label));
+  out += fmt::format(
+      R"svg(<text x="14" y="{:.1f}" font-size="12" text-anchor="middle" transform="rotate(-90 14 {:.1f})">{}</text>)svg",
+      kTop + plot_h / 2, kTop + plot_h / 2, html_escape(y_label));
   std::vector<std::pair<std::string, std::string>> entries;
   for (const LineSeries& s : series) {
     std::string points;
@@ -99,8 +101,9 @@ std::string svg_bar_chart(const std::vector<std::string>& categories, const std:
   const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
   const double group_w = plot_w / static_cast<double>(std::max<std::size_t>(1, categories.size()));
   const double bar_w = group_w * 0.8 / static_cast<double>(std::max<std::size_t>(1, series.size()));
-  std::string out = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {:.0f} {:.0f}" width="{:.0f}" height="{:.0f}" font-family="sans-serif">)",
-                                kWidth, kHeight + 44, kWidth, kHeight + 44);
+  std::string out = fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {:.0f} {:.0f}" width="{:.0f}" height="{:.0f}" font-family="sans-serif">)",
+      kWidth, kHeight + 44, kWidth, kHeight + 44);
   out += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#999"/>)", kLeft, kTop + plot_h,
                      kLeft + plot_w, kTop + plot_h);
   std::vector<std::pair<std::string, std::string>> entries;
@@ -119,8 +122,9 @@ std::string svg_bar_chart(const std::vector<std::string>& categories, const std:
     entries.emplace_back(b.name, b.color);
   }
   for (std::size_t c = 0; c < categories.size(); ++c)
-    out += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="12" text-anchor="middle">{}</text>)",
-                       kLeft + group_w * (static_cast<double>(c) + 0.5), kTop + plot_h + 16, html_escape(categories[c]));
+    out +=
+        fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="12" text-anchor="middle">{}</text>)",
+                    kLeft + group_w * (static_cast<double>(c) + 0.5), kTop + plot_h + 16, html_escape(categories[c]));
   out += legend(entries, kHeight + 8);
   out += "</svg>";
   return out;

@@ -63,8 +63,8 @@ uint64_t derive_seed(uint64_t run_seed, std::string_view request_key, uint64_t s
   return absorb(hash, sample_index);
 }
 
-uint64_t sample_seed(std::optional<uint64_t> request_seed, uint64_t run_seed,
-                     std::string_view request_key, uint64_t sample_index) {
+uint64_t sample_seed(std::optional<uint64_t> request_seed, uint64_t run_seed, std::string_view request_key,
+                     uint64_t sample_index) {
   if (request_seed) return derive_seed(*request_seed, "", sample_index);
   return derive_seed(run_seed, request_key, sample_index);
 }

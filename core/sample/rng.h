@@ -35,7 +35,7 @@ uint64_t derive_seed(uint64_t run_seed, std::string_view request_key, uint64_t s
 //    request gives the same samples in any file and under any --seed;
 //  - otherwise:                derive_seed(run_seed, request_key, sample_index), where
 //    request_key is Request::seed_key (io/request.h).
-uint64_t sample_seed(std::optional<uint64_t> request_seed, uint64_t run_seed,
-                     std::string_view request_key, uint64_t sample_index);
+uint64_t sample_seed(std::optional<uint64_t> request_seed, uint64_t run_seed, std::string_view request_key,
+                     uint64_t sample_index);
 
 }  // namespace pagedgen

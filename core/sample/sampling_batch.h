@@ -23,10 +23,10 @@
 namespace pagedgen {
 
 struct SamplingRow {
-  int32_t logits_row = 0;                // index into StepBatch::logits_rows
+  int32_t logits_row = 0;                  // index into StepBatch::logits_rows
   const SamplingParams* params = nullptr;  // the request's; outlives the step
-  int32_t num_generated = 0;             // tokens the sample has generated (min_tokens masking)
-  uint64_t random_bits = 0;              // the sample's next 64 random bits; unused when greedy
+  int32_t num_generated = 0;               // tokens the sample has generated (min_tokens masking)
+  uint64_t random_bits = 0;                // the sample's next 64 random bits; unused when greedy
   // [token_mask_words(tokenizer vocab)] the tokens its grammar allows now, one bit per id
   // (grammar/token_bitmask.h); owned by the engine, unchanged until the step ends. Empty:
   // no grammar, every token may be picked. Only backends whose applies_token_masks() is
@@ -48,8 +48,8 @@ struct SampledToken {
 };
 
 struct SamplingBatch {
-  std::vector<SamplingRow> rows;                // [num_samples] in the order token ids come back
-  std::vector<TokenId> end_of_generation;       // the tokenizer's end-of-generation ids
+  std::vector<SamplingRow> rows;           // [num_samples] in the order token ids come back
+  std::vector<TokenId> end_of_generation;  // the tokenizer's end-of-generation ids
 };
 
 }  // namespace pagedgen

@@ -104,15 +104,15 @@ PG_HOST_DEVICE inline double pow2(int k) {
 //   c = r - r^2 (P1 + r^2 (P2 + r^2 (P3 + r^2 (P4 + r^2 P5))))
 //   e^x = 2^k * (1 - ((lo - r c / (2 - c)) - hi))
 PG_HOST_DEVICE inline double portable_exp(double x) {
-  constexpr double kInvLn2 = 0x1.71547652b82fep+0;   // 1.44269504088896338700
-  constexpr double kLn2Hi = 0x1.62e42feep-1;         // 6.93147180369123816490e-01
-  constexpr double kLn2Lo = 0x1.a39ef35793c76p-33;   // 1.90821492927058770002e-10
-  constexpr double kP1 = 0x1.555555555553ep-3;       // 1.66666666666666019037e-01
-  constexpr double kP2 = -0x1.6c16c16bebd93p-9;      // -2.77777777770155933842e-03
-  constexpr double kP3 = 0x1.1566aaf25de2cp-14;      // 6.61375632143793436117e-05
-  constexpr double kP4 = -0x1.bbd41c5d26bf1p-20;     // -1.65339022054652515390e-06
-  constexpr double kP5 = 0x1.6376972bea4d0p-25;      // 4.13813679705723846039e-08
-  const double k = rint(mul_rn(x, kInvLn2));  // ties to even; exact
+  constexpr double kInvLn2 = 0x1.71547652b82fep+0;  // 1.44269504088896338700
+  constexpr double kLn2Hi = 0x1.62e42feep-1;        // 6.93147180369123816490e-01
+  constexpr double kLn2Lo = 0x1.a39ef35793c76p-33;  // 1.90821492927058770002e-10
+  constexpr double kP1 = 0x1.555555555553ep-3;      // 1.66666666666666019037e-01
+  constexpr double kP2 = -0x1.6c16c16bebd93p-9;     // -2.77777777770155933842e-03
+  constexpr double kP3 = 0x1.1566aaf25de2cp-14;     // 6.61375632143793436117e-05
+  constexpr double kP4 = -0x1.bbd41c5d26bf1p-20;    // -1.65339022054652515390e-06
+  constexpr double kP5 = 0x1.6376972bea4d0p-25;     // 4.13813679705723846039e-08
+  const double k = rint(mul_rn(x, kInvLn2));        // ties to even; exact
   const double hi = sub_rn(x, mul_rn(k, kLn2Hi));
   const double lo = mul_rn(k, kLn2Lo);
   const double r = sub_rn(hi, lo);

@@ -19,11 +19,15 @@ void validate_structured_output(const SamplingParams& params) {
   if (params.ignore_eos)
     fail("ignore_eos cannot be true with response_format {}: the text ends where the value does", format);
   if (!params.stop.empty())
-    fail("stop cannot be given with response_format {}: a stop string would cut the value short; remove one of "
-         "them", format);
+    fail(
+        "stop cannot be given with response_format {}: a stop string would cut the value short; remove one of "
+        "them",
+        format);
   if (!params.stop_token_ids.empty())
-    fail("stop_token_ids cannot be given with response_format {}: a stop token would cut the value short; remove "
-         "one of them", format);
+    fail(
+        "stop_token_ids cannot be given with response_format {}: a stop token would cut the value short; remove "
+        "one of them",
+        format);
 }
 
 }  // namespace
@@ -33,10 +37,8 @@ void validate(const SamplingParams& params) {
   if (!(params.temperature >= 0.0) || std::isinf(params.temperature))
     fail("temperature must be >= 0 and finite, got {}", params.temperature);
   if (params.top_k < 0) fail("top_k must be >= 0 (0 = off), got {}", params.top_k);
-  if (!(params.top_p > 0.0 && params.top_p <= 1.0))
-    fail("top_p must be in (0, 1] (1 = off), got {}", params.top_p);
-  if (!(params.min_p >= 0.0 && params.min_p <= 1.0))
-    fail("min_p must be in [0, 1] (0 = off), got {}", params.min_p);
+  if (!(params.top_p > 0.0 && params.top_p <= 1.0)) fail("top_p must be in (0, 1] (1 = off), got {}", params.top_p);
+  if (!(params.min_p >= 0.0 && params.min_p <= 1.0)) fail("min_p must be in [0, 1] (0 = off), got {}", params.min_p);
   if (params.max_tokens < 1) fail("max_tokens must be >= 1, got {}", params.max_tokens);
   if (params.min_tokens < 0) fail("min_tokens must be >= 0, got {}", params.min_tokens);
   if (params.min_tokens > params.max_tokens)
@@ -54,8 +56,8 @@ void validate(const SamplingParams& params) {
     fail("frequency_penalty must be in [-{}, {}] (0 = off), got {}", kMaxPenalty, kMaxPenalty,
          params.frequency_penalty);
   if (!(params.repetition_penalty >= 1.0 / kMaxRepetitionPenalty && params.repetition_penalty <= kMaxRepetitionPenalty))
-    fail("repetition_penalty must be in [{}, {}] (1 = off), got {}", 1.0 / kMaxRepetitionPenalty,
-         kMaxRepetitionPenalty, params.repetition_penalty);
+    fail("repetition_penalty must be in [{}, {}] (1 = off), got {}", 1.0 / kMaxRepetitionPenalty, kMaxRepetitionPenalty,
+         params.repetition_penalty);
   for (std::size_t i = 0; i < params.logit_bias.size(); ++i) {
     const LogitBias& entry = params.logit_bias[i];
     if (entry.id < 0) fail("logit_bias keys must be token ids >= 0, got {}", entry.id);

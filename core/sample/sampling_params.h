@@ -34,17 +34,17 @@ struct LogitBias {
 };
 
 struct SamplingParams {
-  double temperature = 1.0;  // 0 = greedy (argmax, lowest id on ties); else logits / temperature
-  int32_t top_k = 0;         // keep the k most likely tokens; 0 = off
-  double top_p = 1.0;        // keep the smallest most-likely set with mass >= top_p; 1 = off
-  double min_p = 0.0;        // keep tokens with prob >= min_p * max prob; 0 = off
-  std::optional<uint64_t> seed;  // per-request seed; absent -> derived from the run seed (rng.h)
-  std::vector<std::string> stop;          // stop strings; the text ends before the first match
-  std::vector<TokenId> stop_token_ids;    // extra ids that end generation (not in the text)
-  int32_t max_tokens = 128;  // generated tokens per sample, at most (every command's default)
-  int32_t min_tokens = 0;    // end-of-generation and stop ids are masked until this many exist
-  bool ignore_eos = false;   // keep generating past end-of-generation ids (they stay in the tokens)
-  int32_t n = 1;             // samples of this prompt
+  double temperature = 1.0;             // 0 = greedy (argmax, lowest id on ties); else logits / temperature
+  int32_t top_k = 0;                    // keep the k most likely tokens; 0 = off
+  double top_p = 1.0;                   // keep the smallest most-likely set with mass >= top_p; 1 = off
+  double min_p = 0.0;                   // keep tokens with prob >= min_p * max prob; 0 = off
+  std::optional<uint64_t> seed;         // per-request seed; absent -> derived from the run seed (rng.h)
+  std::vector<std::string> stop;        // stop strings; the text ends before the first match
+  std::vector<TokenId> stop_token_ids;  // extra ids that end generation (not in the text)
+  int32_t max_tokens = 128;             // generated tokens per sample, at most (every command's default)
+  int32_t min_tokens = 0;               // end-of-generation and stop ids are masked until this many exist
+  bool ignore_eos = false;              // keep generating past end-of-generation ids (they stay in the tokens)
+  int32_t n = 1;                        // samples of this prompt
   // Structured outputs: the text must be this JSON. A constrained format ends the text
   // where the value ends, so min_tokens, ignore_eos, stop and stop_token_ids are refused
   // beside it (validate()).
@@ -52,9 +52,9 @@ struct SamplingParams {
   // Penalties and biases (sampler.h, step 0), on the logits before everything else:
   // logit_bias first, then repetition_penalty over the prompt and generated tokens, then
   // frequency and presence penalties over the generated tokens (vLLM's order).
-  double presence_penalty = 0.0;    // minus this for a token generated at least once
-  double frequency_penalty = 0.0;   // minus this times the number of times it was generated
-  double repetition_penalty = 1.0;  // 1 = off; a token of the prompt or generated: logit > 0 -> logit / it, else * it
+  double presence_penalty = 0.0;      // minus this for a token generated at least once
+  double frequency_penalty = 0.0;     // minus this times the number of times it was generated
+  double repetition_penalty = 1.0;    // 1 = off; a token of the prompt or generated: logit > 0 -> logit / it, else * it
   std::vector<LogitBias> logit_bias;  // sorted by id, ids unique
   // Report each generated token's log probability and this many most likely alternatives
   // (sample/token_logprobs.h); absent: no log probabilities.

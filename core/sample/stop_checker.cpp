@@ -8,8 +8,10 @@ namespace pagedgen {
 
 std::string_view finish_reason_name(FinishReason reason) {
   switch (reason) {
-    case FinishReason::kStop: return "stop";
-    case FinishReason::kLength: return "length";
+    case FinishReason::kStop:
+      return "stop";
+    case FinishReason::kLength:
+      return "length";
   }
   PG_CHECK(false, "unknown FinishReason {}", static_cast<int>(reason));
   return {};

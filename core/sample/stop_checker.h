@@ -1,7 +1,7 @@
 // StopChecker: follows one sample's generated tokens and decoded text and decides when it
 // ends and why: a stop string (text cut before it), a stop token id or end-of-generation
-// id, a structured output's value that is complete ("stop"), or max_tokens ("length"). Only the final text is kept, so nothing is held
-// back for streaming; a stop string may span any number of tokens.
+// id, a structured output's value that is complete ("stop"), or max_tokens ("length"). Only the final text is kept, so
+// nothing is held back for streaming; a stop string may span any number of tokens.
 #pragma once
 
 #include <cstdint>

@@ -31,8 +31,8 @@ std::vector<std::size_t> top_ids(std::span<const float> logits, std::size_t num_
 }  // namespace
 
 TokenLogprobs token_logprobs(std::span<const float> logits, TokenId token, int32_t num_top) {
-  PG_CHECK(token >= 0 && static_cast<std::size_t>(token) < logits.size(), "logprobs of token {} in a row of {}",
-           token, logits.size());
+  PG_CHECK(token >= 0 && static_cast<std::size_t>(token) < logits.size(), "logprobs of token {} in a row of {}", token,
+           logits.size());
   PG_CHECK(num_top >= 0, "{} top logprobs", num_top);
   float max_logit = -INFINITY;
   for (const float logit : logits) {

@@ -48,7 +48,8 @@ int32_t PrefixPlanner::add(std::span<const TokenId> prompt) {
     // The prompt leaves the edge part way: split it at the divergence point.
     //   node --[edge]--> child   becomes   node --[head]--> middle --[tail]--> child
     const auto middle = static_cast<int32_t>(nodes_.size());
-    Node split{.source = edge.source, .begin = edge.begin, .end = edge.begin + matched, .children = {child}, .requests = {}};
+    Node split{
+        .source = edge.source, .begin = edge.begin, .end = edge.begin + matched, .children = {child}, .requests = {}};
     nodes_[child].begin += matched;
     nodes_[node].children[slot_index] = middle;  // same first token: order is kept
     nodes_.push_back(std::move(split));

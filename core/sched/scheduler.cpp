@@ -26,7 +26,8 @@ const Sequence& Scheduler::sequence(uint64_t seq_id) const { return const_cast<S
 
 void Scheduler::add(Sequence sequence) {
   PG_CHECK(sequence.num_tokens() > 0 && sequence.num_prompt_tokens <= sequence.num_tokens(),
-           "sequence {} with {} tokens, {} in the prompt", sequence.id, sequence.num_tokens(), sequence.num_prompt_tokens);
+           "sequence {} with {} tokens, {} in the prompt", sequence.id, sequence.num_tokens(),
+           sequence.num_prompt_tokens);
   sequence.status = SequenceStatus::Waiting;
   sequence.num_computed_tokens = 0;
   sequence.arrival_order = next_arrival_++;
@@ -39,15 +40,17 @@ std::optional<std::string> Scheduler::why_never_fits(const Sequence& seq) const 
   // Its tokens plus the slot of the next generated one, with the whole pool to itself.
   const int32_t num_needed = kv_.num_blocks_for_tokens(int64_t{seq.num_tokens()} + 1);
   if (num_needed > kv_.num_blocks())
-    return fmt::format("the sequence needs {} KV blocks of {} tokens for its {} tokens and the next one, but the pool "
-                       "has {}; give the run a larger KV pool, or shorten the prompt",
-                       num_needed, kv_.block_size(), seq.num_tokens(), kv_.num_blocks());
+    return fmt::format(
+        "the sequence needs {} KV blocks of {} tokens for its {} tokens and the next one, but the pool "
+        "has {}; give the run a larger KV pool, or shorten the prompt",
+        num_needed, kv_.block_size(), seq.num_tokens(), kv_.num_blocks());
   for (KvKindId kind = 1; kind < kv_.num_kinds(); ++kind) {
     const int32_t num_window = kv_.num_blocks_alone(kind, seq.num_tokens(), config_.max_batch_tokens);
     if (num_window > kv_.num_blocks(kind))
-      return fmt::format("the sequence's window layers (window {}) need {} KV blocks of {} tokens at a step, but "
-                         "their pool has {}; give the run a larger KV pool, or fewer tokens per step",
-                         kv_.window(kind), num_window, kv_.block_size(), kv_.num_blocks(kind));
+      return fmt::format(
+          "the sequence's window layers (window {}) need {} KV blocks of {} tokens at a step, but "
+          "their pool has {}; give the run a larger KV pool, or fewer tokens per step",
+          kv_.window(kind), num_window, kv_.block_size(), kv_.num_blocks(kind));
   }
   return std::nullopt;
 }
@@ -78,7 +81,8 @@ void Scheduler::schedule_running(SchedulerOutput& out, int32_t& token_budget) {
     while (seq.status == SequenceStatus::Running && !kv_.can_append_slots(seq.id, num_new_tokens)) preempt_newest(out);
     if (seq.status != SequenceStatus::Running) break;  // it was the newest: nothing after it
     std::ranges::move(kv_.append_slots(seq.id, num_new_tokens), std::back_inserter(out.block_copies));
-    out.scheduled.push_back({.seq_id = seq.id, .num_computed_tokens = seq.num_computed_tokens,
+    out.scheduled.push_back({.seq_id = seq.id,
+                             .num_computed_tokens = seq.num_computed_tokens,
                              .num_new_tokens = num_new_tokens,
                              .needs_logits = seq.num_computed_tokens + num_new_tokens == seq.num_tokens()});
     token_budget -= num_new_tokens;
@@ -108,12 +112,14 @@ void Scheduler::admit_waiting(SchedulerOutput& out, int32_t& token_budget) {
     }
     if (!kv_.can_allocate(match, num_new_tokens)) break;
     std::ranges::move(kv_.allocate(seq.id, seq.token_ids, match, num_new_tokens), std::back_inserter(out.block_copies));
-    if (seq.num_preemptions == 0) seq.num_cached_prompt_tokens = std::min(match.num_cached_tokens, seq.num_prompt_tokens);
+    if (seq.num_preemptions == 0)
+      seq.num_cached_prompt_tokens = std::min(match.num_cached_tokens, seq.num_prompt_tokens);
     seq.num_computed_tokens = match.num_cached_tokens;
     seq.status = SequenceStatus::Running;
     waiting_.pop_front();
     running_.push_back(seq.id);
-    out.scheduled.push_back({.seq_id = seq.id, .num_computed_tokens = seq.num_computed_tokens,
+    out.scheduled.push_back({.seq_id = seq.id,
+                             .num_computed_tokens = seq.num_computed_tokens,
                              .num_new_tokens = num_new_tokens,
                              .needs_logits = seq.num_computed_tokens + num_new_tokens == seq.num_tokens()});
     token_budget -= num_new_tokens;
@@ -130,8 +136,8 @@ void Scheduler::build_step_batch(SchedulerOutput& out) const {
   batch.block_size = block_size;
   batch.num_seqs = static_cast<int32_t>(out.scheduled.size());
   for (const ScheduledSequence& s : out.scheduled)
-    batch.max_blocks_per_seq = std::max<int32_t>(batch.max_blocks_per_seq,
-                                                 static_cast<int32_t>(kv_.block_table(s.seq_id).size()));
+    batch.max_blocks_per_seq =
+        std::max<int32_t>(batch.max_blocks_per_seq, static_cast<int32_t>(kv_.block_table(s.seq_id).size()));
   const auto table_size = static_cast<std::size_t>(batch.num_seqs * batch.max_blocks_per_seq);
   batch.block_tables.assign(table_size, 0);
   batch.window_kinds.resize(static_cast<std::size_t>(kv_.num_kinds() - 1));
@@ -152,7 +158,8 @@ void Scheduler::build_step_batch(SchedulerOutput& out) const {
       std::copy(table.begin(), table.end(),
                 tables_of(kind).begin() + static_cast<std::ptrdiff_t>(i * batch.max_blocks_per_seq));
       for (int32_t p = s.num_computed_tokens; p < s.num_computed_tokens + s.num_new_tokens; ++p)
-        slots_of(kind).push_back(make_slot(table[static_cast<std::size_t>(p / block_size)], p % block_size, block_size));
+        slots_of(kind).push_back(
+            make_slot(table[static_cast<std::size_t>(p / block_size)], p % block_size, block_size));
     }
     for (int32_t p = s.num_computed_tokens; p < s.num_computed_tokens + s.num_new_tokens; ++p) {
       batch.token_ids.push_back(seq.token_ids[static_cast<std::size_t>(p)]);

@@ -47,16 +47,17 @@ struct RejectedSequence {
 
 struct SchedulerOutput {
   std::vector<ScheduledSequence> scheduled;  // running ones in admission order, then newly admitted
-  std::vector<BlockCopy> block_copies;       // copy-on-write and partial prefix matches (each names its kind): run before the step, in order
-  std::vector<uint64_t> preempted;           // back in the waiting queue, blocks freed
-  std::vector<RejectedSequence> rejected;    // can never fit in the pool
+  std::vector<BlockCopy>
+      block_copies;  // copy-on-write and partial prefix matches (each names its kind): run before the step, in order
+  std::vector<uint64_t> preempted;         // back in the waiting queue, blocks freed
+  std::vector<RejectedSequence> rejected;  // can never fit in the pool
   int32_t num_batched_tokens = 0;
-  StepBatch batch;                           // the scheduled chunks as the backend reads them
-  bool computes_prompt = false;              // some chunk computes a prompt position
+  StepBatch batch;               // the scheduled chunks as the backend reads them
+  bool computes_prompt = false;  // some chunk computes a prompt position
 };
 
 struct SchedulerCounters {
-  int64_t num_steps = 0;                   // schedule() calls
+  int64_t num_steps = 0;  // schedule() calls
   int64_t num_preemptions = 0;
   int64_t num_recomputed_tokens = 0;       // tokens computed again after a preemption freed them
   int64_t num_computed_tokens = 0;         // all tokens whose K/V were computed

@@ -25,15 +25,15 @@ namespace pagedgen {
 // The slots and block tables of one window kind; entries of blocks a sequence gave back
 // (below every position its queries reach) are 0 and never read.
 struct KindTables {
-  std::vector<int64_t> slot_mapping;     // [num_tokens] that kind's block_id * block_size + offset
-  std::vector<int32_t> block_tables;     // [num_seqs][max_blocks_per_seq] that kind's physical block ids
+  std::vector<int64_t> slot_mapping;  // [num_tokens] that kind's block_id * block_size + offset
+  std::vector<int32_t> block_tables;  // [num_seqs][max_blocks_per_seq] that kind's physical block ids
 };
 
 struct StepBatch {
   int32_t num_seqs = 0;
   int32_t num_tokens = 0;
   int32_t block_size = 0;
-  int32_t max_blocks_per_seq = 0;        // row stride of block_tables
+  int32_t max_blocks_per_seq = 0;  // row stride of block_tables
 
   std::vector<int32_t> token_ids;        // [num_tokens]
   std::vector<int32_t> positions;        // [num_tokens] position of each token in its sequence
@@ -46,10 +46,12 @@ struct StepBatch {
 
   // Kind k's slot mapping and block tables.
   std::span<const int64_t> kind_slot_mapping(KvKindId kind) const {
-    return kind == 0 ? std::span(slot_mapping) : std::span(window_kinds.at(static_cast<std::size_t>(kind) - 1).slot_mapping);
+    return kind == 0 ? std::span(slot_mapping)
+                     : std::span(window_kinds.at(static_cast<std::size_t>(kind) - 1).slot_mapping);
   }
   std::span<const int32_t> kind_block_tables(KvKindId kind) const {
-    return kind == 0 ? std::span(block_tables) : std::span(window_kinds.at(static_cast<std::size_t>(kind) - 1).block_tables);
+    return kind == 0 ? std::span(block_tables)
+                     : std::span(window_kinds.at(static_cast<std::size_t>(kind) - 1).block_tables);
   }
 };
 

@@ -6,17 +6,14 @@
 namespace pagedgen {
 namespace {
 
-bool is_ascii_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
+bool is_ascii_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 
 }  // namespace
 
 AddedTokenMatcher::AddedTokenMatcher(std::vector<AddedToken> tokens) {
   std::erase_if(tokens, [](const AddedToken& token) { return token.text.empty(); });
-  std::stable_sort(tokens.begin(), tokens.end(), [](const AddedToken& a, const AddedToken& b) {
-    return a.text.size() > b.text.size();
-  });
+  std::stable_sort(tokens.begin(), tokens.end(),
+                   [](const AddedToken& a, const AddedToken& b) { return a.text.size() > b.text.size(); });
   tokens_.reserve(tokens.size());
   for (AddedToken& token : tokens) {
     if (!id_by_text_.emplace(token.text, token.id).second) continue;

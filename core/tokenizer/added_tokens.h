@@ -19,9 +19,9 @@ namespace pagedgen {
 struct AddedToken {
   std::string text;
   TokenId id = 0;
-  bool special = true;   // matched only with parse_special (control); else always (user-defined)
-  bool lstrip = false;   // swallows the whitespace before it (HF AddedToken.lstrip)
-  bool rstrip = false;   // swallows the whitespace after it
+  bool special = true;  // matched only with parse_special (control); else always (user-defined)
+  bool lstrip = false;  // swallows the whitespace before it (HF AddedToken.lstrip)
+  bool rstrip = false;  // swallows the whitespace after it
 };
 
 // A piece of input: plain text to run through the model, or one matched token.

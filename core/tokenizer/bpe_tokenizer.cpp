@@ -60,8 +60,7 @@ std::string byte_level_decode(std::string_view text) {
   bytes.reserve(text.size());
   for (size_t pos = 0; pos < text.size();) {
     const Utf8Step step = utf8_next(text, pos);
-    const bool mapped = step.status == Utf8Status::Valid &&
-                        step.code_point < tables.code_point_to_byte.size() &&
+    const bool mapped = step.status == Utf8Status::Valid && step.code_point < tables.code_point_to_byte.size() &&
                         tables.code_point_to_byte[step.code_point] >= 0;
     if (mapped) {
       bytes.push_back(static_cast<char>(tables.code_point_to_byte[step.code_point]));
@@ -82,14 +81,18 @@ BpeTokenizer::BpeTokenizer(BpeConfig config)
   for (size_t id = 0; id < config.pieces.size(); ++id) {
     const std::string& piece = config.pieces[id];
     switch (config.types[id]) {
-      case TokenType::Normal: surfaces.push_back(byte_level_decode(piece)); break;
+      case TokenType::Normal:
+        surfaces.push_back(byte_level_decode(piece));
+        break;
       case TokenType::Byte: {
         // SentencePiece-style "<0xAB>" byte tokens, rare in byte-level vocabularies.
         const auto byte = byte_piece_value(piece);
         surfaces.push_back(byte ? std::string(1, static_cast<char>(*byte)) : piece);
         break;
       }
-      default: surfaces.push_back(piece); break;  // added/special tokens are plain text
+      default:
+        surfaces.push_back(piece);
+        break;  // added/special tokens are plain text
     }
   }
   if (ignore_merges_) {
@@ -124,9 +127,7 @@ BpeTokenizer::BpeTokenizer(BpeConfig config)
 namespace {
 
 // Fibonacci hashing: multiply, keep the top bits.
-size_t slot_of(uint64_t key, int shift) {
-  return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift);
-}
+size_t slot_of(uint64_t key, int shift) { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift); }
 
 }  // namespace
 

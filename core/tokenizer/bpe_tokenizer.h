@@ -28,7 +28,7 @@ struct BpeConfig {
   bool ignore_merges = false;  // a word that is a token itself is taken whole
   std::vector<AddedToken> added_tokens;
   SpecialTokens special;
-  std::string source;          // where the vocabulary came from, for messages
+  std::string source;  // where the vocabulary came from, for messages
 };
 
 class BpeTokenizer final : public Tokenizer {
@@ -54,14 +54,14 @@ class BpeTokenizer final : public Tokenizer {
   // Per-call working memory for merging, reused across the words of one encode().
   struct Symbol {
     TokenId id;
-    bool known;      // false: a byte the vocabulary has no symbol for (never merged)
-    int32_t prev;    // index into symbols, kNoSymbol at the ends
+    bool known;    // false: a byte the vocabulary has no symbol for (never merged)
+    int32_t prev;  // index into symbols, kNoSymbol at the ends
     int32_t next;
-    bool alive;      // false once merged into its left neighbour
+    bool alive;  // false once merged into its left neighbour
   };
   struct Candidate {
     int32_t rank;
-    int32_t left;    // symbol index of the pair's left side
+    int32_t left;  // symbol index of the pair's left side
     TokenId left_id;
     TokenId right_id;
     TokenId merged;
@@ -92,11 +92,11 @@ class BpeTokenizer final : public Tokenizer {
     Merge merge;   // key and value share a cache line: one miss per probe
   };
   std::vector<MergeSlot> merge_slots_;
-  int merge_shift_ = 64;              // 64 - log2(table size)
+  int merge_shift_ = 64;  // 64 - log2(table size)
   size_t num_merges_ = 0;
   static constexpr uint64_t kNoKey = ~uint64_t{0};  // ids are < 2^31, never both all-ones
   void insert_merge(uint64_t key, Merge merge);
-  std::array<std::optional<TokenId>, 256> byte_tokens_{};      // single-byte symbols
+  std::array<std::optional<TokenId>, 256> byte_tokens_{};     // single-byte symbols
   std::unordered_map<std::string, TokenId> normal_by_bytes_;  // for ignore_merges
 };
 

@@ -26,9 +26,7 @@ constexpr std::array<std::pair<ChatTemplateKind, std::string_view>, 6> kNames = 
 // ---------------------------------------------------------------------------------------
 // Reading the template text
 
-bool contains(std::string_view text, std::string_view part) {
-  return text.find(part) != std::string_view::npos;
-}
+bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
 // Decodes the Jinja string literal whose opening quote is at text[pos]; advances pos past
 // the closing quote (or to the end when it is unterminated). Escapes follow Python's.
@@ -39,11 +37,24 @@ std::string read_string_literal(std::string_view text, size_t& pos) {
     if (text[pos] == '\\' && pos + 1 < text.size()) {
       const char escaped = text[pos + 1];
       switch (escaped) {
-        case 'n': value += '\n'; break;
-        case 't': value += '\t'; break;
-        case 'r': value += '\r'; break;
-        case '\\': case '\'': case '"': value += escaped; break;
-        default: value += '\\'; value += escaped; break;
+        case 'n':
+          value += '\n';
+          break;
+        case 't':
+          value += '\t';
+          break;
+        case 'r':
+          value += '\r';
+          break;
+        case '\\':
+        case '\'':
+        case '"':
+          value += escaped;
+          break;
+        default:
+          value += '\\';
+          value += escaped;
+          break;
       }
       pos += 2;
     } else {
@@ -119,9 +130,8 @@ std::string with_single_quotes(std::string_view text) {
 // call: removes leading and trailing code points that str.isspace() accepts, Unicode ones
 // included (NBSP, U+3000, ...). Invalid UTF-8 bytes count as text.
 bool is_python_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
-         c == 0x202F || c == 0x205F || c == 0x3000;
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 std::string_view python_strip(std::string_view text) {
@@ -144,16 +154,16 @@ void check_roles(std::span<const ChatMessage> messages, ChatTemplateKind kind) {
   for (size_t i = 0; i < messages.size(); ++i) {
     const std::string& role = messages[i].role;
     if (role != "system" && role != "user" && role != "assistant")
-      fail("messages[{}] has role \"{}\"; the {} chat template supports only \"system\", \"user\" "
-           "and \"assistant\"",
-           i, role, chat_template_name(kind));
+      fail(
+          "messages[{}] has role \"{}\"; the {} chat template supports only \"system\", \"user\" "
+          "and \"assistant\"",
+          i, role, chat_template_name(kind));
   }
 }
 
 // Templates that keep the system message apart (it may only come first) and then require
 // user, assistant, user, ... Returns the system content, when there is one.
-std::optional<std::string_view> split_alternating(std::span<const ChatMessage> messages,
-                                                  ChatTemplateKind kind) {
+std::optional<std::string_view> split_alternating(std::span<const ChatMessage> messages, ChatTemplateKind kind) {
   std::optional<std::string_view> system;
   size_t first = 0;
   if (messages[0].role == "system") {
@@ -163,9 +173,10 @@ std::optional<std::string_view> split_alternating(std::span<const ChatMessage> m
   for (size_t i = first; i < messages.size(); ++i) {
     const std::string_view expected = (i - first) % 2 == 0 ? "user" : "assistant";
     if (messages[i].role != expected)
-      fail("messages[{}] has role \"{}\" where the {} chat template requires \"{}\": only the first "
-           "message may be a system message, then roles must alternate user/assistant/user/...",
-           i, messages[i].role, chat_template_name(kind), expected);
+      fail(
+          "messages[{}] has role \"{}\" where the {} chat template requires \"{}\": only the first "
+          "message may be a system message, then roles must alternate user/assistant/user/...",
+          i, messages[i].role, chat_template_name(kind), expected);
   }
   return system;
 }
@@ -174,8 +185,7 @@ std::optional<std::string_view> split_alternating(std::span<const ChatMessage> m
 // One renderer per family
 
 // <|im_start|>role\ncontent<|im_end|>\n per message; content is not trimmed.
-std::string render_chatml(const ChatTemplate& t, std::span<const ChatMessage> messages,
-                          bool add_generation_prompt) {
+std::string render_chatml(const ChatTemplate& t, std::span<const ChatMessage> messages, bool add_generation_prompt) {
   std::string out;
   if (!t.default_system.empty() && messages[0].role != "system")
     out += "<|im_start|>system\n" + t.default_system + "<|im_end|>\n";
@@ -204,12 +214,11 @@ std::string render_llama2(const ChatTemplate& t, std::span<const ChatMessage> me
 }
 
 // <|begin_of_text|><|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|>...
-std::string render_llama3(const ChatTemplate& t, std::span<const ChatMessage> messages,
-                          bool add_generation_prompt) {
+std::string render_llama3(const ChatTemplate& t, std::span<const ChatMessage> messages, bool add_generation_prompt) {
   std::string out = t.bos_text;
   for (const ChatMessage& m : messages)
-    out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + std::string(python_strip(m.content)) +
-           "<|eot_id|>";
+    out +=
+        "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + std::string(python_strip(m.content)) + "<|eot_id|>";
   if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
   return out;
 }
@@ -238,8 +247,7 @@ std::string render_mistral(const ChatTemplate& t, std::span<const ChatMessage> m
 // <bos><start_of_turn>user\n...<end_of_turn>\n<start_of_turn>model\n...
 // Gemma has no system role: as Gemma 3's template does, the system text and a blank line
 // open the first user turn (Gemma 1/2's templates refuse a system message instead).
-std::string render_gemma(const ChatTemplate& t, std::span<const ChatMessage> messages,
-                         bool add_generation_prompt) {
+std::string render_gemma(const ChatTemplate& t, std::span<const ChatMessage> messages, bool add_generation_prompt) {
   const std::optional<std::string_view> system = split_alternating(messages, t.kind);
   const size_t first = system ? 1 : 0;
   std::string out = t.bos_text;
@@ -257,8 +265,7 @@ std::string render_gemma(const ChatTemplate& t, std::span<const ChatMessage> mes
 
 // <|system|>\n...<|end|>\n<|user|>\n...<|end|>\n<|assistant|>\n; without a generation
 // prompt the template closes with the EOS text.
-std::string render_phi3(const ChatTemplate& t, std::span<const ChatMessage> messages,
-                        bool add_generation_prompt) {
+std::string render_phi3(const ChatTemplate& t, std::span<const ChatMessage> messages, bool add_generation_prompt) {
   std::string out;
   for (const ChatMessage& m : messages) {
     if (m.role == "system" && m.content.empty() && t.skip_empty_system) continue;
@@ -289,8 +296,7 @@ std::optional<ChatTemplateKind> chat_template_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<ChatTemplate> detect_chat_template(std::string_view template_text,
-                                                 std::string_view bos_text,
+std::optional<ChatTemplate> detect_chat_template(std::string_view template_text, std::string_view bos_text,
                                                  std::string_view eos_text) {
   const std::string text = with_single_quotes(template_text);
   ChatTemplate result{ChatTemplateKind::ChatML, std::string(bos_text), std::string(eos_text), ""};
@@ -351,12 +357,18 @@ std::string render_chat(const ChatTemplate& chat_template, std::span<const ChatM
                         bool add_generation_prompt) {
   check_roles(messages, chat_template.kind);
   switch (chat_template.kind) {
-    case ChatTemplateKind::ChatML: return render_chatml(chat_template, messages, add_generation_prompt);
-    case ChatTemplateKind::Llama2: return render_llama2(chat_template, messages);
-    case ChatTemplateKind::Llama3: return render_llama3(chat_template, messages, add_generation_prompt);
-    case ChatTemplateKind::Mistral: return render_mistral(chat_template, messages);
-    case ChatTemplateKind::Gemma: return render_gemma(chat_template, messages, add_generation_prompt);
-    case ChatTemplateKind::Phi3: return render_phi3(chat_template, messages, add_generation_prompt);
+    case ChatTemplateKind::ChatML:
+      return render_chatml(chat_template, messages, add_generation_prompt);
+    case ChatTemplateKind::Llama2:
+      return render_llama2(chat_template, messages);
+    case ChatTemplateKind::Llama3:
+      return render_llama3(chat_template, messages, add_generation_prompt);
+    case ChatTemplateKind::Mistral:
+      return render_mistral(chat_template, messages);
+    case ChatTemplateKind::Gemma:
+      return render_gemma(chat_template, messages, add_generation_prompt);
+    case ChatTemplateKind::Phi3:
+      return render_phi3(chat_template, messages, add_generation_prompt);
   }
   PG_CHECK(false, "ChatTemplateKind {} has no renderer", static_cast<int>(chat_template.kind));
   return "";

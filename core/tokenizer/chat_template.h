@@ -23,7 +23,7 @@ enum class ChatTemplateKind { ChatML, Llama2, Llama3, Mistral, Gemma, Phi3 };
 enum class MistralStyle { V1, V3 };
 
 struct ChatMessage {
-  std::string role;     // "system", "user", "assistant"
+  std::string role;  // "system", "user", "assistant"
   std::string content;
 };
 
@@ -50,8 +50,7 @@ std::optional<ChatTemplateKind> chat_template_from_name(std::string_view name);
 // Recognises the family of a Jinja template text; nullopt when it is none we know, or a
 // variant whose output we cannot reproduce exactly (e.g. Llama 3.1+ templates that write
 // today's date, Mistral's original v0.1 template, Phi-3's first GGUF template).
-std::optional<ChatTemplate> detect_chat_template(std::string_view template_text,
-                                                 std::string_view bos_text,
+std::optional<ChatTemplate> detect_chat_template(std::string_view template_text, std::string_view bos_text,
                                                  std::string_view eos_text);
 
 // Renders the conversation. The result contains special-token text and is tokenized with

@@ -167,9 +167,10 @@ GgufBpePreset gguf_bpe_preset(std::string_view pre, std::string_view source) {
     preset.add_bos = entry.add_bos;
     return preset;
   }
-  fail("{}: tokenizer.ggml.pre '{}' is not a pre-tokenizer pagedgen knows (supported: {}); "
-       "use a model converted with one of these, or its HF directory (tokenizer.json)",
-       source, pre, fmt::join(supported_gguf_pre_names(), ", "));
+  fail(
+      "{}: tokenizer.ggml.pre '{}' is not a pre-tokenizer pagedgen knows (supported: {}); "
+      "use a model converted with one of these, or its HF directory (tokenizer.json)",
+      source, pre, fmt::join(supported_gguf_pre_names(), ", "));
 }
 
 }  // namespace pagedgen

@@ -66,8 +66,10 @@ std::vector<TokenId> read_generation_end_ids(const fs::path& dir) {
 void IdTable::place(TokenId id, std::string piece, TokenType type) {
   const auto index = static_cast<size_t>(id);
   if (index >= max_entries) {
-    fail("{}: token '{}' has id {}, but there are only {} vocabulary and added-token "
-         "entries; the ids are inconsistent", source, piece, id, max_entries);
+    fail(
+        "{}: token '{}' has id {}, but there are only {} vocabulary and added-token "
+        "entries; the ids are inconsistent",
+        source, piece, id, max_entries);
   }
   if (index >= pieces.size()) {
     pieces.resize(index + 1);
@@ -93,8 +95,8 @@ std::optional<TokenId> IdTable::find(const std::optional<std::string>& text) con
 
 std::vector<AddedToken> combine_added(std::vector<AddedToken> primary, const std::vector<AddedToken>& secondary) {
   for (const AddedToken& token : secondary) {
-    const bool listed = std::any_of(primary.begin(), primary.end(),
-                                    [&](const AddedToken& known) { return known.id == token.id; });
+    const bool listed =
+        std::any_of(primary.begin(), primary.end(), [&](const AddedToken& known) { return known.id == token.id; });
     if (!listed) primary.push_back(token);
   }
   return primary;
@@ -103,8 +105,8 @@ std::vector<AddedToken> combine_added(std::vector<AddedToken> primary, const std
 std::vector<AddedToken> merge_added_tokens(const IdTable& table, const std::vector<AddedToken>& hf_added) {
   std::vector<AddedToken> added = hf_added;
   for (AddedToken& token : added_tokens_from_types(table.pieces, table.types)) {
-    const bool listed = std::any_of(hf_added.begin(), hf_added.end(),
-                                    [&](const AddedToken& hf) { return hf.id == token.id; });
+    const bool listed =
+        std::any_of(hf_added.begin(), hf_added.end(), [&](const AddedToken& hf) { return hf.id == token.id; });
     if (!listed) added.push_back(std::move(token));
   }
   return added;
@@ -138,7 +140,8 @@ std::optional<std::string> hf_chat_template(const std::filesystem::path& dir) {
   if (fs::exists(dir / "chat_template.jinja")) return read_bytes(dir / "chat_template.jinja");
   if (fs::exists(dir / "chat_template.json")) {
     const JsonFile file = load_json(dir / "chat_template.json");
-    if (const auto value = member(file.root, "chat_template")) return std::string(as_string(*value, file, "chat_template"));
+    if (const auto value = member(file.root, "chat_template"))
+      return std::string(as_string(*value, file, "chat_template"));
   }
   return std::nullopt;
 }

@@ -64,8 +64,7 @@ simdjson::dom::array items_of(element value) {
   return items;
 }
 
-bool bool_member(element object, std::string_view key, bool fallback, const JsonFile& file,
-                 std::string_view what) {
+bool bool_member(element object, std::string_view key, bool fallback, const JsonFile& file, std::string_view what) {
   const auto value = member(object, key);
   return value ? as_bool(*value, file, fmt::format("{}.{}", what, key)) : fallback;
 }

@@ -92,8 +92,10 @@ void read_pre_tokenizer(element pre, const JsonFile& file, const std::string& wh
       // HF adds the space to every piece present when ByteLevel runs; only the first
       // step sees whole text fragments, which is the case we implement.
       if (!spec.rules.empty()) {
-        fail("{}: {} is a ByteLevel step with add_prefix_space after other splits, which "
-             "pagedgen does not support", file.path.string(), what);
+        fail(
+            "{}: {} is a ByteLevel step with add_prefix_space after other splits, which "
+            "pagedgen does not support",
+            file.path.string(), what);
       }
       spec.add_prefix_space = true;
     }
@@ -123,8 +125,8 @@ void read_pre_tokenizer(element pre, const JsonFile& file, const std::string& wh
   } else if (type == "Digits") {
     spec.rules.push_back({bool_member(pre, "individual_digits", false, file, what) ? R"(\p{N})" : R"(\p{N}+)"});
   } else {
-    fail("{}: {} type '{}' is not supported (supported: Sequence, Split, ByteLevel, Digits)",
-         file.path.string(), what, type);
+    fail("{}: {} type '{}' is not supported (supported: Sequence, Split, ByteLevel, Digits)", file.path.string(), what,
+         type);
   }
 }
 
@@ -147,7 +149,8 @@ std::optional<std::string> template_prefix_token(element processor, const JsonFi
   for (const element item : items_of(*single)) {
     const auto special = member(item, "SpecialToken");
     if (!special) return std::nullopt;  // the text comes first
-    if (const auto id = member(*special, "id")) return std::string(as_string(*id, file, "post_processor.single[].SpecialToken.id"));
+    if (const auto id = member(*special, "id"))
+      return std::string(as_string(*id, file, "post_processor.single[].SpecialToken.id"));
   }
   return std::nullopt;
 }
@@ -171,8 +174,10 @@ void check_normalizer(const JsonFile& file) {
   const auto type = member(*normalizer, "type");
   const std::string_view name = type ? as_string(*type, file, "normalizer.type") : "";
   if (name != "NFC") {
-    fail("{}: normalizer '{}' is not supported (only none or NFC); this tokenizer needs its "
-         "tokenizer.model or a GGUF conversion", file.path.string(), name);
+    fail(
+        "{}: normalizer '{}' is not supported (only none or NFC); this tokenizer needs its "
+        "tokenizer.model or a GGUF conversion",
+        file.path.string(), name);
   }
 }
 
@@ -185,8 +190,10 @@ PreTokenizerSpec read_byte_level_pre_tokenizer(const JsonFile& file) {
   const auto decoder = member(file.root, "decoder");
   const auto decoder_type = decoder ? member(*decoder, "type") : std::nullopt;
   if (!pre.byte_level && !(decoder_type && as_string(*decoder_type, file, "decoder.type") == "ByteLevel")) {
-    fail("{}: only byte-level BPE tokenizer.json files are supported (no ByteLevel pre-tokenizer "
-         "or decoder here); SentencePiece-style models need their tokenizer.model", file.path.string());
+    fail(
+        "{}: only byte-level BPE tokenizer.json files are supported (no ByteLevel pre-tokenizer "
+        "or decoder here); SentencePiece-style models need their tokenizer.model",
+        file.path.string());
   }
   return pre;
 }
@@ -232,7 +239,8 @@ std::vector<std::pair<std::string, std::string>> read_merges(element model, cons
     } else {
       const std::string_view text = as_string(merge, file, what);
       const size_t space = text.find(' ', 1);
-      if (space == std::string_view::npos) fail("{}: {} = '{}' is not two symbols separated by a space", source, what, text);
+      if (space == std::string_view::npos)
+        fail("{}: {} = '{}' is not two symbols separated by a space", source, what, text);
       pairs.emplace_back(std::string(text.substr(0, space)), std::string(text.substr(space + 1)));
     }
   }
@@ -300,8 +308,10 @@ std::unique_ptr<Tokenizer> load_hf_tokenizer(const fs::path& dir) {
     if (model) return load_hf_spm(dir, std::move(serialized), *model, config, std::move(end_ids));
   }
   if (has_json) return load_hf_bpe(dir, config, std::move(end_ids));
-  fail("{}: neither tokenizer.model nor tokenizer.json is there; an HF model directory needs "
-       "one of them", dir.string());
+  fail(
+      "{}: neither tokenizer.model nor tokenizer.json is there; an HF model directory needs "
+      "one of them",
+      dir.string());
 }
 
 }  // namespace pagedgen

@@ -45,37 +45,33 @@ class CompiledPattern {
     PCRE2_SIZE error_offset = 0;
     // Unicode properties only mean something to a regex (PCRE2 rejects UCP with LITERAL).
     const uint32_t options = PCRE2_UTF | (rule.literal ? PCRE2_LITERAL : PCRE2_UCP);
-    code_.reset(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rule.pattern.data()), rule.pattern.size(),
-                              options, &error_code, &error_offset, nullptr));
+    code_.reset(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rule.pattern.data()), rule.pattern.size(), options,
+                              &error_code, &error_offset, nullptr));
     if (!code_) {
-      fail("pre-tokenizer pattern '{}' does not compile at offset {}: {}; the tokenizer's "
-           "split pattern is not supported by PCRE2",
-           rule.pattern, error_offset, pcre2_message(error_code));
+      fail(
+          "pre-tokenizer pattern '{}' does not compile at offset {}: {}; the tokenizer's "
+          "split pattern is not supported by PCRE2",
+          rule.pattern, error_offset, pcre2_message(error_code));
     }
     // JIT is an optimisation only: without it (e.g. no executable memory) matching still works.
     jit_ = pcre2_jit_compile(code_.get(), PCRE2_JIT_COMPLETE) == 0;
   }
 
-  MatchData make_match_data() const {
-    return MatchData(pcre2_match_data_create_from_pattern(code_.get(), nullptr));
-  }
+  MatchData make_match_data() const { return MatchData(pcre2_match_data_create_from_pattern(code_.get(), nullptr)); }
 
   // The [start, end) of the first match in `subject` at or after `offset`, or nullopt.
-  std::optional<std::pair<size_t, size_t>> find(std::string_view subject, size_t offset,
-                                                MatchData& data) const {
+  std::optional<std::pair<size_t, size_t>> find(std::string_view subject, size_t offset, MatchData& data) const {
     const auto* chars = reinterpret_cast<PCRE2_SPTR>(subject.data());
     // The caller guarantees valid UTF-8, so PCRE2 need not re-check the subject each call.
-    int rc = pcre2_match(code_.get(), chars, subject.size(), offset, PCRE2_NO_UTF_CHECK,
-                         data.get(), nullptr);
+    int rc = pcre2_match(code_.get(), chars, subject.size(), offset, PCRE2_NO_UTF_CHECK, data.get(), nullptr);
     if (rc == PCRE2_ERROR_JIT_STACKLIMIT && jit_) {
       // Very long runs can exhaust the JIT stack; the interpreter keeps its state on the heap.
-      rc = pcre2_match(code_.get(), chars, subject.size(), offset, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT,
-                       data.get(), nullptr);
+      rc = pcre2_match(code_.get(), chars, subject.size(), offset, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, data.get(),
+                       nullptr);
     }
     if (rc == PCRE2_ERROR_NOMATCH) return std::nullopt;
     if (rc < 0) {
-      fail("pre-tokenizer pattern failed on a {}-byte text at byte {}: {}", subject.size(), offset,
-           pcre2_message(rc));
+      fail("pre-tokenizer pattern failed on a {}-byte text at byte {}: {}", subject.size(), offset, pcre2_message(rc));
     }
     const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data.get());
     return std::pair<size_t, size_t>{ovector[0], ovector[1]};

@@ -121,14 +121,21 @@ class WireReader {
   }
   void skip(uint32_t wire_type) {
     switch (wire_type) {
-      case kVarint: varint(); return;
+      case kVarint:
+        varint();
+        return;
       case kFixed64:
         if (bytes_.size() - pos_ < 8) malformed("truncated 64-bit value");
         pos_ += 8;
         return;
-      case kLengthDelimited: length_delimited(); return;
-      case kFixed32: fixed32(); return;
-      default: malformed(fmt::format("unsupported wire type {}", wire_type));
+      case kLengthDelimited:
+        length_delimited();
+        return;
+      case kFixed32:
+        fixed32();
+        return;
+      default:
+        malformed(fmt::format("unsupported wire type {}", wire_type));
     }
   }
   void expect(uint32_t wire_type, uint32_t expected, uint32_t field) {
@@ -137,9 +144,10 @@ class WireReader {
     }
   }
   [[noreturn]] void malformed(std::string_view what) const {
-    fail("{}: not a valid SentencePiece model (malformed protobuf at byte {}: {}); "
-         "check that the file is a SentencePiece tokenizer.model and is not truncated",
-         source_, offset(), what);
+    fail(
+        "{}: not a valid SentencePiece model (malformed protobuf at byte {}: {}); "
+        "check that the file is a SentencePiece tokenizer.model and is not truncated",
+        source_, offset(), what);
   }
 
  private:
@@ -203,18 +211,41 @@ void parse_trainer_spec(std::string_view bytes, size_t base, std::string_view so
       return r.varint();
     };
     switch (field) {
-      case 3: model.model_type = static_cast<SpmModelType>(as_int32(read_varint())); break;
-      case 24: model.treat_whitespace_as_suffix = read_varint() != 0; break;
-      case 35: model.byte_fallback = read_varint() != 0; break;
-      case 40: model.unk_id = as_optional_id(read_varint()); break;
-      case 41: model.bos_id = as_optional_id(read_varint()); break;
-      case 42: model.eos_id = as_optional_id(read_varint()); break;
-      case 43: model.pad_id = as_optional_id(read_varint()); break;
-      case 45: read_string(model.unk_piece); break;
-      case 46: read_string(model.bos_piece); break;
-      case 47: read_string(model.eos_piece); break;
-      case 48: read_string(model.pad_piece); break;
-      default: r.skip(wire_type);
+      case 3:
+        model.model_type = static_cast<SpmModelType>(as_int32(read_varint()));
+        break;
+      case 24:
+        model.treat_whitespace_as_suffix = read_varint() != 0;
+        break;
+      case 35:
+        model.byte_fallback = read_varint() != 0;
+        break;
+      case 40:
+        model.unk_id = as_optional_id(read_varint());
+        break;
+      case 41:
+        model.bos_id = as_optional_id(read_varint());
+        break;
+      case 42:
+        model.eos_id = as_optional_id(read_varint());
+        break;
+      case 43:
+        model.pad_id = as_optional_id(read_varint());
+        break;
+      case 45:
+        read_string(model.unk_piece);
+        break;
+      case 46:
+        read_string(model.bos_piece);
+        break;
+      case 47:
+        read_string(model.eos_piece);
+        break;
+      case 48:
+        read_string(model.pad_piece);
+        break;
+      default:
+        r.skip(wire_type);
     }
   });
 }
@@ -234,10 +265,17 @@ void parse_normalizer_spec(std::string_view bytes, size_t base, std::string_view
         r.expect(wire_type, kLengthDelimited, field);
         model.precompiled_charsmap = std::string(r.length_delimited().first);
         break;
-      case 3: model.add_dummy_prefix = read_bool(); break;
-      case 4: model.remove_extra_whitespaces = read_bool(); break;
-      case 5: model.escape_whitespaces = read_bool(); break;
-      default: r.skip(wire_type);
+      case 3:
+        model.add_dummy_prefix = read_bool();
+        break;
+      case 4:
+        model.remove_extra_whitespaces = read_bool();
+        break;
+      case 5:
+        model.escape_whitespaces = read_bool();
+        break;
+      default:
+        r.skip(wire_type);
     }
   });
 }
@@ -266,8 +304,10 @@ SpmModel parse_spm_model(std::string_view bytes, std::string_view source) {
     if (field == 3) parse_normalizer_spec(payload, base, source, model);
   });
   if (model.pieces.empty()) {
-    fail("{}: not a valid SentencePiece model (no pieces); check that the file is a "
-         "SentencePiece tokenizer.model", source);
+    fail(
+        "{}: not a valid SentencePiece model (no pieces); check that the file is a "
+        "SentencePiece tokenizer.model",
+        source);
   }
   return model;
 }

@@ -42,17 +42,19 @@ SentencePieceTokenizer::SentencePieceTokenizer(SpmConfig config)
   try {
     status = processor_->LoadFromSerializedProto(config.serialized_model);
   } catch (const std::exception& e) {
-    fail("{}: libsentencepiece rejected the vocabulary: {}; the tokenizer data is inconsistent (re-convert "
-         "the model or report the file)", source_, e.what());
+    fail(
+        "{}: libsentencepiece rejected the vocabulary: {}; the tokenizer data is inconsistent (re-convert "
+        "the model or report the file)",
+        source_, e.what());
   }
   if (!status.ok()) {
-    fail("{}: libsentencepiece rejected the vocabulary: {}; the tokenizer data is "
-         "inconsistent (re-convert the model or report the file)",
-         source_, status.ToString());
+    fail(
+        "{}: libsentencepiece rejected the vocabulary: {}; the tokenizer data is "
+        "inconsistent (re-convert the model or report the file)",
+        source_, status.ToString());
   }
   PG_CHECK(static_cast<size_t>(processor_->GetPieceSize()) <= config.pieces.size(),
-           "id table has {} entries, the SentencePiece model {}", config.pieces.size(),
-           processor_->GetPieceSize());
+           "id table has {} entries, the SentencePiece model {}", config.pieces.size(), processor_->GetPieceSize());
   std::vector<std::string> surfaces;
   surfaces.reserve(config.pieces.size());
   for (size_t id = 0; id < config.pieces.size(); ++id) {
@@ -81,8 +83,8 @@ std::vector<TokenId> SentencePieceTokenizer::encode(std::string_view text, bool 
     }
     const auto status = processor_->Encode(fragment.text, &fragment_ids);
     if (!status.ok()) {
-      fail("{}: libsentencepiece could not encode a {}-byte text: {}", source_,
-           fragment.text.size(), status.ToString());
+      fail("{}: libsentencepiece could not encode a {}-byte text: {}", source_, fragment.text.size(),
+           status.ToString());
     }
     ids.insert(ids.end(), fragment_ids.begin(), fragment_ids.end());
   }

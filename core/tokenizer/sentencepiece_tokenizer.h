@@ -19,15 +19,15 @@ class SentencePieceProcessor;
 namespace pagedgen {
 
 struct SpmConfig {
-  std::string serialized_model;     // ModelProto bytes for libsentencepiece
+  std::string serialized_model;  // ModelProto bytes for libsentencepiece
   // The id table: the model's pieces, possibly followed by HF added tokens that the
   // library never produces (matched by text instead).
   std::vector<std::string> pieces;
   std::vector<TokenType> types;
-  bool add_dummy_prefix = true;     // decode() then drops the leading space
+  bool add_dummy_prefix = true;  // decode() then drops the leading space
   std::vector<AddedToken> added_tokens;
   SpecialTokens special;
-  std::string source;               // where the vocabulary came from, for messages
+  std::string source;  // where the vocabulary came from, for messages
 };
 
 class SentencePieceTokenizer final : public Tokenizer {

@@ -23,8 +23,6 @@ inline std::optional<TokenType> token_type_from_number(int64_t number) {
 }
 
 // Tokens whose text the special-token matcher looks for in input (see added_tokens.h).
-inline bool is_special_type(TokenType type) {
-  return type == TokenType::Control || type == TokenType::Unknown;
-}
+inline bool is_special_type(TokenType type) { return type == TokenType::Control || type == TokenType::Unknown; }
 
 }  // namespace pagedgen

@@ -13,9 +13,19 @@ namespace {
 // Texts that end a turn in the chat formats we know; looked up in the vocabulary because
 // GGUF files and HF configs rarely list them all (llama.cpp does the same).
 constexpr std::array<std::string_view, 10> kEndOfTurnTexts = {
-    "<|eot_id|>",      "<|im_end|>", "<|end|>",       "<end_of_turn>",
-    "<|endoftext|>",   "<|end_of_text|>", "<|eom_id|>", "<EOT>",
-    "<end_of_utterance>", "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>",
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<|eom_id|>",
+    "<EOT>",
+    "<end_of_utterance>",
+    "<\xEF\xBD\x9C"
+    "end\xE2\x96\x81"
+    "of\xE2\x96\x81"
+    "sentence\xEF\xBD\x9C>",
 };
 
 // The leading space SentencePiece's encoder added, removed from the first piece with text.

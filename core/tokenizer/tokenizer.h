@@ -17,10 +17,10 @@ namespace pagedgen {
 struct SpecialTokens {
   std::optional<TokenId> bos;
   std::optional<TokenId> eos;
-  std::optional<TokenId> eot;        // end of turn (<|im_end|>, <|eot_id|>, <end_of_turn>, ...)
+  std::optional<TokenId> eot;  // end of turn (<|im_end|>, <|eot_id|>, <end_of_turn>, ...)
   std::optional<TokenId> unk;
   std::optional<TokenId> pad;
-  bool add_bos = false;              // the model expects BOS before a prompt
+  bool add_bos = false;  // the model expects BOS before a prompt
   bool add_eos = false;
   std::vector<TokenId> end_of_generation;  // every id that ends a generation (eos, eot, ...)
 };

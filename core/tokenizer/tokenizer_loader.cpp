@@ -28,8 +28,10 @@ GgufVocab read_gguf_vocab(const GgufFile& gguf, const std::string& source) {
   GgufVocab vocab;
   auto pieces = gguf.get_string_array("tokenizer.ggml.tokens");
   if (!pieces || pieces->empty()) {
-    fail("{}: no tokenizer.ggml.tokens; the file carries no vocabulary (a vocabulary-less "
-         "GGUF needs its HF tokenizer directory instead)", source);
+    fail(
+        "{}: no tokenizer.ggml.tokens; the file carries no vocabulary (a vocabulary-less "
+        "GGUF needs its HF tokenizer directory instead)",
+        source);
   }
   vocab.pieces = std::move(*pieces);
   const size_t count = vocab.pieces.size();
@@ -37,8 +39,10 @@ GgufVocab read_gguf_vocab(const GgufFile& gguf, const std::string& source) {
   vocab.types.assign(count, TokenType::Normal);
   if (const auto numbers = gguf.get_int_array("tokenizer.ggml.token_type")) {
     if (numbers->size() != count) {
-      fail("{}: tokenizer.ggml.token_type has {} entries but tokenizer.ggml.tokens has {}; "
-           "the vocabulary is inconsistent (re-convert the model)", source, numbers->size(), count);
+      fail(
+          "{}: tokenizer.ggml.token_type has {} entries but tokenizer.ggml.tokens has {}; "
+          "the vocabulary is inconsistent (re-convert the model)",
+          source, numbers->size(), count);
     }
     // 0 (undefined) or unknown numbers: llama.cpp never emits or renders such tokens.
     for (size_t i = 0; i < count; ++i) {
@@ -48,8 +52,10 @@ GgufVocab read_gguf_vocab(const GgufFile& gguf, const std::string& source) {
   vocab.scores.assign(count, 0.0f);
   if (auto scores = gguf.get_float_array("tokenizer.ggml.scores")) {
     if (scores->size() != count) {
-      fail("{}: tokenizer.ggml.scores has {} entries but tokenizer.ggml.tokens has {}; "
-           "the vocabulary is inconsistent (re-convert the model)", source, scores->size(), count);
+      fail(
+          "{}: tokenizer.ggml.scores has {} entries but tokenizer.ggml.tokens has {}; "
+          "the vocabulary is inconsistent (re-convert the model)",
+          source, scores->size(), count);
     }
     vocab.scores = std::move(*scores);
   }
@@ -65,8 +71,10 @@ std::optional<TokenId> read_token_id(const GgufFile& gguf, std::string_view key,
     return std::nullopt;
   }
   if (*value >= vocab_size) {
-    fail("{}: {} = {} but the vocabulary has {} tokens; fix the key (gguf-set-metadata) or "
-         "re-convert the model", source, key, *value, vocab_size);
+    fail(
+        "{}: {} = {} but the vocabulary has {} tokens; fix the key (gguf-set-metadata) or "
+        "re-convert the model",
+        source, key, *value, vocab_size);
   }
   return static_cast<TokenId>(*value);
 }
@@ -88,9 +96,8 @@ std::vector<TokenId> read_extra_end_ids(const GgufFile& gguf, size_t vocab_size,
 //    the library likewise never produces from text;
 //  - BYTE pieces only when all 256 "<0xAB>" pieces exist (then byte fallback is on);
 //  - no empty pieces.
-SpmModel spm_model_for_library(const GgufVocab& vocab, TokenId unk, const SpecialTokens& special,
-                               bool add_space_prefix, bool remove_extra_whitespaces,
-                               const std::string& source) {
+SpmModel spm_model_for_library(const GgufVocab& vocab, TokenId unk, const SpecialTokens& special, bool add_space_prefix,
+                               bool remove_extra_whitespaces, const std::string& source) {
   SpmModel model;
   model.model_type = SpmModelType::Bpe;
   model.normalizer_name = "identity";
@@ -121,12 +128,12 @@ SpmModel spm_model_for_library(const GgufVocab& vocab, TokenId unk, const Specia
       piece.type = TokenType::Unused;
     }
     if (piece.text.empty()) piece.text = fmt::format("[EMPTY_{}]", id);  // as llama.cpp names them
-    const bool normal_map = piece.type == TokenType::Normal || piece.type == TokenType::UserDefined ||
-                            piece.type == TokenType::Unused;
+    const bool normal_map =
+        piece.type == TokenType::Normal || piece.type == TokenType::UserDefined || piece.type == TokenType::Unused;
     auto& seen = normal_map ? normal_ids : reserved_ids;
     if (const auto [it, inserted] = seen.emplace(piece.text, id); !inserted) {
-      fail("{}: duplicate token in vocabulary: '{}' has ids {} and {}; re-convert the model",
-           source, piece.text, it->second, id);
+      fail("{}: duplicate token in vocabulary: '{}' has ids {} and {}; re-convert the model", source, piece.text,
+           it->second, id);
     }
     model.pieces.push_back(std::move(piece));
   }
@@ -165,12 +172,11 @@ GgufSpm read_gguf_spm(const GgufFile& gguf, const std::string& source) {
   special.end_of_generation = read_extra_end_ids(gguf, count, source);
 
   spm.add_space_prefix = gguf.get_bool("tokenizer.ggml.add_space_prefix").value_or(true);
-  const bool remove_extra_whitespaces =
-      gguf.get_bool("tokenizer.ggml.remove_extra_whitespaces").value_or(false);
+  const bool remove_extra_whitespaces = gguf.get_bool("tokenizer.ggml.remove_extra_whitespaces").value_or(false);
   // The library needs an unknown piece; id 0 is llama.cpp's default.
   const TokenId unk = special.unk.value_or(0);
-  const SpmModel model = spm_model_for_library(spm.vocab, unk, special, spm.add_space_prefix,
-                                               remove_extra_whitespaces, source);
+  const SpmModel model =
+      spm_model_for_library(spm.vocab, unk, special, spm.add_space_prefix, remove_extra_whitespaces, source);
   spm.serialized_model = serialize_spm_model(model);
   return spm;
 }
@@ -196,8 +202,10 @@ std::unique_ptr<Tokenizer> load_gguf_bpe(const GgufFile& gguf, const std::string
 
   const auto merge_texts = gguf.get_string_array("tokenizer.ggml.merges");
   if (!merge_texts) {
-    fail("{}: tokenizer.ggml.model is 'gpt2' but there is no tokenizer.ggml.merges; the "
-         "vocabulary is incomplete (re-convert the model)", source);
+    fail(
+        "{}: tokenizer.ggml.model is 'gpt2' but there is no tokenizer.ggml.merges; the "
+        "vocabulary is incomplete (re-convert the model)",
+        source);
   }
   std::vector<std::pair<std::string, std::string>> merges;
   merges.reserve(merge_texts->size());
@@ -206,8 +214,10 @@ std::unique_ptr<Tokenizer> load_gguf_bpe(const GgufFile& gguf, const std::string
     // Split at the first space after the first byte: "a b" -> ("a", "b").
     const size_t space = text.find(' ', 1);
     if (space == std::string::npos) {
-      fail("{}: tokenizer.ggml.merges[{}] = '{}' is not two symbols separated by a space; "
-           "re-convert the model", source, i, text);
+      fail(
+          "{}: tokenizer.ggml.merges[{}] = '{}' is not two symbols separated by a space; "
+          "re-convert the model",
+          source, i, text);
     }
     merges.emplace_back(text.substr(0, space), text.substr(space + 1));
   }
@@ -225,8 +235,10 @@ std::unique_ptr<Tokenizer> load_gguf_bpe(const GgufFile& gguf, const std::string
   special.add_eos = gguf.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
   special.end_of_generation = read_extra_end_ids(gguf, count, source);
   if (special.add_bos && !special.bos) {
-    fail("{}: tokenizer.ggml.add_bos_token is true but tokenizer.ggml.bos_token_id is not set; "
-         "set one of them (gguf-set-metadata)", source);
+    fail(
+        "{}: tokenizer.ggml.add_bos_token is true but tokenizer.ggml.bos_token_id is not set; "
+        "set one of them (gguf-set-metadata)",
+        source);
   }
 
   BpeConfig config;
@@ -244,8 +256,10 @@ std::unique_ptr<Tokenizer> load_gguf_bpe(const GgufFile& gguf, const std::string
 std::string require_model(const GgufFile& gguf, const std::string& source) {
   const auto model = gguf.get_string("tokenizer.ggml.model");
   if (!model) {
-    fail("{}: no tokenizer.ggml.model; the file carries no vocabulary (use a GGUF converted "
-         "with its tokenizer, or the model's HF directory)", source);
+    fail(
+        "{}: no tokenizer.ggml.model; the file carries no vocabulary (use a GGUF converted "
+        "with its tokenizer, or the model's HF directory)",
+        source);
   }
   return *model;
 }
@@ -266,8 +280,10 @@ std::unique_ptr<Tokenizer> load_tokenizer(const GgufFile& gguf) {
   const std::string model = require_model(gguf, source);
   if (model == "llama") return load_gguf_spm(gguf, source);
   if (model == "gpt2") return load_gguf_bpe(gguf, source);
-  fail("{}: tokenizer.ggml.model '{}' is not supported (supported: 'llama' = SentencePiece, "
-       "'gpt2' = byte-level BPE)", source, model);
+  fail(
+      "{}: tokenizer.ggml.model '{}' is not supported (supported: 'llama' = SentencePiece, "
+      "'gpt2' = byte-level BPE)",
+      source, model);
 }
 
 }  // namespace pagedgen

@@ -19,8 +19,8 @@ enum class Utf8Status {
 
 struct Utf8Step {
   Utf8Status status;
-  size_t length;          // bytes consumed, >= 1 when the input is not empty at `pos`
-  char32_t code_point;    // valid only when status == Valid
+  size_t length;        // bytes consumed, >= 1 when the input is not empty at `pos`
+  char32_t code_point;  // valid only when status == Valid
 };
 
 // Reads one character at `pos` (pos < text.size()).

@@ -5,15 +5,12 @@
 
 namespace pagedgen {
 
-Vocabulary::Vocabulary(std::vector<std::string> pieces, std::vector<TokenType> types,
-                       std::vector<std::string> surfaces, std::vector<AddedToken> added)
-    : pieces_(std::move(pieces)),
-      types_(std::move(types)),
-      surfaces_(std::move(surfaces)),
-      added_(std::move(added)) {
+Vocabulary::Vocabulary(std::vector<std::string> pieces, std::vector<TokenType> types, std::vector<std::string> surfaces,
+                       std::vector<AddedToken> added)
+    : pieces_(std::move(pieces)), types_(std::move(types)), surfaces_(std::move(surfaces)), added_(std::move(added)) {
   PG_CHECK(types_.size() == pieces_.size() && surfaces_.size() == pieces_.size(),
-           "vocabulary tables disagree: {} pieces, {} types, {} surfaces", pieces_.size(),
-           types_.size(), surfaces_.size());
+           "vocabulary tables disagree: {} pieces, {} types, {} surfaces", pieces_.size(), types_.size(),
+           surfaces_.size());
   id_by_piece_.reserve(pieces_.size());
   for (size_t id = 0; id < pieces_.size(); ++id) {
     id_by_piece_.emplace(pieces_[id], static_cast<TokenId>(id));
@@ -68,9 +65,8 @@ std::vector<AddedToken> added_tokens_from_types(const std::vector<std::string>& 
   for (size_t id = 0; id < pieces.size(); ++id) {
     const TokenType token_type = types[id];
     if (is_special_type(token_type) || token_type == TokenType::UserDefined) {
-      added.push_back({.text = pieces[id],
-                       .id = static_cast<TokenId>(id),
-                       .special = token_type != TokenType::UserDefined});
+      added.push_back(
+          {.text = pieces[id], .id = static_cast<TokenId>(id), .special = token_type != TokenType::UserDefined});
     }
   }
   return added;

@@ -20,8 +20,8 @@ class Vocabulary {
   // pieces, types and surfaces have one entry per id. `surfaces`: the decoded bytes of
   // each token (SentencePiece "▁" already a space, byte-level BPE already raw bytes).
   // `added`: the tokens matched by text in input (see added_tokens.h).
-  Vocabulary(std::vector<std::string> pieces, std::vector<TokenType> types,
-             std::vector<std::string> surfaces, std::vector<AddedToken> added);
+  Vocabulary(std::vector<std::string> pieces, std::vector<TokenType> types, std::vector<std::string> surfaces,
+             std::vector<AddedToken> added);
 
   int32_t size() const { return static_cast<int32_t>(pieces_.size()); }
   bool contains(TokenId id) const { return id >= 0 && id < size(); }

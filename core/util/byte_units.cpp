@@ -26,11 +26,20 @@ uint64_t parse_byte_size(std::string_view text) {
       fail("'{}' has an unknown unit (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)", text);
     const double base = binary ? 1024.0 : 1000.0;
     switch (unit[0]) {
-      case 'K': scale = base; break;
-      case 'M': scale = base * base; break;
-      case 'G': scale = base * base * base; break;
-      case 'T': scale = base * base * base * base; break;
-      default: fail("'{}' has an unknown unit (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)", text);
+      case 'K':
+        scale = base;
+        break;
+      case 'M':
+        scale = base * base;
+        break;
+      case 'G':
+        scale = base * base * base;
+        break;
+      case 'T':
+        scale = base * base * base * base;
+        break;
+      default:
+        fail("'{}' has an unknown unit (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)", text);
     }
   }
   const double bytes = std::floor(number * scale);

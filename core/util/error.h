@@ -41,12 +41,11 @@ template <typename... Args>
   throw SettingError(std::move(setting), fmt::format(format, std::forward<Args>(args)...));
 }
 
-[[noreturn]] void check_failed(const char* expression, const char* file, int line,
-                               const std::string& detail);
+[[noreturn]] void check_failed(const char* expression, const char* file, int line, const std::string& detail);
 
 }  // namespace pagedgen
 
-#define PG_CHECK(cond, ...)                                                              \
-  do {                                                                                   \
+#define PG_CHECK(cond, ...)                                                                        \
+  do {                                                                                             \
     if (!(cond)) ::pagedgen::check_failed(#cond, __FILE__, __LINE__, fmt::format("" __VA_ARGS__)); \
   } while (0)

@@ -97,10 +97,16 @@ inline float to_float(BFloat16 v) { return bfloat16_to_float(v.bits); }
 template <typename T>
 T from_float(float v);
 template <>
-inline float from_float<float>(float v) { return v; }
+inline float from_float<float>(float v) {
+  return v;
+}
 template <>
-inline Float16 from_float<Float16>(float v) { return {float_to_half(v)}; }
+inline Float16 from_float<Float16>(float v) {
+  return {float_to_half(v)};
+}
 template <>
-inline BFloat16 from_float<BFloat16>(float v) { return {float_to_bfloat16(v)}; }
+inline BFloat16 from_float<BFloat16>(float v) {
+  return {float_to_bfloat16(v)};
+}
 
 }  // namespace pagedgen

@@ -29,8 +29,6 @@ void parallel_for(std::size_t n, std::size_t num_threads, Fn&& fn) {
 }
 
 // The number of threads to use by default: the machine's hardware threads.
-inline std::size_t default_num_threads() {
-  return std::max(1u, std::thread::hardware_concurrency());
-}
+inline std::size_t default_num_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 }  // namespace pagedgen

@@ -71,8 +71,7 @@ std::optional<std::string> why_unreadable(const std::filesystem::path& path) {
 }
 
 void remove_file_if_present(const std::filesystem::path& path) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-    fail("cannot remove '{}': {}", path.string(), errno_text(errno));
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) fail("cannot remove '{}': {}", path.string(), errno_text(errno));
 }
 
 }  // namespace pagedgen

@@ -33,7 +33,7 @@ struct FileStatus {
   FileIdentity identity;
   bool is_regular = false;  // false for a FIFO, a character device (/dev/null), a socket, a directory
   bool is_directory = false;
-  uint64_t num_bytes = 0;   // of a regular file
+  uint64_t num_bytes = 0;  // of a regular file
 };
 
 // nullopt when the path names nothing (or cannot be looked up).

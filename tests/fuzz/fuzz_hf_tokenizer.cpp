@@ -39,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   try {
     const std::unique_ptr<Tokenizer> tokenizer = load_hf_tokenizer(dir);
     for (const bool parse_special : {false, true}) {
-      const std::vector<TokenId> ids = tokenizer->encode("<s>Hello, world! 12345 <|im_end|>\n\u00e9\u4e2d", parse_special);
+      const std::vector<TokenId> ids =
+          tokenizer->encode("<s>Hello, world! 12345 <|im_end|>\n\u00e9\u4e2d", parse_special);
       (void)tokenizer->decode(ids, parse_special);
       for (const TokenId id : ids)
         if (id < 0 || id >= tokenizer->vocab_size()) __builtin_trap();  // encode gives ids of the vocabulary

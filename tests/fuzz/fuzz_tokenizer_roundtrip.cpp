@@ -47,11 +47,13 @@ void load(const std::filesystem::path& path) {
   const std::vector<std::string> pieces = gguf.get_string_array("tokenizer.ggml.tokens").value();
   std::vector<TokenType> types(pieces.size(), TokenType::Normal);
   if (const auto numbers = gguf.get_int_array("tokenizer.ggml.token_type"))
-    for (std::size_t i = 0; i < types.size(); ++i) types[i] = token_type_from_number((*numbers)[i]).value_or(TokenType::Unused);
+    for (std::size_t i = 0; i < types.size(); ++i)
+      types[i] = token_type_from_number((*numbers)[i]).value_or(TokenType::Unused);
   std::vector<AddedToken> user_defined;
   for (AddedToken& token : added_tokens_from_types(pieces, types))
     if (!token.special) user_defined.push_back(std::move(token));
-  vocabularies().push_back({path.filename().string(), load_tokenizer(gguf), AddedTokenMatcher(std::move(user_defined))});
+  vocabularies().push_back(
+      {path.filename().string(), load_tokenizer(gguf), AddedTokenMatcher(std::move(user_defined))});
 }
 
 [[noreturn]] void finding(const char* what, const LoadedVocabulary& vocab, std::string_view text) {
@@ -82,13 +84,15 @@ std::string stream_decode(const Tokenizer& tokenizer, const std::vector<TokenId>
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   const std::filesystem::path dir = std::filesystem::path(PAGEDGEN_SHARED_DIR) / "tokenizer-vectors";
-  for (const char* name : {"ggml-vocab-gpt-2.gguf", "ggml-vocab-llama-spm.gguf", "ggml-vocab-phi-3.gguf",
-                           "ggml-vocab-starcoder.gguf"})
+  for (const char* name :
+       {"ggml-vocab-gpt-2.gguf", "ggml-vocab-llama-spm.gguf", "ggml-vocab-phi-3.gguf", "ggml-vocab-starcoder.gguf"})
     load(dir / name);
   if (const std::optional<std::filesystem::path> model = find_default_model()) load(*model);
   if (vocabularies().empty()) {  // nothing to fuzz: say so, and end without a finding
-    std::fprintf(stderr, "fuzz_tokenizer_roundtrip: skipped: no vocabulary in %s and no default model "
-                 "(scripts/fetch-model.sh)\n", dir.string().c_str());
+    std::fprintf(stderr,
+                 "fuzz_tokenizer_roundtrip: skipped: no vocabulary in %s and no default model "
+                 "(scripts/fetch-model.sh)\n",
+                 dir.string().c_str());
     std::exit(0);
   }
   return 0;
