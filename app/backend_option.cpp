@@ -111,9 +111,8 @@ std::optional<int> resolve_device(const BackendOptions& options, [[maybe_unused]
   return std::nullopt;
 }
 
-}  // namespace
-
-void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
+// --device, the dtypes, the CPU math and the threads: every command that runs a backend.
+void add_device_options(CLI::App& command, BackendOptions& o) {
   command
       .add_option("--device", o.device,
                   "Where to run: auto (GPU 0 when there is one, else the CPU), cuda (GPU 0), cuda:N (GPU N), cpu")
@@ -150,7 +149,10 @@ void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
   const auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   command.add_option("--threads", o.threads, fmt::format("CPU threads, 1 to the {} cores (default: all)", cores))
       ->check(CLI::Range(1, cores));
-  if (!weights) return;
+}
+
+// How the weights are read: the CPU instruction set, real or dummy weights, the tokenizer.
+void add_weight_options(CLI::App& command, BackendOptions& o) {
   command
       .add_option("--cpu-isa", o.cpu_isa,
                   "Instruction set of the fast CPU path: auto (the best this CPU has), avx512-vnni, avx-vnni, "
@@ -174,6 +176,13 @@ void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
                                         : "applies only with --load-format dummy (real weights use their own "
                                           "model's tokenizer)";
       });
+}
+
+}  // namespace
+
+void add_backend_options(CLI::App& command, BackendOptions& o, bool weights) {
+  add_device_options(command, o);
+  if (weights) add_weight_options(command, o);
 }
 
 ModelSource open_model_source(const BackendOptions& options, const std::string& model_path) {

@@ -2,6 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "util/file_fingerprint.h"
 #include "util/fnv_hash.h"
 #include "util/json_quote.h"
@@ -34,9 +37,35 @@ ManifestSetting field_row(std::string_view key, std::string_view flag, Field fie
           }};
 }
 
+// Rows added after the first manifests: recorded only when set, so that older manifests
+// still match.
+std::vector<ManifestSetting> rows_recorded_when_set() {
+  return {
+      {"response_format",
+       {"--json-schema", "--json-object"},
+       [](const GenerateOptions& o, const std::filesystem::path&) -> Value {
+         const ResponseFormat& format = o.engine.sampling.response_format;
+         return format.is_constrained() ? Value(response_format_setting(format)) : std::nullopt;
+       }},
+      // Dummy weights' text is the tokenizer's; a GPU pool's size decides the prefix-cache hits.
+      {"tokenizer",
+       {"--tokenizer"},
+       [](const GenerateOptions& o, const std::filesystem::path&) -> Value {
+         return o.backend.tokenizer.empty() ? std::nullopt : Value(fingerprint_model(o.backend.tokenizer));
+       }},
+      {"gpu_memory_utilization",
+       {"--gpu-memory-utilization"},
+       [](const GenerateOptions& o, const std::filesystem::path&) -> Value {
+         const double utilization = o.backend.gpu_memory_utilization;
+         return utilization == BackendOptions{}.gpu_memory_utilization ? std::nullopt
+                                                                       : Value(fmt::format("{}", utilization));
+       }},
+  };
+}
+
 std::vector<ManifestSetting> make_manifest_table() {
   const auto sampling = [](const GenerateOptions& o) -> const SamplingParams& { return o.engine.sampling; };
-  return {
+  std::vector<ManifestSetting> rows = {
       {"model",
        {"--model"},
        [](const GenerateOptions&, const std::filesystem::path& path) -> Value { return fingerprint_model(path); }},
@@ -74,27 +103,9 @@ std::vector<ManifestSetting> make_manifest_table() {
                 [](const GenerateOptions& o) { return o.backend.kv_cache_dtype; }),
       field_row("load_format", "--load-format", [](const GenerateOptions& o) { return o.backend.load_format; }),
       field_row("shard", "--shard", [](const GenerateOptions& o) { return o.shard; }),
-      // Added after the first manifests: recorded only when set.
-      {"response_format",
-       {"--json-schema", "--json-object"},
-       [](const GenerateOptions& o, const std::filesystem::path&) -> Value {
-         const ResponseFormat& format = o.engine.sampling.response_format;
-         return format.is_constrained() ? Value(response_format_setting(format)) : std::nullopt;
-       }},
-      // Dummy weights' text is the tokenizer's; a GPU pool's size decides the prefix-cache hits.
-      {"tokenizer",
-       {"--tokenizer"},
-       [](const GenerateOptions& o, const std::filesystem::path&) -> Value {
-         return o.backend.tokenizer.empty() ? std::nullopt : Value(fingerprint_model(o.backend.tokenizer));
-       }},
-      {"gpu_memory_utilization",
-       {"--gpu-memory-utilization"},
-       [](const GenerateOptions& o, const std::filesystem::path&) -> Value {
-         const double utilization = o.backend.gpu_memory_utilization;
-         return utilization == BackendOptions{}.gpu_memory_utilization ? std::nullopt
-                                                                       : Value(fmt::format("{}", utilization));
-       }},
   };
+  std::ranges::move(rows_recorded_when_set(), std::back_inserter(rows));
+  return rows;
 }
 
 constexpr UnrecordedFlag kUnrecordedFlags[] = {

@@ -314,6 +314,26 @@ TEST_CASE("what the engine does not do is UnsupportedSchemaError; a malformed or
   }
 }
 
+TEST_CASE("a malformed keyword value is an error whatever the type, where the keyword would not apply too") {
+  // Each keyword's value is checked before the schema's type picks the keywords it applies.
+  CHECK(refusal(R"({"type": "string", "minItems": "3"})") == "#: 'minItems' must be a non-negative integer");
+  CHECK(refusal(R"({"type": "string", "minimum": "3"})") == "#: 'minimum' must be a number, not a string");
+  CHECK(refusal(R"({"type": "integer", "maxLength": -1})") == "#: 'maxLength' must be a non-negative integer");
+  CHECK(refusal(R"({"type": "string", "properties": []})") == "#: 'properties' must be an object, not an array");
+  CHECK(refusal(R"({"type": "number", "required": ["a", 1]})") == "#: 'required' must be an array of strings");
+  CHECK(refusal(R"({"type": "boolean", "items": 3})") ==
+        "#: 'items' must be a schema or an array of schemas, not a number");
+  CHECK(refusal(R"({"type": "null", "additionalProperties": "no"})") ==
+        "#: 'additionalProperties' must be a schema (an object or a boolean), not a string");
+  CHECK(refusal(R"({"type": "object", "prefixItems": {}})") ==
+        "#: 'prefixItems' must be an array of schemas, not an object");
+  CHECK(refusal(R"({"properties": {"a": {"type": "string", "exclusiveMaximum": null}}})") ==
+        "#/properties/a: 'exclusiveMaximum' must be a number, not null");
+  // Well-formed values of keywords that do not apply stay ignored.
+  CHECK(refusal(R"({"type": "string", "minItems": 3, "minimum": 1.5, "properties": {}, "required": ["a"]})") ==
+        "(accepted)");
+}
+
 TEST_CASE("annotations and unknown keywords are ignored, as validators ignore them") {
   const auto annotated =
       schema(R"({"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "T", "description": "d",

@@ -15,6 +15,7 @@
 
 #include "grammar/grammar_error.h"
 #include "grammar/json_schema_bounds.h"
+#include "grammar/json_schema_keywords.h"
 #include "grammar/json_pointer.h"
 #include "util/error.h"
 
@@ -23,134 +24,6 @@ namespace {
 
 using simdjson::dom::element;
 using simdjson::dom::element_type;
-
-// Keywords that constrain values in ways the grammar does not follow.
-constexpr std::array<std::string_view, 22> kRefusedKeywords = {
-    "pattern",
-    "format",
-    "patternProperties",
-    "propertyNames",
-    "minProperties",
-    "maxProperties",
-    "dependentRequired",
-    "dependentSchemas",
-    "dependencies",
-    "uniqueItems",
-    "contains",
-    "minContains",
-    "maxContains",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "multipleOf",
-    "not",
-    "if",
-    "then",
-    "else",
-    "$dynamicRef",
-    "$recursiveRef",
-};
-
-// The keywords this reader applies; anything else is an annotation or unknown, and ignored.
-enum Keyword : size_t {
-  kType,
-  kEnum,
-  kConst,
-  kAnyOf,
-  kOneOf,
-  kAllOf,
-  kRef,
-  kProperties,
-  kRequired,
-  kAdditionalProperties,
-  kItems,
-  kPrefixItems,
-  kAdditionalItems,
-  kMinItems,
-  kMaxItems,
-  kMinLength,
-  kMaxLength,
-  kMinimum,
-  kMaximum,
-  kExclusiveMinimum,
-  kExclusiveMaximum,
-  kNumKeywords,
-};
-constexpr std::array<std::string_view, kNumKeywords> kKeywordNames = {
-    "type",
-    "enum",
-    "const",
-    "anyOf",
-    "oneOf",
-    "allOf",
-    "$ref",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "prefixItems",
-    "additionalItems",
-    "minItems",
-    "maxItems",
-    "minLength",
-    "maxLength",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-};
-
-using Keywords = std::array<std::optional<element>, kNumKeywords>;
-
-std::string_view type_name(element value) {
-  switch (value.type()) {
-    case element_type::ARRAY:
-      return "an array";
-    case element_type::OBJECT:
-      return "an object";
-    case element_type::STRING:
-      return "a string";
-    case element_type::BOOL:
-      return "a boolean";
-    case element_type::NULL_VALUE:
-      return "null";
-    default:
-      return "a number";
-  }
-}
-
-// The JSON types a literal value has (an integral number is an integer and a number).
-uint8_t literal_types(element value) {
-  switch (value.type()) {
-    case element_type::NULL_VALUE:
-      return kJsonNull;
-    case element_type::BOOL:
-      return kJsonBoolean;
-    case element_type::OBJECT:
-      return kJsonObject;
-    case element_type::ARRAY:
-      return kJsonArray;
-    case element_type::STRING:
-      return kJsonString;
-    case element_type::INT64:
-    case element_type::UINT64:
-      return kJsonNumber | kJsonInteger;
-    default: {
-      const double d = double(value);
-      return std::floor(d) == d ? kJsonNumber | kJsonInteger : kJsonNumber;
-    }
-  }
-}
-
-uint8_t type_bit(std::string_view name, const std::string& location) {
-  if (name == "null") return kJsonNull;
-  if (name == "boolean") return kJsonBoolean;
-  if (name == "object") return kJsonObject;
-  if (name == "array") return kJsonArray;
-  if (name == "string") return kJsonString;
-  if (name == "number") return kJsonNumber;
-  if (name == "integer") return kJsonInteger;
-  fail("{}: unknown type '{}' (types are null, boolean, object, array, string, number, integer)", location, name);
-}
 
 class SchemaReader {
  public:
@@ -193,71 +66,69 @@ class SchemaReader {
   Schema read_schema(element value, const std::string& pointer) {
     Schema schema;
     schema.location = "#" + pointer;
-    const std::string& at = schema.location;
     if (value.type() == element_type::BOOL) {
       schema.kind = bool(value) ? Schema::Kind::kAny : Schema::Kind::kNothing;
       return schema;
     }
     if (value.type() != element_type::OBJECT)
-      fail("{}: a schema must be an object or a boolean, not {}", at, type_name(value));
-    Keywords keywords;
-    for (const auto field : simdjson::dom::object(value)) {
-      if (std::ranges::find(kRefusedKeywords, field.key) != kRefusedKeywords.end()) {
-        refuse_schema(
-            "{}: '{}' is not supported by structured outputs (the grammar cannot enforce it); remove it from the "
-            "schema",
-            at, field.key);
-      }
-      if (field.key == "$id" && !pointer.empty()) {
-        refuse_schema("{}: '$id' inside a schema is not supported (it changes where $ref points); remove it", at);
-      }
-      const auto known = std::ranges::find(kKeywordNames, field.key);
-      if (known != kKeywordNames.end()) keywords[static_cast<size_t>(known - kKeywordNames.begin())] = field.value;
-    }
+      fail("{}: a schema must be an object or a boolean, not {}", schema.location, json_type_name(value));
+    const SchemaKeywords keywords = read_schema_keywords(value, schema.location, pointer.empty());
+    if (!read_combination(schema, keywords, pointer)) read_values(schema, keywords, pointer);
+    return schema;
+  }
 
-    const auto alone = [&](Keyword main, std::initializer_list<Keyword> allowed) {
-      for (size_t k = 0; k < kNumKeywords; ++k) {
-        if (k == main || !keywords[k] || std::ranges::find(allowed, static_cast<Keyword>(k)) != allowed.end()) continue;
-        refuse_schema(
-            "{}: '{}' beside '{}' is not supported; move the constraint into the schema '{}' refers to or "
-            "lists",
-            at, kKeywordNames[k], kKeywordNames[main], kKeywordNames[main]);
-      }
-    };
+  // Refuses `main` beside any keyword but itself and `allowed`.
+  static void alone(const SchemaKeywords& keywords, SchemaKeyword main, std::initializer_list<SchemaKeyword> allowed,
+                    const std::string& at) {
+    for (size_t k = 0; k < kNumSchemaKeywords; ++k) {
+      const auto keyword = static_cast<SchemaKeyword>(k);
+      if (keyword == main || !keywords[k] || std::ranges::find(allowed, keyword) != allowed.end()) continue;
+      refuse_schema(
+          "{}: '{}' beside '{}' is not supported; move the constraint into the schema '{}' refers to or lists", at,
+          keyword_name(keyword), keyword_name(main), keyword_name(main));
+    }
+  }
+
+  // A schema made of others ($ref, allOf, anyOf, oneOf): reads it and returns true.
+  bool read_combination(Schema& schema, const SchemaKeywords& keywords, const std::string& pointer) {
+    const std::string& at = schema.location;
     if (keywords[kRef]) {
-      alone(kRef, {});
+      alone(keywords, kRef, {}, at);
       schema.kind = Schema::Kind::kRef;
       schema.ref = read_ref(*keywords[kRef], at);
-      return schema;
+      return true;
     }
     if (keywords[kAllOf]) {
-      alone(kAllOf, {});
-      const auto list = schema_list(*keywords[kAllOf], at, "allOf");
+      alone(keywords, kAllOf, {}, at);
+      const auto list = schema_list(*keywords[kAllOf]);
       if (list.size() != 1)
         refuse_schema("{}: 'allOf' with {} schemas is not supported (only one); merge them", at, list.size());
       schema.kind = Schema::Kind::kRef;
       schema.ref = read(list[0], pointer + "/allOf/0");
-      return schema;
+      return true;
     }
-    if (keywords[kAnyOf] || keywords[kOneOf]) {
-      // oneOf is generated as anyOf: a value matching two alternatives is not prevented
-      // (alternatives that overlap are rare; Pydantic's discriminated unions do not).
-      const Keyword which = keywords[kAnyOf] ? kAnyOf : kOneOf;
-      alone(which, {});
-      const auto list = schema_list(*keywords[which], at, kKeywordNames[which]);
-      if (list.empty()) fail("{}: '{}' must list at least one schema", at, kKeywordNames[which]);
-      schema.kind = Schema::Kind::kAnyOf;
-      for (size_t i = 0; i < list.size(); ++i) {
-        schema.alternatives.push_back(read(list[i], fmt::format("{}/{}/{}", pointer, kKeywordNames[which], i)));
-      }
-      return schema;
-    }
+    if (!keywords[kAnyOf] && !keywords[kOneOf]) return false;
+    // oneOf is generated as anyOf: a value matching two alternatives is not prevented
+    // (alternatives that overlap are rare; Pydantic's discriminated unions do not).
+    const SchemaKeyword which = keywords[kAnyOf] ? kAnyOf : kOneOf;
+    alone(keywords, which, {}, at);
+    const auto list = schema_list(*keywords[which]);
+    if (list.empty()) fail("{}: '{}' must list at least one schema", at, keyword_name(which));
+    schema.kind = Schema::Kind::kAnyOf;
+    for (size_t i = 0; i < list.size(); ++i)
+      schema.alternatives.push_back(read(list[i], fmt::format("{}/{}/{}", pointer, keyword_name(which), i)));
+    return true;
+  }
+
+  // A schema of values: literals (enum, const) or typed values with their constraints.
+  void read_values(Schema& schema, const SchemaKeywords& keywords, const std::string& pointer) {
+    const std::string& at = schema.location;
     schema.types = keywords[kType] ? read_types(*keywords[kType], at) : kAllJsonTypes;
     if (keywords[kEnum] || keywords[kConst]) {
-      const Keyword which = keywords[kEnum] ? kEnum : kConst;
-      alone(which, {kType});
+      const SchemaKeyword which = keywords[kEnum] ? kEnum : kConst;
+      alone(keywords, which, {kType}, at);
       read_literals(schema, *keywords[which], which == kEnum);
-      return schema;
+      return;
     }
     schema.kind = Schema::Kind::kTyped;
     if (schema.types & kJsonObject) read_object(schema, keywords, pointer);
@@ -271,18 +142,16 @@ class SchemaReader {
       }
     }
     if (schema.types & (kJsonNumber | kJsonInteger)) read_bounds(schema, keywords);
-    return schema;
   }
 
-  static std::vector<element> schema_list(element value, const std::string& at, std::string_view keyword) {
-    if (value.type() != element_type::ARRAY) fail("{}: '{}' must be an array of schemas", at, keyword);
+  // The elements of a keyword's array (checked to be one by read_schema_keywords).
+  static std::vector<element> schema_list(element value) {
     std::vector<element> list;
     for (const element item : simdjson::dom::array(value)) list.push_back(item);
     return list;
   }
 
   SchemaId read_ref(element value, const std::string& at) {
-    if (value.type() != element_type::STRING) fail("{}: '$ref' must be a string", at);
     const std::string_view ref = std::string_view(value);
     if (!ref.starts_with('#')) {
       refuse_schema("{}: $ref '{}' is not supported: only references inside this schema ('#/$defs/Name') are", at, ref);
@@ -297,27 +166,8 @@ class SchemaReader {
     return read(*target, pointer);
   }
 
-  static uint8_t read_types(element value, const std::string& at) {
-    if (value.type() == element_type::STRING) return type_bit(std::string_view(value), at);
-    if (value.type() != element_type::ARRAY) fail("{}: 'type' must be a string or an array of strings", at);
-    uint8_t types = 0;
-    for (const element item : simdjson::dom::array(value)) {
-      if (item.type() != element_type::STRING) fail("{}: 'type' must be a string or an array of strings", at);
-      types |= type_bit(std::string_view(item), at);
-    }
-    if (types == 0) fail("{}: 'type' lists no type: no value satisfies the schema", at);
-    return types;
-  }
-
   static void read_literals(Schema& schema, element value, bool is_enum) {
-    std::vector<element> values;
-    if (!is_enum) {
-      values.push_back(value);
-    } else if (value.type() != element_type::ARRAY) {
-      fail("{}: 'enum' must be an array", schema.location);
-    } else {
-      for (const element item : simdjson::dom::array(value)) values.push_back(item);
-    }
+    const std::vector<element> values = is_enum ? schema_list(value) : std::vector<element>{value};
     schema.kind = Schema::Kind::kLiterals;
     for (const element item : values) {
       if (!(literal_types(item) & schema.types)) continue;
@@ -330,10 +180,9 @@ class SchemaReader {
     }
   }
 
-  void read_object(Schema& schema, const Keywords& keywords, const std::string& pointer) {
+  void read_object(Schema& schema, const SchemaKeywords& keywords, const std::string& pointer) {
     const std::string& at = schema.location;
     if (const auto& properties = keywords[kProperties]) {
-      if (properties->type() != element_type::OBJECT) fail("{}: 'properties' must be an object", at);
       for (const auto field : simdjson::dom::object(*properties)) {
         const SchemaId id = read(field.value, pointer + "/properties/" + pointer_token(field.key));
         schema.properties.push_back({std::string(field.key), id, false});
@@ -349,9 +198,7 @@ class SchemaReader {
       schema.additional_properties = any_schema();  // a bare {"type": "object"} means any object
     }
     if (const auto& required = keywords[kRequired]) {
-      if (required->type() != element_type::ARRAY) fail("{}: 'required' must be an array of strings", at);
       for (const element name : simdjson::dom::array(*required)) {
-        if (name.type() != element_type::STRING) fail("{}: 'required' must be an array of strings", at);
         const std::string_view key = std::string_view(name);
         const auto listed = std::ranges::find(schema.properties, key, &SchemaProperty::name);
         if (listed != schema.properties.end()) {
@@ -372,7 +219,7 @@ class SchemaReader {
     }
   }
 
-  void read_array(Schema& schema, const Keywords& keywords, const std::string& pointer) {
+  void read_array(Schema& schema, const SchemaKeywords& keywords, const std::string& pointer) {
     const std::string& at = schema.location;
     std::optional<element> rest = keywords[kItems];
     std::string rest_pointer = pointer + "/items";
@@ -387,7 +234,7 @@ class SchemaReader {
       rest_pointer = pointer + "/additionalItems";
     }
     if (prefix) {
-      const auto list = schema_list(*prefix, at, "prefixItems");
+      const auto list = schema_list(*prefix);
       for (size_t i = 0; i < list.size(); ++i)
         schema.prefix_items.push_back(read(list[i], fmt::format("{}/{}", prefix_pointer, i)));
     }
@@ -410,21 +257,21 @@ class SchemaReader {
     }
   }
 
-  static void read_bounds(Schema& schema, const Keywords& keywords) {
+  static void read_bounds(Schema& schema, const SchemaKeywords& keywords) {
     const std::string& at = schema.location;
-    for (const Keyword k : {kMinimum, kMaximum, kExclusiveMinimum, kExclusiveMaximum}) {
+    for (const SchemaKeyword k : {kMinimum, kMaximum, kExclusiveMinimum, kExclusiveMaximum}) {
       if (keywords[k] && (schema.types & kJsonNumber)) {
         refuse_schema(
             "{}: '{}' is supported for integers only (\"type\": \"integer\"), not for numbers; make the value an "
             "integer or remove the bound",
-            at, kKeywordNames[k]);
+            at, keyword_name(k));
       }
     }
     // Draft 4 writes exclusiveMinimum: true beside minimum; later drafts give the bound itself.
-    const auto flag = [&](Keyword k) {
+    const auto flag = [&](SchemaKeyword k) {
       return keywords[k] && keywords[k]->type() == element_type::BOOL && bool(*keywords[k]);
     };
-    const auto number = [&](Keyword k) { return keywords[k] && keywords[k]->type() != element_type::BOOL; };
+    const auto number = [&](SchemaKeyword k) { return keywords[k] && keywords[k]->type() != element_type::BOOL; };
     const auto tighten_lower = [&](int64_t bound) { schema.minimum = std::max(schema.minimum.value_or(bound), bound); };
     const auto tighten_upper = [&](int64_t bound) { schema.maximum = std::min(schema.maximum.value_or(bound), bound); };
     if (keywords[kMinimum])

@@ -112,6 +112,21 @@ Body read_body(od::value value, const SamplingParams& defaults, json_fields::Res
   return body;
 }
 
+// The body's input matches the url: messages for chat completions, prompt for completions.
+void check_body_input(const Body& body, bool chat, std::string_view url) {
+  if (chat && body.prompt)
+    throw_line_error(request_error::kConflictingFields,
+                     fmt::format("body.prompt is for {}; a {} body gives messages", kCompletionsUrl, url));
+  if (!chat && body.messages)
+    throw_line_error(request_error::kConflictingFields,
+                     fmt::format("body.messages is for {}; a {} body gives prompt", kChatCompletionsUrl, url));
+  if (chat && !body.messages)
+    throw_line_error(request_error::kMissingField,
+                     fmt::format("body.messages is missing: {} needs a conversation", url));
+  if (!chat && !body.prompt)
+    throw_line_error(request_error::kMissingField, fmt::format("body.prompt is missing: {} needs a prompt", url));
+}
+
 }  // namespace
 
 RequestItem parse_openai_batch_request(od::document& document, const char* line_begin, uint64_t index,
@@ -153,17 +168,7 @@ RequestItem parse_openai_batch_request(od::document& document, const char* line_
       throw_line_error(request_error::kInvalidValue, fmt::format("url must be \"{}\" or \"{}\", got \"{}\"",
                                                                  kChatCompletionsUrl, kCompletionsUrl, *url));
     if (!body) throw_line_error(request_error::kMissingField, "body is missing: give the request's parameters");
-    if (chat && body->prompt)
-      throw_line_error(request_error::kConflictingFields,
-                       fmt::format("body.prompt is for {}; a {} body gives messages", kCompletionsUrl, *url));
-    if (!chat && body->messages)
-      throw_line_error(request_error::kConflictingFields,
-                       fmt::format("body.messages is for {}; a {} body gives prompt", kChatCompletionsUrl, *url));
-    if (chat && !body->messages)
-      throw_line_error(request_error::kMissingField,
-                       fmt::format("body.messages is missing: {} needs a conversation", *url));
-    if (!chat && !body->prompt)
-      throw_line_error(request_error::kMissingField, fmt::format("body.prompt is missing: {} needs a prompt", *url));
+    check_body_input(*body, chat, *url);
     resolve_logprobs(*body, chat, *url);
     if (body->has_max_tokens && body->has_max_completion_tokens)
       throw_line_error(request_error::kConflictingFields,

@@ -30,13 +30,27 @@ od::object read_object(od::value value, std::string_view path, std::string_view 
   return object;
 }
 
+// The JSON text of a json_schema.schema value: an object's, or `true` / `false`.
+std::string_view schema_text(od::value value, std::string_view path) {
+  const od::json_type type = type_of(value);
+  if (type == od::json_type::boolean) return token_text(value);
+  if (type != od::json_type::object)
+    throw_line_error(
+        request_error::kInvalidType,
+        fmt::format("{} must be a JSON Schema (an object, or true or false), got {}", path, type_name(type)));
+  od::object object;
+  std::string_view text;
+  PG_CHECK(value.get_object().get(object) == simdjson::SUCCESS && object.raw_json().get(text) == simdjson::SUCCESS,
+           "schema of a validated line");
+  return text;
+}
+
 }  // namespace
 
 ResponseFormat ResponseFormatReader::read(od::value value, std::string_view path) {
   od::object object = read_object(value, path, R"({"type": "json_object"})");
   std::optional<std::string> type;
-  bool has_json_schema = false;
-  std::optional<ResponseFormat> schema_format;
+  std::optional<ResponseFormat> schema_format;  // from json_schema
   for (auto field : object) {
     std::string_view key;
     od::value field_value;
@@ -46,55 +60,7 @@ ResponseFormat ResponseFormatReader::read(od::value value, std::string_view path
     if (key == "type") {
       type = read_string(field_value, field_path);
     } else if (key == "json_schema") {
-      has_json_schema = true;
-      od::object json_schema = read_object(field_value, field_path, R"({"name": "...", "schema": {...}})");
-      bool has_name = false;
-      for (auto schema_field : json_schema) {
-        std::string_view schema_key;
-        od::value v;
-        PG_CHECK(schema_field.unescaped_key().get(schema_key) == simdjson::SUCCESS &&
-                     schema_field.value().get(v) == simdjson::SUCCESS,
-                 "field of a validated line");
-        const std::string at = fmt::format("{}.{}", field_path, schema_key);
-        const bool is_null = type_of(v) == od::json_type::null;
-        if (schema_key == "name") {
-          has_name = true;
-          if (read_string(v, at).empty())
-            throw_line_error(request_error::kInvalidValue, fmt::format("{} must be a non-empty string", at));
-        } else if (schema_key == "schema") {
-          const od::json_type schema_type = type_of(v);
-          std::string_view text;
-          if (schema_type == od::json_type::object) {
-            od::object schema_object;
-            PG_CHECK(v.get_object().get(schema_object) == simdjson::SUCCESS &&
-                         schema_object.raw_json().get(text) == simdjson::SUCCESS,
-                     "schema of a validated line");
-          } else if (schema_type == od::json_type::boolean) {
-            text = token_text(v);
-          } else {
-            throw_line_error(request_error::kInvalidType,
-                             fmt::format("{} must be a JSON Schema (an object, or true or false), got {}", at,
-                                         type_name(schema_type)));
-          }
-          const Checked& checked = check_schema(text);
-          if (const LineError* error = std::get_if<LineError>(&checked))
-            throw_line_error(error->code, fmt::format("{}: {}", at, error->message));
-          schema_format = std::get<ResponseFormat>(checked);
-        } else if (schema_key == "strict") {
-          if (!is_null) (void)read_bool(v, at);  // the schema is enforced either way
-        } else if (schema_key == "description") {
-          if (!is_null) (void)read_string(v, at);
-        } else {
-          unknown_key(field_path, schema_key, "name, schema, strict and description");
-        }
-      }
-      if (!has_name)
-        throw_line_error(
-            request_error::kMissingField,
-            fmt::format("{}.name is missing: give the schema a name, as the OpenAI API requires", field_path));
-      if (!schema_format)
-        throw_line_error(request_error::kMissingField,
-                         fmt::format("{}.schema is missing: give the JSON Schema the output must follow", field_path));
+      schema_format = read_json_schema(field_value, field_path);
     } else {
       unknown_key(path, key, "type and json_schema");
     }
@@ -103,7 +69,7 @@ ResponseFormat ResponseFormatReader::read(od::value value, std::string_view path
     throw_line_error(request_error::kMissingField,
                      fmt::format("{}.type is missing: give \"text\", \"json_object\" or \"json_schema\"", path));
   if (*type == "json_schema") {
-    if (!has_json_schema)
+    if (!schema_format)
       throw_line_error(request_error::kMissingField,
                        fmt::format("{}.json_schema is missing: type \"json_schema\" needs {{\"name\": ..., \"schema\": "
                                    "{{...}}}}",
@@ -114,12 +80,49 @@ ResponseFormat ResponseFormatReader::read(od::value value, std::string_view path
     throw_line_error(
         request_error::kInvalidValue,
         fmt::format("{}.type must be \"text\", \"json_object\" or \"json_schema\", got \"{}\"", path, *type));
-  if (has_json_schema)
+  if (schema_format)
     throw_line_error(request_error::kConflictingFields,
                      fmt::format("{}.json_schema is given but {}.type is \"{}\"; give type \"json_schema\" or remove "
                                  "json_schema",
                                  path, path, *type));
   return ResponseFormat{*type == "text" ? ResponseFormat::Type::kText : ResponseFormat::Type::kJsonObject, {}};
+}
+
+ResponseFormat ResponseFormatReader::read_json_schema(od::value value, const std::string& path) {
+  od::object json_schema = read_object(value, path, R"({"name": "...", "schema": {...}})");
+  bool has_name = false;
+  std::optional<ResponseFormat> schema_format;
+  for (auto field : json_schema) {
+    std::string_view key;
+    od::value v;
+    PG_CHECK(field.unescaped_key().get(key) == simdjson::SUCCESS && field.value().get(v) == simdjson::SUCCESS,
+             "field of a validated line");
+    const std::string at = fmt::format("{}.{}", path, key);
+    const bool is_null = type_of(v) == od::json_type::null;
+    if (key == "name") {
+      has_name = true;
+      if (read_string(v, at).empty())
+        throw_line_error(request_error::kInvalidValue, fmt::format("{} must be a non-empty string", at));
+    } else if (key == "schema") {
+      const Checked& checked = check_schema(schema_text(v, at));
+      if (const LineError* error = std::get_if<LineError>(&checked))
+        throw_line_error(error->code, fmt::format("{}: {}", at, error->message));
+      schema_format = std::get<ResponseFormat>(checked);
+    } else if (key == "strict") {
+      if (!is_null) (void)read_bool(v, at);  // the schema is enforced either way
+    } else if (key == "description") {
+      if (!is_null) (void)read_string(v, at);
+    } else {
+      unknown_key(path, key, "name, schema, strict and description");
+    }
+  }
+  if (!has_name)
+    throw_line_error(request_error::kMissingField,
+                     fmt::format("{}.name is missing: give the schema a name, as the OpenAI API requires", path));
+  if (!schema_format)
+    throw_line_error(request_error::kMissingField,
+                     fmt::format("{}.schema is missing: give the JSON Schema the output must follow", path));
+  return std::move(*schema_format);
 }
 
 const ResponseFormatReader::Checked& ResponseFormatReader::check_schema(std::string_view schema_text) {

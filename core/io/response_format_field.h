@@ -29,6 +29,9 @@ class ResponseFormatReader {
   ResponseFormat read(od::value value, std::string_view path);
 
  private:
+  // json_schema's object at `path`: its name checked, its schema's format.
+  ResponseFormat read_json_schema(od::value value, const std::string& path);
+
   // A schema's check: its format, or what is wrong with it (the message after its path).
   using Checked = std::variant<ResponseFormat, LineError>;
   const Checked& check_schema(std::string_view schema_text);

@@ -82,6 +82,37 @@ GgufValueType read_value_type(Cursor& cursor, const std::filesystem::path& path,
 }
 
 GgufValue read_value(Cursor& cursor, const std::filesystem::path& path, GgufValueType type, std::string_view key,
+                     uint32_t depth, MemoryBudget& budget);
+
+// An array value (after its ARRAY type): element type, length, elements; `depth` arrays enclose it.
+GgufArray read_array(Cursor& cursor, const std::filesystem::path& path, std::string_view key, uint32_t depth,
+                     MemoryBudget& budget) {
+  if (depth >= kMaxArrayDepth) {
+    fail(
+        "{}: key '{}' nests arrays deeper than {} levels at byte {}; pagedgen refuses "
+        "such files",
+        path.string(), key, kMaxArrayDepth, cursor.offset());
+  }
+  GgufArray array;
+  array.element_type = read_value_type(cursor, path, {"the element type of array key", key});
+  const uint64_t at = cursor.offset();
+  const auto count = cursor.read<uint64_t>({"the length of array key", key});
+  // Checked against the bytes left before anything is allocated.
+  if (count > cursor.remaining() / min_encoded_size(array.element_type)) {
+    fail(
+        "{}: array key '{}' claims {} elements of type {} at byte {}, more than the {} "
+        "bytes left in the file can hold; the file is truncated or corrupt",
+        path.string(), key, count, gguf_value_type_name(array.element_type), at, cursor.remaining());
+  }
+  budget.charge(count, sizeof(GgufValue), {"the elements of array key", key}, at);
+  array.items.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    array.items.push_back(read_value(cursor, path, array.element_type, key, depth + 1, budget));
+  }
+  return array;
+}
+
+GgufValue read_value(Cursor& cursor, const std::filesystem::path& path, GgufValueType type, std::string_view key,
                      uint32_t depth, MemoryBudget& budget) {
   const Field what{"the value of key", key};
   switch (type) {
@@ -119,31 +150,8 @@ GgufValue read_value(Cursor& cursor, const std::filesystem::path& path, GgufValu
       budget.charge(1, string_heap_bytes(text.size()), what, cursor.offset() - text.size());
       return {type, std::move(text)};
     }
-    case GgufValueType::ARRAY: {
-      if (depth >= kMaxArrayDepth) {
-        fail(
-            "{}: key '{}' nests arrays deeper than {} levels at byte {}; pagedgen refuses "
-            "such files",
-            path.string(), key, kMaxArrayDepth, cursor.offset());
-      }
-      GgufArray array;
-      array.element_type = read_value_type(cursor, path, {"the element type of array key", key});
-      const uint64_t at = cursor.offset();
-      const auto count = cursor.read<uint64_t>({"the length of array key", key});
-      // Checked against the bytes left before anything is allocated.
-      if (count > cursor.remaining() / min_encoded_size(array.element_type)) {
-        fail(
-            "{}: array key '{}' claims {} elements of type {} at byte {}, more than the {} "
-            "bytes left in the file can hold; the file is truncated or corrupt",
-            path.string(), key, count, gguf_value_type_name(array.element_type), at, cursor.remaining());
-      }
-      budget.charge(count, sizeof(GgufValue), {"the elements of array key", key}, at);
-      array.items.reserve(count);
-      for (uint64_t i = 0; i < count; ++i) {
-        array.items.push_back(read_value(cursor, path, array.element_type, key, depth + 1, budget));
-      }
-      return {type, std::move(array)};
-    }
+    case GgufValueType::ARRAY:
+      return {type, read_array(cursor, path, key, depth, budget)};
   }
   check_failed("read_value", __FILE__, __LINE__,
                fmt::format("value type {} passed read_value_type", static_cast<uint32_t>(type)));

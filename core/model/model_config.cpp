@@ -156,6 +156,90 @@ void read_architecture_features(const GgufFile& gguf, ModelConfig& c) {
   }
 }
 
+// A number from a config.json value, an integer included; `what` names it in the message.
+double json_number(simdjson::dom::element e, std::string_view path, std::string_view what) {
+  if (e.is_int64()) return static_cast<double>(int64_t(e));
+  double v = 0;
+  if (e.get(v) != simdjson::SUCCESS) fail("{}: {} must be a number", path, what);
+  return v;
+}
+
+// The top-level keys of an HF config.json, each read with the file's path in its message.
+class HfConfigJson {
+ public:
+  HfConfigJson(simdjson::dom::element root, std::string_view path) : root_(root), path_(path) {}
+
+  std::optional<int64_t> integer(const char* key) const {
+    const auto e = value(key);
+    if (!e) return std::nullopt;
+    int64_t v = 0;
+    if (e->get(v) != simdjson::SUCCESS) fail("{}: '{}' must be an integer", path_, key);
+    return v;
+  }
+  // A dimension: an integer in [1, max].
+  std::optional<int64_t> dimension(const char* key, int64_t max) const {
+    const std::optional<int64_t> v = integer(key);
+    if (v && (*v <= 0 || *v > max))
+      fail_out_of_range(path_, fmt::format("'{}'", key), std::to_string(*v), fmt::format("between 1 and {}", max));
+    return v;
+  }
+  int64_t required_dimension(const char* key, int64_t max) const {
+    const std::optional<int64_t> v = dimension(key, max);
+    if (!v) fail("{}: missing key '{}'", path_, key);
+    return *v;
+  }
+  std::optional<double> number(const char* key) const {
+    const auto e = value(key);
+    if (!e) return std::nullopt;
+    return json_number(*e, path_, fmt::format("'{}'", key));
+  }
+  // A boolean, false where absent.
+  bool flag(const char* key) const {
+    const auto e = value(key);
+    bool v = false;
+    if (e && e->get(v) != simdjson::SUCCESS) fail("{}: '{}' must be true or false", path_, key);
+    return v;
+  }
+
+ private:
+  // The key's value; nullopt where it is absent or null.
+  std::optional<simdjson::dom::element> value(const char* key) const {
+    simdjson::dom::element e;
+    if (root_[key].get(e) != simdjson::SUCCESS || e.is_null()) return std::nullopt;
+    return e;
+  }
+
+  simdjson::dom::element root_;
+  std::string_view path_;
+};
+
+// config.json's rope_scaling object: Llama 3's frequency scaling, or none for "default".
+std::optional<Llama3RopeScaling> read_rope_scaling(simdjson::dom::element scaling, std::string_view path) {
+  std::string_view type;
+  if (scaling["rope_type"].get(type) != simdjson::SUCCESS && scaling["type"].get(type) != simdjson::SUCCESS)
+    fail("{}: rope_scaling has no 'rope_type'", path);
+  if (type == "default") return std::nullopt;
+  if (type != "llama3") fail("{}: rope_scaling type '{}' is not supported (supported: llama3)", path, type);
+  const auto number = [&](const char* key) {
+    simdjson::dom::element e;
+    if (scaling[key].get(e) != simdjson::SUCCESS) fail("{}: rope_scaling is missing '{}'", path, key);
+    return json_number(e, path, fmt::format("rope_scaling '{}'", key));
+  };
+  const auto key = [](const char* name) { return fmt::format("'rope_scaling.{}'", name); };
+  const float factor = positive_float(number("factor"), path, key("factor"));
+  const float low_freq_factor = positive_float(number("low_freq_factor"), path, key("low_freq_factor"));
+  const float high_freq_factor = positive_float(number("high_freq_factor"), path, key("high_freq_factor"));
+  // The band between the two wavelengths is interpolated over high - low: it must not be empty.
+  if (!(high_freq_factor > low_freq_factor))
+    fail_out_of_range(path, key("high_freq_factor"), fmt::format("{}", high_freq_factor),
+                      fmt::format("greater than 'rope_scaling.low_freq_factor' ({})", low_freq_factor));
+  const double original = number("original_max_position_embeddings");
+  if (!(original >= 1 && original <= static_cast<double>(kMaxContextLength)) || original != std::floor(original))
+    fail_out_of_range(path, key("original_max_position_embeddings"), fmt::format("{}", original),
+                      fmt::format("an integer between 1 and {}", kMaxContextLength));
+  return Llama3RopeScaling{factor, low_freq_factor, high_freq_factor, static_cast<int64_t>(original)};
+}
+
 }  // namespace
 
 std::vector<KvKind> ModelConfig::kv_kinds() const {
@@ -225,99 +309,40 @@ ModelConfig model_config_from_gguf(const GgufFile& gguf) {
 }
 
 ModelConfig model_config_from_hf_json(std::string_view config_json, const std::filesystem::path& where) {
-  using namespace simdjson;
   const std::string path = where.string();
-  padded_string json(config_json);
-  dom::parser dom_parser;
-  dom::element root;
-  if (dom_parser.parse(json).get(root) != SUCCESS || !root.is_object()) fail("{}: not a JSON object", path);
-
-  auto get_int = [&](const char* key) -> std::optional<int64_t> {
-    dom::element e;
-    if (root[key].get(e) != SUCCESS || e.is_null()) return std::nullopt;
-    int64_t v = 0;
-    if (e.get(v) != SUCCESS) fail("{}: '{}' must be an integer", path, key);
-    return v;
-  };
-  // A dimension: an integer in [1, max].
-  auto get_dimension = [&](const char* key, int64_t max) -> std::optional<int64_t> {
-    const std::optional<int64_t> v = get_int(key);
-    if (v && (*v <= 0 || *v > max))
-      fail_out_of_range(path, fmt::format("'{}'", key), std::to_string(*v), fmt::format("between 1 and {}", max));
-    return v;
-  };
-  auto require = [&](const char* key, int64_t max) {
-    const std::optional<int64_t> v = get_dimension(key, max);
-    if (!v) fail("{}: missing key '{}'", path, key);
-    return *v;
-  };
-  auto get_number = [&](const char* key) -> std::optional<double> {
-    dom::element e;
-    if (root[key].get(e) != SUCCESS || e.is_null()) return std::nullopt;
-    double v = 0;
-    if (e.is_int64()) return static_cast<double>(int64_t(e));
-    if (e.get(v) != SUCCESS) fail("{}: '{}' must be a number", path, key);
-    return v;
-  };
+  simdjson::padded_string json(config_json);
+  simdjson::dom::parser dom_parser;
+  simdjson::dom::element root;
+  if (dom_parser.parse(json).get(root) != simdjson::SUCCESS || !root.is_object()) fail("{}: not a JSON object", path);
+  const HfConfigJson config(root, path);
 
   std::string_view model_type;
-  if (root["model_type"].get(model_type) != SUCCESS) fail("{}: missing key 'model_type'", path);
+  if (root["model_type"].get(model_type) != simdjson::SUCCESS) fail("{}: missing key 'model_type'", path);
   if (!contains(kHfModelTypes, model_type))
     fail("{}: model_type '{}' is not supported (supported: llama, qwen2, mistral)", path, model_type);
 
   ModelConfig c;
   c.architecture = std::string(model_type);
-  c.num_layers = require("num_hidden_layers", kMaxLayers);
-  c.hidden_size = require("hidden_size", kMaxHiddenSize);
-  c.intermediate_size = require("intermediate_size", kMaxIntermediateSize);
-  c.num_heads = require("num_attention_heads", kMaxHeads);
-  c.num_kv_heads = get_dimension("num_key_value_heads", kMaxHeads).value_or(c.num_heads);
-  c.head_dim = get_dimension("head_dim", kMaxHeadDim).value_or(c.hidden_size / c.num_heads);
+  c.num_layers = config.required_dimension("num_hidden_layers", kMaxLayers);
+  c.hidden_size = config.required_dimension("hidden_size", kMaxHiddenSize);
+  c.intermediate_size = config.required_dimension("intermediate_size", kMaxIntermediateSize);
+  c.num_heads = config.required_dimension("num_attention_heads", kMaxHeads);
+  c.num_kv_heads = config.dimension("num_key_value_heads", kMaxHeads).value_or(c.num_heads);
+  c.head_dim = config.dimension("head_dim", kMaxHeadDim).value_or(c.hidden_size / c.num_heads);
   c.rope_dim = c.head_dim;
-  c.vocab_size = require("vocab_size", kMaxVocabSize);
-  c.context_length = require("max_position_embeddings", kMaxContextLength);
+  c.vocab_size = config.required_dimension("vocab_size", kMaxVocabSize);
+  c.context_length = config.required_dimension("max_position_embeddings", kMaxContextLength);
   // Mistral v0.1 attends over a 4096-token window; pagedgen has full attention only, so it
   // caps the context at the window, where the two agree.
-  if (const auto window = get_int("sliding_window"); window && *window > 0 && *window < c.context_length)
+  if (const auto window = config.integer("sliding_window"); window && *window > 0 && *window < c.context_length)
     c.context_length = *window;
-  c.rms_norm_eps = positive_float(get_number("rms_norm_eps").value_or(1e-6), path, "'rms_norm_eps'", 1.0);
-  c.rope_theta = positive_float(get_number("rope_theta").value_or(10000.0), path, "'rope_theta'");
+  c.rms_norm_eps = positive_float(config.number("rms_norm_eps").value_or(1e-6), path, "'rms_norm_eps'", 1.0);
+  c.rope_theta = positive_float(config.number("rope_theta").value_or(10000.0), path, "'rope_theta'");
   c.rope_layout = RopeLayout::HalfSplit;
-  bool tied = false;
-  if (dom::element e; root["tie_word_embeddings"].get(e) == SUCCESS && !e.is_null() && e.get(tied) != SUCCESS)
-    fail("{}: 'tie_word_embeddings' must be true or false", path);
-  c.tied_embeddings = tied;
+  c.tied_embeddings = config.flag("tie_word_embeddings");
   c.qkv_bias = (model_type == "qwen2");
-  if (dom::element scaling; root["rope_scaling"].get(scaling) == SUCCESS && !scaling.is_null()) {
-    std::string_view type;
-    if (scaling["rope_type"].get(type) != SUCCESS && scaling["type"].get(type) != SUCCESS)
-      fail("{}: rope_scaling has no 'rope_type'", path);
-    if (type != "llama3" && type != "default")
-      fail("{}: rope_scaling type '{}' is not supported (supported: llama3)", path, type);
-    if (type == "llama3") {
-      auto number = [&](const char* key) {
-        double v = 0;
-        dom::element e;
-        if (scaling[key].get(e) != SUCCESS) fail("{}: rope_scaling is missing '{}'", path, key);
-        if (e.is_int64()) return static_cast<double>(int64_t(e));
-        if (e.get(v) != SUCCESS) fail("{}: rope_scaling '{}' must be a number", path, key);
-        return v;
-      };
-      const auto key = [](const char* name) { return fmt::format("'rope_scaling.{}'", name); };
-      const float factor = positive_float(number("factor"), path, key("factor"));
-      const float low_freq_factor = positive_float(number("low_freq_factor"), path, key("low_freq_factor"));
-      const float high_freq_factor = positive_float(number("high_freq_factor"), path, key("high_freq_factor"));
-      // The band between the two wavelengths is interpolated over high - low: it must not be empty.
-      if (!(high_freq_factor > low_freq_factor))
-        fail_out_of_range(path, key("high_freq_factor"), fmt::format("{}", high_freq_factor),
-                          fmt::format("greater than 'rope_scaling.low_freq_factor' ({})", low_freq_factor));
-      const double original = number("original_max_position_embeddings");
-      if (!(original >= 1 && original <= static_cast<double>(kMaxContextLength)) || original != std::floor(original))
-        fail_out_of_range(path, key("original_max_position_embeddings"), fmt::format("{}", original),
-                          fmt::format("an integer between 1 and {}", kMaxContextLength));
-      c.rope_scaling = Llama3RopeScaling{factor, low_freq_factor, high_freq_factor, static_cast<int64_t>(original)};
-    }
-  }
+  if (simdjson::dom::element scaling; root["rope_scaling"].get(scaling) == simdjson::SUCCESS && !scaling.is_null())
+    c.rope_scaling = read_rope_scaling(scaling, path);
   validate_model_config(c, path);
   return c;
 }
