@@ -1,5 +1,6 @@
 #include "cuda_check.h"
 
+#include "cublaslt_library.h"
 #include "util/error.h"
 
 namespace pagedgen::gpu {
@@ -10,8 +11,8 @@ void throw_cuda_error(cudaError_t status, const char* expression, const char* fi
 }
 
 void throw_cublas_error(cublasStatus_t status, const char* expression, const char* file, int line) {
-  throw Error(fmt::format("cuBLAS error {} ({}) in {} at {}:{}", cublasGetStatusName(status),
-                          cublasGetStatusString(status), expression, file, line));
+  throw Error(fmt::format("cuBLAS error {} ({}) in {} at {}:{}", cublaslt().status_name(status),
+                          cublaslt().status_string(status), expression, file, line));
 }
 
 }  // namespace pagedgen::gpu

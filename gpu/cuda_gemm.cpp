@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cublaslt_library.h"
 #include "cuda_check.h"
 #include "util/error.h"
 
@@ -49,13 +50,13 @@ bool is_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kAlignm
 // The heuristic's search preference: the workspace, and for float32 the implementation mask.
 cublasLtMatmulPreference_t make_preference(std::size_t workspace_bytes, bool float32_mask) {
   cublasLtMatmulPreference_t preference = nullptr;
-  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  CUBLAS_CHECK(cublaslt().preference_create(&preference));
   const uint64_t workspace_size = workspace_bytes;
-  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                    &workspace_size, sizeof(workspace_size)));
+  CUBLAS_CHECK(cublaslt().preference_set_attribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                   &workspace_size, sizeof(workspace_size)));
   if (float32_mask)
-    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_IMPL_MASK, &kFloat32ImplMask,
-                                                      sizeof(kFloat32ImplMask)));
+    CUBLAS_CHECK(cublaslt().preference_set_attribute(preference, CUBLASLT_MATMUL_PREF_IMPL_MASK, &kFloat32ImplMask,
+                                                     sizeof(kFloat32ImplMask)));
   return preference;
 }
 
@@ -73,10 +74,10 @@ struct CudaGemm::Plan {
 
   Plan() = default;
   ~Plan() {
-    if (y_layout != nullptr) cublasLtMatrixLayoutDestroy(y_layout);
-    if (x_layout != nullptr) cublasLtMatrixLayoutDestroy(x_layout);
-    if (w_layout != nullptr) cublasLtMatrixLayoutDestroy(w_layout);
-    if (desc != nullptr) cublasLtMatmulDescDestroy(desc);
+    if (y_layout != nullptr) cublaslt().layout_destroy(y_layout);
+    if (x_layout != nullptr) cublaslt().layout_destroy(x_layout);
+    if (w_layout != nullptr) cublaslt().layout_destroy(w_layout);
+    if (desc != nullptr) cublaslt().desc_destroy(desc);
   }
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
@@ -84,14 +85,14 @@ struct CudaGemm::Plan {
 
 CudaGemm::CudaGemm(cudaStream_t stream, DeviceDtype dtype)
     : stream_(stream), dtype_(dtype), workspace_(kWorkspaceBytes) {
-  CUBLAS_CHECK(cublasLtCreate(&handle_));
+  CUBLAS_CHECK(cublaslt().create(&handle_));
   preference_ = make_preference(workspace_.bytes(), dtype == DeviceDtype::F32);
 }
 
 CudaGemm::~CudaGemm() {
   plans_.clear();  // the descriptors before the handle they were made for
-  if (preference_ != nullptr) cublasLtMatmulPreferenceDestroy(preference_);
-  if (handle_ != nullptr) cublasLtDestroy(handle_);
+  if (preference_ != nullptr) cublaslt().preference_destroy(preference_);
+  if (handle_ != nullptr) cublaslt().destroy(handle_);
 }
 
 // Host-side only (descriptor objects and the heuristic query): safe inside a stream capture.
@@ -100,13 +101,13 @@ const CudaGemm::Plan& CudaGemm::plan(const Shape& shape) {
   const auto [m, k, n] = shape;
   auto p = std::make_unique<Plan>();
   const cudaDataType_t type = cuda_data_type(dtype_);
-  CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->desc, compute_type(dtype_), CUDA_R_32F));
+  CUBLAS_CHECK(cublaslt().desc_create(&p->desc, compute_type(dtype_), CUDA_R_32F));
   const cublasOperation_t transpose = CUBLAS_OP_T;
-  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
-  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->w_layout, type, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
-  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->x_layout, type, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k));
+  CUBLAS_CHECK(cublaslt().desc_set_attribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
+  CUBLAS_CHECK(cublaslt().layout_create(&p->w_layout, type, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
+  CUBLAS_CHECK(cublaslt().layout_create(&p->x_layout, type, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k));
   CUBLAS_CHECK(
-      cublasLtMatrixLayoutCreate(&p->y_layout, CUDA_R_32F, static_cast<uint64_t>(n), static_cast<uint64_t>(m), n));
+      cublaslt().layout_create(&p->y_layout, CUDA_R_32F, static_cast<uint64_t>(n), static_cast<uint64_t>(m), n));
   cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
   const std::optional<cublasLtMatmulAlgo_t> algo = heuristic_algorithm(*p, preference_, status);
   if (!algo) throw Error(no_algorithm_message(shape, *p, status));
@@ -119,8 +120,8 @@ std::optional<cublasLtMatmulAlgo_t> CudaGemm::heuristic_algorithm(const Plan& p,
                                                                   cublasStatus_t& status) const {
   cublasLtMatmulHeuristicResult_t result{};
   int num_results = 0;
-  status = cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.w_layout, p.x_layout, p.y_layout, p.y_layout, preference,
-                                          1, &result, &num_results);
+  status = cublaslt().algo_get_heuristic(handle_, p.desc, p.w_layout, p.x_layout, p.y_layout, p.y_layout, preference, 1,
+                                         &result, &num_results);
   if (status != CUBLAS_STATUS_SUCCESS || num_results == 0 || result.state != CUBLAS_STATUS_SUCCESS) return std::nullopt;
   return result.algo;
 }
@@ -131,12 +132,12 @@ std::optional<cublasLtMatmulAlgo_t> CudaGemm::heuristic_algorithm(const Plan& p,
 // algorithm at all for the shape, or only input-rounding ones (asked again without the mask).
 std::string CudaGemm::no_algorithm_message(const Shape& shape, const Plan& p, cublasStatus_t status) const {
   const auto [m, k, n] = shape;
-  std::string why = status == CUBLAS_STATUS_SUCCESS ? "no result" : cublasLtGetStatusName(status);
+  std::string why = status == CUBLAS_STATUS_SUCCESS ? "no result" : cublaslt().status_name(status);
   if (dtype_ == DeviceDtype::F32) {
     const cublasLtMatmulPreference_t unmasked = make_preference(workspace_.bytes(), false);
     cublasStatus_t unmasked_status = CUBLAS_STATUS_SUCCESS;
     const bool rounding_only = heuristic_algorithm(p, unmasked, unmasked_status).has_value();
-    cublasLtMatmulPreferenceDestroy(unmasked);
+    cublaslt().preference_destroy(unmasked);
     why += rounding_only ? "; it has one that rounds float32 inputs to TF32 or 16 bits, which float32 runs refuse"
                          : "; nor one that rounds float32 inputs";
   }
@@ -154,8 +155,8 @@ void CudaGemm::run(const void* x, const void* w, float* y, int64_t m, int64_t k,
   const Plan& p = plan(Shape{m, k, n});
   const float alpha = 1.0f;
   const float beta = 0.0f;
-  CUBLAS_CHECK(cublasLtMatmul(handle_, p.desc, &alpha, w, p.w_layout, x, p.x_layout, &beta, y, p.y_layout, y,
-                              p.y_layout, &p.algo, workspace_.data(), workspace_.bytes(), stream_));
+  CUBLAS_CHECK(cublaslt().matmul(handle_, p.desc, &alpha, w, p.w_layout, x, p.x_layout, &beta, y, p.y_layout, y,
+                                 p.y_layout, &p.algo, workspace_.data(), workspace_.bytes(), stream_));
 }
 
 }  // namespace pagedgen::gpu

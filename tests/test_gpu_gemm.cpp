@@ -7,12 +7,15 @@
 // vocabulary sizes even and odd, an odd k; a shape with no algorithm fails its check with
 // cublasLt's answer and the others still run.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <cstring>
 #include <optional>
 #include <random>
+#include <string>
 
+#include "cublaslt_library.h"
 #include "cuda_gemm.h"
 #include "gpu_test_device.h"
 #include "util/error.h"
@@ -172,6 +175,27 @@ std::optional<std::vector<float>> check_shape(gpu::CudaGemm& gemm, const Problem
 }
 
 }  // namespace
+
+// Runs without a GPU: the library is a file, its functions are looked up by name. First in
+// this file, before any GEMM has loaded it.
+TEST_CASE("cuBLASLt is loaded on first use, by name, with every function the backend calls") {
+  CHECK_FALSE(gpu::cublaslt_loaded());
+  const gpu::CublasLt& lt = gpu::cublaslt();
+  CHECK(gpu::cublaslt_loaded());
+  CHECK(gpu::cublaslt_library_name() == fmt::format("libcublasLt.so.{}", CUBLAS_VER_MAJOR));
+  for (const void* function :
+       {reinterpret_cast<const void*>(lt.create), reinterpret_cast<const void*>(lt.destroy),
+        reinterpret_cast<const void*>(lt.status_name), reinterpret_cast<const void*>(lt.status_string),
+        reinterpret_cast<const void*>(lt.matmul), reinterpret_cast<const void*>(lt.algo_get_heuristic),
+        reinterpret_cast<const void*>(lt.desc_create), reinterpret_cast<const void*>(lt.desc_destroy),
+        reinterpret_cast<const void*>(lt.desc_set_attribute), reinterpret_cast<const void*>(lt.preference_create),
+        reinterpret_cast<const void*>(lt.preference_destroy),
+        reinterpret_cast<const void*>(lt.preference_set_attribute), reinterpret_cast<const void*>(lt.layout_create),
+        reinterpret_cast<const void*>(lt.layout_destroy)}) {
+    CHECK(function != nullptr);
+  }
+  CHECK(std::string(lt.status_name(CUBLAS_STATUS_NOT_SUPPORTED)) == "CUBLAS_STATUS_NOT_SUPPORTED");
+}
 
 TEST_CASE("CudaGemm: each shape's cached algorithm, every row within tolerance at every m") {
   REQUIRE_GPU();
