@@ -120,7 +120,7 @@ class StopCase {
 };
 
 void report(const char* phase, int signal, const StoppedRun& run) {
-  MESSAGE(fmt::format("{} while {}: exit {} {:.3f} s after the signal ({})", signal == SIGINT ? "SIGINT" : "SIGTERM",
+  MESSAGE(fmt::format("{} while {}: exit {}, {:.3f} s after the signal ({})", signal == SIGINT ? "SIGINT" : "SIGTERM",
                       phase, run.exit_code, run.seconds_to_exit,
                       run.had_manifest ? "the job had started" : "before the job started: nothing written"));
   INFO(run.stderr_text);
