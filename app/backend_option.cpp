@@ -41,11 +41,11 @@ cpu::CpuIsa chosen_cpu_isa(const BackendOptions& options) {
 }
 
 std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, const ModelSource& source,
-                                          std::unique_ptr<ModelWeights>& host_weights) {
+                                          std::unique_ptr<ModelWeights>& host_weights, const StopToken& stop) {
   const cpu::CpuIsa isa = chosen_cpu_isa(options);
   const WeightForm form = options.cpu_math == "fast" ? WeightForm::kPackedWhereQuantized : WeightForm::kFloat32;
-  host_weights = std::make_unique<ModelWeights>(source.dummy ? make_dummy_weights(source.config, kDummySeed)
-                                                             : source.files->load_weights(form));
+  host_weights = std::make_unique<ModelWeights>(source.dummy ? make_dummy_weights(source.config, kDummySeed, stop)
+                                                             : source.files->load_weights(form, stop));
   return std::make_unique<CpuBackend>(source.config, *host_weights,
                                       options.threads > 0 ? options.threads : default_num_threads(), isa,
                                       resolved_cpu_kv_dtype(options));
@@ -212,11 +212,11 @@ ModelSource open_model_source(const BackendOptions& options, const std::string& 
 }
 
 ChosenBackend make_backend(const BackendOptions& options, const EngineOptions& engine, const ModelSource& source,
-                           int32_t block_size, bool quiet) {
+                           int32_t block_size, bool quiet, const StopToken& stop) {
   ChosenBackend chosen;
   const std::optional<int> gpu = resolve_device(options, quiet);
   if (!gpu) {
-    chosen.backend = make_cpu_backend(options, source, chosen.host_weights);
+    chosen.backend = make_cpu_backend(options, source, chosen.host_weights, stop);
   } else {
 #if PAGEDGEN_HAVE_CUDA
     chosen.backend = make_cuda_backend(options, engine, source.config, source.files.get(), *gpu);

@@ -18,6 +18,7 @@
 #include "loader/model_files.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
+#include "util/stop_token.h"
 
 namespace pagedgen::app {
 
@@ -69,8 +70,9 @@ struct ChosenBackend {
 // backend for the KV pool the flags allow at `block_size` (kv_pool_budget): on a GPU what
 // --gpu-memory-utilization leaves after weights and activations (allocated for
 // --max-batch-tokens tokens and --max-num-seqs logits rows), on the CPU 1GiB by default.
+// Throws Stopped when `stop` asks while the CPU's weights load (read per tensor).
 ChosenBackend make_backend(const BackendOptions& options, const EngineOptions& engine, const ModelSource& source,
-                           int32_t block_size, bool quiet);
+                           int32_t block_size, bool quiet, const StopToken& stop = {});
 
 // The backend --device selects, built only to size a KV pool (`plan`): on the CPU a
 // DryRunBackend with the CPU's KV bytes (resolved_kv_dtype); on a GPU the CUDA backend with dummy

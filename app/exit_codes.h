@@ -24,6 +24,6 @@ inline constexpr int kExitInterrupted = 4;  // stopped by SIGINT or SIGTERM; the
 inline constexpr const char* kExitCodesHelp =
     "Exit codes: 0 success; 1 finished but some input lines failed; 2 usage error;\n"
     "3 fatal error (model or input could not be read, or --resume refused);\n"
-    "4 stopped by SIGINT or SIGTERM after the current step (rerun with --resume to go on).";
+    "4 stopped by SIGINT or SIGTERM, wherever the run was (rerun with --resume to go on).";
 
 }  // namespace pagedgen::app

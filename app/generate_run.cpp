@@ -1,8 +1,9 @@
 // `pagedgen generate` as it runs: option wiring around the batch job (job/batch_job.h).
 // Refuses a file given twice, parses --shard, lists the manifest's settings, opens the job
 // (input, output lock, --resume check) before the slow model load, loads the model onto
-// the chosen backend, runs the job with the progress reporter and the interrupt guard
-// plugged in, then writes the stats and the report and maps the result to an exit code.
+// the chosen backend, runs the job with the progress reporter, then writes the stats and
+// the report and maps the result to an exit code. The interrupt guard's stop token goes to
+// every long phase; a stop before the job runs ends it with nothing written.
 #include <fmt/core.h>
 
 #include <chrono>
@@ -95,10 +96,10 @@ BatchJobSettings job_settings(const GenerateOptions& o, const std::filesystem::p
 }
 
 // Opens the job; core's resume errors name no flag, so --resume is named here.
-BatchJob open_job(const GenerateOptions& options, const std::filesystem::path& model_path) {
+BatchJob open_job(const GenerateOptions& options, const std::filesystem::path& model_path, const StopToken& stop) {
   BatchJobSettings settings = job_settings(options, model_path);
   try {
-    return BatchJob(std::move(settings));
+    return BatchJob(std::move(settings), stop);
   } catch (const SettingError& error) {
     if (error.setting() != "resume") throw;
     fail("--resume: {}", error.what());
@@ -111,11 +112,11 @@ struct LoadedModel {
   double load_seconds = 0;
 };
 
-LoadedModel load_model(const GenerateOptions& options) {
+LoadedModel load_model(const GenerateOptions& options, const StopToken& stop) {
   const auto start = Clock::now();
   LoadedModel loaded;
   loaded.source = open_model_source(options.backend, options.model);
-  loaded.chosen = make_backend(options.backend, options.engine, loaded.source, options.block_size, options.quiet);
+  loaded.chosen = make_backend(options.backend, options.engine, loaded.source, options.block_size, options.quiet, stop);
   loaded.load_seconds = seconds_since(start);
   return loaded;
 }
@@ -168,16 +169,22 @@ void report_interrupted(const GenerateOptions& options, const BatchJobResult& re
              options.output != "-" ? "; run the same command with --resume to go on" : "");
 }
 
-}  // namespace
+// After SIGINT or SIGTERM before the job ran (while the input was scanned or the model
+// loaded): nothing was written.
+void report_stopped_before_run(const GenerateOptions& options, int signal) {
+  fmt::print(stderr, "pagedgen: stopped by {} before any line was read; nothing was written{}\n",
+             signal == SIGINT ? "SIGINT" : "SIGTERM",
+             options.output != "-" ? "; run the same command (with --resume if it resumed) to go on" : "");
+}
 
-int run_generate(const GenerateOptions& options) {
-  const InterruptGuard interrupt;
+int run_job(const GenerateOptions& options, const InterruptGuard& interrupt) {
+  const StopToken stop = interrupt.stop_token();
   if (report_path_clash(named_paths(options))) return kExitUsage;
   if (const std::optional<std::string> clash = stdout_clash(options)) {
     fmt::print(stderr, "pagedgen: error: {}\n", *clash);
     return kExitUsage;
   }
-  BatchJob job = open_job(options, resolve_model_path(options.model));
+  BatchJob job = open_job(options, resolve_model_path(options.model), stop);
   if (job.resume_state().num_torn_bytes > 0 && !options.quiet)
     fmt::print(stderr, "pagedgen: --resume: dropping a torn last line ({} bytes) of '{}'\n",
                job.resume_state().num_torn_bytes, options.output);
@@ -186,7 +193,7 @@ int run_generate(const GenerateOptions& options) {
     return job.resume_state().has_error_lines ? kExitLinesFailed : kExitOk;
   }
 
-  const LoadedModel loaded = load_model(options);
+  const LoadedModel loaded = load_model(options, stop);
   const ModelVocabulary& vocabulary = loaded.source.vocabulary();
   const int64_t max_model_len = effective_max_model_len(options.engine, loaded.source.config.context_length);
   const ResolvedChatTemplate chat = resolve_chat_template(vocabulary, options.engine.chat_template);
@@ -201,9 +208,8 @@ int run_generate(const GenerateOptions& options) {
                             mode == ProgressReporter::Mode::kQuiet ? std::nullopt : job.count_requests(),
                             engine_config.num_blocks);
   const BatchJobObserver observer{[&](uint64_t num_done, const EngineStats& e) {
-                                    progress.update(num_done, e.num_generated_tokens, e.used_blocks);
-                                  },
-                                  [&] { return interrupt.signal_received() != 0; }};
+    progress.update(num_done, e.num_generated_tokens, e.used_blocks);
+  }};
   const BatchJobResult result = job.run(engine, builder, observer);
   progress.finish();
 
@@ -213,6 +219,18 @@ int run_generate(const GenerateOptions& options) {
     return kExitInterrupted;
   }
   return result.any_line_failed ? kExitLinesFailed : kExitOk;
+}
+
+}  // namespace
+
+int run_generate(const GenerateOptions& options) {
+  const InterruptGuard interrupt;
+  try {
+    return run_job(options, interrupt);
+  } catch (const Stopped&) {
+    report_stopped_before_run(options, interrupt.signal_received());
+    return kExitInterrupted;
+  }
 }
 
 }  // namespace pagedgen::app

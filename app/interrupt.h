@@ -1,9 +1,12 @@
-// SIGINT and SIGTERM while `generate` runs: the first one asks the run to stop at the end
-// of the current engine step (flush the output, exit with kExitInterrupted); the handler
+// SIGINT and SIGTERM while `generate` runs: the first one raises the flag of stop_token(),
+// which every long phase reads (util/stop_token.h), so the run stops within about a
+// millisecond wherever it is (flush the output, exit with kExitInterrupted); the handler
 // then gives the signal back its default action, so a second one ends the process at once.
 #pragma once
 
 #include <signal.h>
+
+#include "util/stop_token.h"
 
 namespace pagedgen::app {
 
@@ -16,6 +19,8 @@ class InterruptGuard {
 
   // The signal received since construction (SIGINT or SIGTERM), or 0.
   int signal_received() const;
+  // Asks to stop once a signal is received.
+  StopToken stop_token() const;
 
  private:
   struct sigaction previous_int_ {};

@@ -51,7 +51,7 @@ Engine::Engine(const EngineConfig& config, Backend& backend, const Tokenizer* to
   stats_.prefix_sharing = config.prefix_sharing;
 }
 
-void Engine::add_requests(std::vector<PreparedRequest> requests) {
+void Engine::add_requests(std::vector<PreparedRequest> requests, const StopToken& stop) {
   PG_CHECK(!has_unfinished(), "add_requests before the last batch finished");
   if (uses_grammars_ && !backend_.applies_token_masks())
     for (const PreparedRequest& r : requests)
@@ -61,17 +61,22 @@ void Engine::add_requests(std::vector<PreparedRequest> requests) {
                r.index + 1, backend_.name());
   const auto start = Clock::now();
   PrefixPlanner planner;
-  for (const PreparedRequest& r : requests) planner.add(r.prompt_ids);
+  StopPoll poll(stop);
+  for (const PreparedRequest& r : requests) {
+    poll.tick();
+    planner.add(r.prompt_ids);
+  }
   const PrefixPlan plan = planner.plan(config_.block_size);
-  stats_.num_distinct_prompt_tokens += plan.num_distinct_prompt_tokens;
-  stats_.num_prefix_groups += plan.num_prefix_groups;
+  stop.throw_if_stopped();
   KvCacheConfig kv_config{.num_blocks = kind_num_blocks_.front(),
                           .block_size = config_.block_size,
                           .enable_prefix_caching = config_.prefix_sharing};
   for (std::size_t kind = 1; kind < kind_windows_.size(); ++kind)
     kv_config.window_kinds.push_back({.window = kind_windows_[kind], .num_blocks = kind_num_blocks_[kind]});
   scheduler_ = std::make_unique<Scheduler>(SchedulerConfig{config_.max_num_seqs, config_.max_batch_tokens}, kv_config);
-  output_.start_batch(std::move(requests), plan.order, *scheduler_);
+  output_.start_batch(std::move(requests), plan.order, *scheduler_, stop);
+  stats_.num_distinct_prompt_tokens += plan.num_distinct_prompt_tokens;
+  stats_.num_prefix_groups += plan.num_prefix_groups;
   stats_.generate_seconds += seconds_since(start);
   if (!has_unfinished()) end_batch();
 }

@@ -37,6 +37,7 @@
 #include "io/output_record.h"
 #include "sched/scheduler.h"
 #include "tokenizer/tokenizer.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
@@ -62,8 +63,9 @@ class Engine {
   // figures never depend on an earlier batch (a resumed job runs its window again whole).
   // The previous batch must be finished. With a tokenizer, a request whose response
   // format is constrained needs a backend that applies token masks (the job refuses it
-  // otherwise: job/prompt_builder.h).
-  void add_requests(std::vector<PreparedRequest> requests);
+  // otherwise: job/prompt_builder.h). Throws Stopped when `stop` asks while the batch is
+  // planned or its grammars compile; no batch is queued then.
+  void add_requests(std::vector<PreparedRequest> requests, const StopToken& stop = {});
   bool has_unfinished() const { return scheduler_ && (scheduler_->has_unfinished() || output_.has_overlapped_step()); }
 
   // Runs one step; returns the records of the requests whose last token it applied and the

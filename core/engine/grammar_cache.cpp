@@ -6,16 +6,16 @@
 
 namespace pagedgen {
 
-std::shared_ptr<const CompiledGrammar> GrammarCache::get(const ResponseFormat& format) {
+std::shared_ptr<const CompiledGrammar> GrammarCache::get(const ResponseFormat& format, const StopToken& stop) {
   PG_CHECK(format.is_constrained(), "a grammar for free text");
   auto key = std::pair{format.type, format.schema};
   if (const auto it = grammars_.find(key); it != grammars_.end()) return it->second;
   if (grammars_.size() >= kMaxKeptGrammars)
     std::erase_if(grammars_, [](const auto& entry) { return entry.second.use_count() == 1; });
   if (!trie_) trie_ = std::make_shared<const TokenTrie>(token_vocabulary(tokenizer_));
-  Grammar grammar =
-      format.type == ResponseFormat::Type::kJsonObject ? json_object_grammar() : json_schema_grammar(format.schema);
-  auto compiled = std::make_shared<const CompiledGrammar>(std::move(grammar), trie_);
+  Grammar grammar = format.type == ResponseFormat::Type::kJsonObject ? json_object_grammar()
+                                                                     : json_schema_grammar(format.schema, stop);
+  auto compiled = std::make_shared<const CompiledGrammar>(std::move(grammar), trie_, stop);
   grammars_.emplace(std::move(key), compiled);
   return compiled;
 }

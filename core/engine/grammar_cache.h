@@ -12,6 +12,7 @@
 #include "grammar/compiled_grammar.h"
 #include "sample/response_format.h"
 #include "tokenizer/tokenizer.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
@@ -21,8 +22,9 @@ class GrammarCache {
   explicit GrammarCache(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
 
   // The grammar of a constrained `format`. Throws Error when its schema does not compile
-  // (the request readers check every schema first: io/json_schema_format.h).
-  std::shared_ptr<const CompiledGrammar> get(const ResponseFormat& format);
+  // (the request readers check every schema first: io/json_schema_format.h); Stopped when
+  // `stop` asks while it compiles (nothing is kept of it then).
+  std::shared_ptr<const CompiledGrammar> get(const ResponseFormat& format, const StopToken& stop = {});
 
   size_t num_grammars() const { return grammars_.size(); }
 

@@ -57,9 +57,21 @@ std::unique_ptr<OutputProcessor::SampleState> OutputProcessor::new_sample(const 
   return sample;
 }
 
+std::vector<std::shared_ptr<const CompiledGrammar>> OutputProcessor::compile_grammars(
+    std::span<const PreparedRequest> requests, const StopToken& stop) {
+  std::vector<std::shared_ptr<const CompiledGrammar>> grammars;
+  if (!grammars_) return grammars;
+  for (const PreparedRequest& r : requests)
+    if (r.sampling.response_format.is_constrained())
+      grammars.push_back(grammars_->get(r.sampling.response_format, stop));
+  return grammars;
+}
+
 void OutputProcessor::start_batch(std::vector<PreparedRequest> requests, std::span<const int32_t> order,
-                                  Scheduler& scheduler) {
+                                  Scheduler& scheduler, const StopToken& stop) {
   PG_CHECK(samples_.empty(), "a new batch while {} samples of the last one run", samples_.size());
+  // The slow part of a constrained batch, before anything starts.
+  const std::vector<std::shared_ptr<const CompiledGrammar>> grammars = compile_grammars(requests, stop);
   scheduler_ = &scheduler;
   requests_ = std::move(requests);
   states_.assign(requests_.size(), RequestState{});

@@ -61,8 +61,10 @@ class OutputProcessor {
   OutputProcessor(const Tokenizer* tokenizer, uint64_t run_seed, int64_t max_model_len, EngineStats& stats);
 
   // Takes a batch's requests and queues their first samples in `order` (the plan's) on
-  // `scheduler`, the batch's, which must outlive the batch.
-  void start_batch(std::vector<PreparedRequest> requests, std::span<const int32_t> order, Scheduler& scheduler);
+  // `scheduler`, the batch's, which must outlive the batch. Compiles their grammars first:
+  // Stopped when `stop` asks then, with nothing started.
+  void start_batch(std::vector<PreparedRequest> requests, std::span<const int32_t> order, Scheduler& scheduler,
+                   const StopToken& stop = {});
 
   // The requests the scheduler turned away: one error record each, once all their samples
   // are accounted for.
@@ -133,6 +135,10 @@ class OutputProcessor {
   };
 
   std::unique_ptr<SampleState> new_sample(const PreparedRequest& request, int32_t sample_index);
+  // The grammars of `requests`' constrained formats, compiled (or found) in the cache; held
+  // by the caller so that none is dropped before its samples start.
+  std::vector<std::shared_ptr<const CompiledGrammar>> compile_grammars(std::span<const PreparedRequest> requests,
+                                                                       const StopToken& stop);
   // Records the token (a row's with an id); true when the sample is done.
   bool extend(SampleState& sample, const SampledToken& sampled, int32_t num_tokens);
   void record_logprobs(SampleState& sample, TokenId token, const TokenLogprobs& logprobs) const;

@@ -5,7 +5,7 @@
 
 namespace pagedgen {
 
-CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenTrie> trie)
-    : grammar_(std::move(grammar)), trie_(std::move(trie)), masks_(grammar_, *trie_) {}
+CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenTrie> trie, const StopToken& stop)
+    : grammar_(std::move(grammar)), trie_(std::move(trie)), masks_(grammar_, *trie_, stop) {}
 
 }  // namespace pagedgen

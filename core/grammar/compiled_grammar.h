@@ -8,13 +8,15 @@
 #include "grammar/grammar.h"
 #include "grammar/token_mask_cache.h"
 #include "grammar/token_trie.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
 class CompiledGrammar {
  public:
-  // `trie` may be shared by every grammar of one tokenizer.
-  CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenTrie> trie);
+  // `trie` may be shared by every grammar of one tokenizer. Throws Stopped when `stop` asks
+  // while the token masks are built.
+  CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenTrie> trie, const StopToken& stop = {});
 
   const Grammar& grammar() const { return grammar_; }
   const TokenTrie& trie() const { return *trie_; }

@@ -72,8 +72,8 @@ std::optional<RuleId> find_left_recursion(const std::vector<std::vector<RuleId>>
 
 }  // namespace
 
-Grammar GrammarBuilder::finish(RuleId root) const {
-  const NodeFlags productive = productive_nodes();
+Grammar GrammarBuilder::finish(RuleId root, const StopToken& stop) const {
+  const NodeFlags productive = productive_nodes(stop);
   if (!productive[rule_starts_[root]]) {
     fail(
         "{}: no JSON value satisfies the schema (an empty enum, a const or enum of the wrong type, "
@@ -88,12 +88,13 @@ Grammar GrammarBuilder::finish(RuleId root) const {
   return grammar;
 }
 
-GrammarBuilder::NodeFlags GrammarBuilder::productive_nodes() const {
+GrammarBuilder::NodeFlags GrammarBuilder::productive_nodes(const StopToken& stop) const {
   // Iterated to a fixed point; going backwards converges fast because edges mostly point
   // to later nodes.
   NodeFlags productive(nodes_.size());
   for (size_t id = 0; id < nodes_.size(); ++id) productive[id] = nodes_[id].is_final;
   for (bool changed = true; changed;) {
+    stop.throw_if_stopped();  // one pass per rule of a chain of calls, at worst
     changed = false;
     for (size_t id = nodes_.size(); id-- > 0;) {
       if (productive[id]) continue;

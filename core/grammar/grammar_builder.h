@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "grammar/grammar.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
@@ -29,8 +30,9 @@ class GrammarBuilder {
   size_t num_nodes() const { return nodes_.size(); }
 
   // Throws Error when the root admits no text at all, or when a rule can re-enter itself
-  // without consuming a byte (left recursion, e.g. a $ref cycle with nothing in between).
-  Grammar finish(RuleId root) const;
+  // without consuming a byte (left recursion, e.g. a $ref cycle with nothing in between);
+  // Stopped when `stop` asks.
+  Grammar finish(RuleId root, const StopToken& stop = {}) const;
 
   // More nodes than this is a schema far beyond what dataset schemas need (it would take
   // seconds to precompute token masks): add_node throws Error instead.
@@ -47,7 +49,7 @@ class GrammarBuilder {
 
   // The steps of finish(), in order. Productive: some path from the node ends its rule;
   // edges into unproductive nodes and calls through them are not kept.
-  NodeFlags productive_nodes() const;
+  NodeFlags productive_nodes(const StopToken& stop) const;
   bool kept(const ByteEdge& edge, const NodeFlags& productive) const { return productive[edge.target] != 0; }
   bool kept(const RuleCall& call, const NodeFlags& productive) const {
     return productive[rule_starts_[call.rule]] && productive[call.return_node];

@@ -27,8 +27,8 @@ constexpr uint64_t kMaxKeyChoices = uint64_t{1} << 16;
 
 class JsonGrammarCompiler {
  public:
-  explicit JsonGrammarCompiler(const JsonSchema* schema)
-      : schema_(schema), rule_of_(schema ? schema->schemas.size() : 0) {}
+  explicit JsonGrammarCompiler(const JsonSchema* schema, const StopToken& stop = {})
+      : schema_(schema), poll_(stop), rule_of_(schema ? schema->schemas.size() : 0) {}
 
   GrammarBuilder& builder() { return builder_; }
 
@@ -36,6 +36,7 @@ class JsonGrammarCompiler {
   RuleId compile(SchemaId id) {
     const RuleId rule = schema_rule(id);
     while (!to_build_.empty()) {
+      poll_.tick();
       const PendingBuild next = to_build_.back();
       to_build_.pop_back();
       (this->*next.build)(schema_->schemas[next.schema], next.rule);
@@ -355,6 +356,7 @@ class JsonGrammarCompiler {
   }
 
   const JsonSchema* schema_;  // null for json_object_grammar
+  StopPoll poll_;
   GrammarBuilder builder_;
   std::vector<std::optional<RuleId>> rule_of_;  // [schema id]
   std::vector<PendingBuild> to_build_;
@@ -366,14 +368,14 @@ class JsonGrammarCompiler {
 
 }  // namespace
 
-Grammar json_schema_grammar(const JsonSchema& schema) {
-  JsonGrammarCompiler compiler(&schema);
+Grammar json_schema_grammar(const JsonSchema& schema, const StopToken& stop) {
+  JsonGrammarCompiler compiler(&schema, stop);
   const RuleId root = compiler.compile(schema.root);
-  return compiler.builder().finish(root);
+  return compiler.builder().finish(root, stop);
 }
 
-Grammar json_schema_grammar(std::string_view schema_text) {
-  return json_schema_grammar(parse_json_schema(schema_text));
+Grammar json_schema_grammar(std::string_view schema_text, const StopToken& stop) {
+  return json_schema_grammar(parse_json_schema(schema_text, stop), stop);
 }
 
 Grammar json_object_grammar() {

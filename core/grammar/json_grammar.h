@@ -13,14 +13,16 @@
 
 #include "grammar/grammar.h"
 #include "grammar/json_schema.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
 // Throws Error for schemas parse_json_schema refuses and schemas no value satisfies;
 // UnsupportedSchemaError (grammar_error.h) for refused keywords and for schemas too large
-// to compile (GrammarBuilder::kMaxNodes).
-Grammar json_schema_grammar(const JsonSchema& schema);
-Grammar json_schema_grammar(std::string_view schema_text);
+// to compile (GrammarBuilder::kMaxNodes); Stopped when `stop` asks (read every few thousand
+// rules built).
+Grammar json_schema_grammar(const JsonSchema& schema, const StopToken& stop = {});
+Grammar json_schema_grammar(std::string_view schema_text, const StopToken& stop = {});
 
 // Any JSON object, nested to any depth.
 Grammar json_object_grammar();

@@ -27,12 +27,13 @@ using simdjson::dom::element_type;
 
 class SchemaReader {
  public:
-  explicit SchemaReader(element root) : root_(root), pointers_(root) {}
+  SchemaReader(element root, const StopToken& stop) : root_(root), pointers_(root), poll_(stop) {}
 
   // Reads the whole document, the root first; returns the root's id.
   SchemaId read_document() {
     const SchemaId root = read(root_, "");
     while (!pending_.empty()) {
+      poll_.tick();
       const Pending next = pending_.back();
       pending_.pop_back();
       const std::size_t num_pending = pending_.size();
@@ -302,17 +303,18 @@ class SchemaReader {
   std::vector<Pending> pending_;  // reached, not read yet
   JsonPointerResolver pointers_;
   std::optional<SchemaId> any_;
+  StopPoll poll_;
 };
 
 }  // namespace
 
-JsonSchema parse_json_schema(std::string_view text) {
+JsonSchema parse_json_schema(std::string_view text, const StopToken& stop) {
   simdjson::dom::parser parser;
   element root;
   if (const auto error = parser.parse(simdjson::padded_string(text)).get(root)) {
     fail("the JSON schema is not valid JSON: {}", simdjson::error_message(error));
   }
-  SchemaReader reader(root);
+  SchemaReader reader(root, stop);
   JsonSchema schema;
   schema.root = reader.read_document();
   schema.schemas = reader.take();

@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/stop_token.h"
+
 namespace pagedgen {
 
 using SchemaId = uint32_t;  // index into JsonSchema::schemas
@@ -83,7 +85,8 @@ struct JsonSchema {
 
 // Throws Error for text that is not JSON, a schema that is not an object or boolean or a
 // malformed keyword value; UnsupportedSchemaError for a refused keyword or form (a $ref
-// that is not a local JSON pointer, a bound on a non-integer, ...).
-JsonSchema parse_json_schema(std::string_view text);
+// that is not a local JSON pointer, a bound on a non-integer, ...). Stopped when `stop`
+// asks (read every few thousand schema nodes).
+JsonSchema parse_json_schema(std::string_view text, const StopToken& stop = {});
 
 }  // namespace pagedgen

@@ -64,7 +64,7 @@ std::vector<uint32_t> follow_ids(const Grammar& grammar) {
 
 }  // namespace
 
-std::vector<GrammarNodeId> equivalent_nodes(const Grammar& grammar, size_t max_bytes) {
+std::vector<GrammarNodeId> equivalent_nodes(const Grammar& grammar, size_t max_bytes, const StopToken& stop) {
   const size_t num_nodes = grammar.num_nodes();
   const std::vector<GrammarNodeId> order = callees_first(grammar);
   const std::vector<uint32_t> follow = follow_ids(grammar);
@@ -73,6 +73,7 @@ std::vector<GrammarNodeId> equivalent_nodes(const Grammar& grammar, size_t max_b
   std::vector<uint64_t> signature, edges;
   // Level k tells apart nodes by the strings of up to k + 1 bytes.
   for (size_t level = 0; level < max_bytes; ++level) {
+    stop.throw_if_stopped();
     std::unordered_map<std::vector<uint64_t>, uint32_t, SignatureHash> class_of;
     class_of.reserve(num_nodes);
     for (const GrammarNodeId id : order) {

@@ -15,10 +15,12 @@
 #include <vector>
 
 #include "grammar/grammar.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
 // [node] -> the lowest-numbered node of its class.
-std::vector<GrammarNodeId> equivalent_nodes(const Grammar& grammar, size_t max_bytes);
+// Throws Stopped when `stop` asks (read once per level).
+std::vector<GrammarNodeId> equivalent_nodes(const Grammar& grammar, size_t max_bytes, const StopToken& stop = {});
 
 }  // namespace pagedgen

@@ -87,16 +87,17 @@ std::vector<bool> standing_nodes(const Grammar& grammar) {
 
 }  // namespace
 
-TokenMaskCache::TokenMaskCache(const Grammar& grammar, const TokenTrie& trie)
+TokenMaskCache::TokenMaskCache(const Grammar& grammar, const TokenTrie& trie, const StopToken& stop)
     : masks_(1), mask_of_node_(grammar.num_nodes(), 0) {
   NodeClassifier classifier(grammar, trie);
   const std::vector<bool> standing = standing_nodes(grammar);
-  const std::vector<GrammarNodeId> representative = equivalent_nodes(grammar, trie.max_token_bytes());
+  const std::vector<GrammarNodeId> representative = equivalent_nodes(grammar, trie.max_token_bytes(), stop);
   std::vector<uint32_t> mask_of_class(grammar.num_nodes(), 0);  // [representative]
   for (GrammarNodeId id = 0; id < grammar.num_nodes(); ++id) {
     if (!standing[id]) continue;
     uint32_t& mask = mask_of_class[representative[id]];
     if (mask == 0) {
+      stop.throw_if_stopped();
       mask = static_cast<uint32_t>(masks_.size());
       masks_.push_back(classifier.classify(representative[id]));
     }

@@ -14,6 +14,7 @@
 
 #include "grammar/grammar.h"
 #include "grammar/token_trie.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
@@ -32,8 +33,9 @@ class TokenMaskCache {
   // Classifies the whole vocabulary at every node a matcher can stand on (the targets of
   // byte edges and the root's start), once per class of equivalent nodes
   // (node_equivalence.h). Takes about a trie walk per class that accepts most tokens
-  // (string contents) and far less for the rest.
-  TokenMaskCache(const Grammar& grammar, const TokenTrie& trie);
+  // (string contents) and far less for the rest. Throws Stopped when `stop` asks (read
+  // before each class's walk).
+  TokenMaskCache(const Grammar& grammar, const TokenTrie& trie, const StopToken& stop = {});
 
   const NodeTokenMasks& node_masks(GrammarNodeId node) const { return masks_[mask_of_node_[node]]; }
   size_t num_classified_nodes() const { return masks_.size() - 1; }  // walks made, for reports

@@ -9,7 +9,7 @@
 
 namespace pagedgen {
 
-ResponseFormat json_schema_format(std::string_view schema_text) {
+ResponseFormat json_schema_format(std::string_view schema_text, const StopToken& stop) {
   // Compact first, so that one schema written with other whitespace is the same format
   // (and compiles once).
   std::string compact(schema_text.size(), '\0');
@@ -18,7 +18,7 @@ ResponseFormat json_schema_format(std::string_view schema_text) {
           simdjson::minify(schema_text.data(), schema_text.size(), compact.data(), compact_size))
     fail("the JSON schema is not valid JSON: {}", simdjson::error_message(error));
   compact.resize(compact_size);
-  (void)json_schema_grammar(compact);
+  (void)json_schema_grammar(compact, stop);
   return ResponseFormat{ResponseFormat::Type::kJsonSchema, std::move(compact)};
 }
 

@@ -7,12 +7,14 @@
 #include <string_view>
 
 #include "sample/response_format.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
 // Throws Error when the text is not JSON, the schema is malformed or no value satisfies
 // it; UnsupportedSchemaError (grammar/grammar_error.h) when it uses what structured outputs
 // refuse. Messages name the keyword and its JSON pointer ("#/properties/id: 'pattern' ...").
-ResponseFormat json_schema_format(std::string_view schema_text);
+// Throws Stopped when `stop` asks while the schema compiles.
+ResponseFormat json_schema_format(std::string_view schema_text, const StopToken& stop = {});
 
 }  // namespace pagedgen

@@ -39,7 +39,7 @@ void check_nesting(od::json_type type, int level, od::document& document, const 
 
 // Every field of the object at `path`, each key once, walked one level down.
 void validate_object(od::value value, const std::string& path, od::document& document, const char* line_begin,
-                     int level) {
+                     StopPoll& poll, int level) {
   od::object object;
   check(value.get_object().get(object), document, line_begin);
   SeenKeys keys;
@@ -49,21 +49,21 @@ void validate_object(od::value value, const std::string& path, od::document& doc
     add_unique_key(keys, key, path);
     od::value child;
     check(field.value().get(child), document, line_begin);
-    validate_value(child, path.empty() ? std::string(key) : fmt::format("{}.{}", path, key), document, line_begin,
+    validate_value(child, path.empty() ? std::string(key) : fmt::format("{}.{}", path, key), document, line_begin, poll,
                    level + 1);
   }
 }
 
 // Every element of the list at `path`, walked one level down.
 void validate_array(od::value value, const std::string& path, od::document& document, const char* line_begin,
-                    int level) {
+                    StopPoll& poll, int level) {
   od::array array;
   check(value.get_array().get(array), document, line_begin);
   std::size_t i = 0;
   for (auto element : array) {
     od::value child;
     check(element.get(child), document, line_begin);
-    validate_value(child, element_path(path, i++), document, line_begin, level + 1);
+    validate_value(child, element_path(path, i++), document, line_begin, poll, level + 1);
   }
 }
 
@@ -76,15 +76,16 @@ void add_unique_key(SeenKeys& keys, std::string_view key, std::string_view path)
 }
 
 void validate_value(od::value value, const std::string& path, od::document& document, const char* line_begin,
-                    int level) {
+                    StopPoll& poll, int level) {
+  poll.tick();
   od::json_type type{};
   check(value.type().get(type), document, line_begin);
   check_nesting(type, level, document, line_begin);
   switch (type) {
     case od::json_type::object:
-      return validate_object(value, path, document, line_begin, level);
+      return validate_object(value, path, document, line_begin, poll, level);
     case od::json_type::array:
-      return validate_array(value, path, document, line_begin, level);
+      return validate_array(value, path, document, line_begin, poll, level);
     // A scalar is read whole, so that a malformed number, string or literal is found.
     case od::json_type::number: {
       double number = 0;

@@ -9,6 +9,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "util/stop_token.h"
+
 namespace pagedgen::json_fields {
 
 namespace od = simdjson::ondemand;
@@ -30,7 +32,8 @@ inline constexpr int kMaxNestingLevels = 128;
 // nesting past kMaxNestingLevels, duplicate_field for a key given twice in one object.
 // `path` names the value in messages ("messages[0]"); `level` is how deep the value sits
 // (a field of the line: level 2).
+// `poll` ticks once per value (Stopped when its token asks).
 void validate_value(od::value value, const std::string& path, od::document& document, const char* line_begin,
-                    int level = 2);
+                    StopPoll& poll, int level = 2);
 
 }  // namespace pagedgen::json_fields

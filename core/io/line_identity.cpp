@@ -26,7 +26,7 @@ bool is_big_integer(od::value& value, std::string_view token) {
 }  // namespace
 
 LineIdentity read_line_identity(od::document& document, const char* line_begin, uint64_t index, IdKey id_key,
-                                std::string_view shape) {
+                                std::string_view shape, StopPoll& poll) {
   const auto check = [&](simdjson::error_code error) {
     if (error) throw_json_error(error, document, line_begin);
   };
@@ -71,7 +71,7 @@ LineIdentity read_line_identity(od::document& document, const char* line_begin, 
                              fmt::format("{} must be a string{}, got {}", id_key.name,
                                          id_key.allow_number ? ", a number or null" : " or null", type_name(type))};
     }
-    validate_value(value, std::string(key), document, line_begin);
+    validate_value(value, std::string(key), document, line_begin, poll);
   }
   const char* trailing = nullptr;
   if (document.current_location().get(trailing) == simdjson::SUCCESS)
@@ -83,10 +83,10 @@ LineIdentity read_line_identity(od::document& document, const char* line_begin, 
 }
 
 RequestItem parse_identified_line(od::document& document, const char* line_begin, uint64_t index, IdKey id_key,
-                                  std::string_view shape, const FieldReader& read_fields) {
+                                  std::string_view shape, const FieldReader& read_fields, StopPoll& poll) {
   LineIdentity identity;
   try {
-    identity = read_line_identity(document, line_begin, index, id_key, shape);
+    identity = read_line_identity(document, line_begin, index, id_key, shape, poll);
   } catch (const LineError& error) {
     return RequestError{index, std::nullopt, std::string(error.code), error.message};
   }

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "io/request.h"
+#include "util/stop_token.h"
 
 namespace pagedgen::json_fields {
 
@@ -29,16 +30,18 @@ struct LineIdentity {
 
 // Throws LineError: invalid_json, duplicate_field, invalid_type when the line is no object
 // (the message says a line must be "a JSON object <shape>") or when the id has a type the
-// key does not allow (reported only once the line is known to be valid JSON).
+// key does not allow (reported only once the line is known to be valid JSON). `poll` ticks
+// once per value of the line.
 LineIdentity read_line_identity(simdjson::ondemand::document& document, const char* line_begin, uint64_t index,
-                                IdKey id_key, std::string_view shape);
+                                IdKey id_key, std::string_view shape, StopPoll& poll);
 
 // Reads one line of a format: pass 1 (read_line_identity), then `read_fields` on the line's
 // object, rewound, to make its Request. Every LineError thrown by either pass becomes the
-// line's RequestError (naming the id once pass 1 has read it).
+// line's RequestError (naming the id once pass 1 has read it). Both passes tick `poll`, and
+// its Stopped goes through.
 using FieldReader = std::function<Request(const LineIdentity& identity, simdjson::ondemand::object& object)>;
 RequestItem parse_identified_line(simdjson::ondemand::document& document, const char* line_begin, uint64_t index,
-                                  IdKey id_key, std::string_view shape, const FieldReader& read_fields);
+                                  IdKey id_key, std::string_view shape, const FieldReader& read_fields, StopPoll& poll);
 
 // The Request of line `index` once its fields are read; throws LineError(invalid_value)
 // naming the first sampling value out of range.

@@ -60,7 +60,8 @@ void resolve_logprobs(Body& body, bool chat, std::string_view url) {
   if (body.logprobs_count) body.sampling.logprobs = *body.logprobs_count;
 }
 
-Body read_body(od::value value, const SamplingParams& defaults, json_fields::ResponseFormatReader& response_formats) {
+Body read_body(od::value value, const SamplingParams& defaults, json_fields::ResponseFormatReader& response_formats,
+               StopPoll& poll) {
   const od::json_type type = json_fields::type_of(value);
   if (type != od::json_type::object)
     throw_line_error(request_error::kInvalidType,
@@ -70,6 +71,7 @@ Body read_body(od::value value, const SamplingParams& defaults, json_fields::Res
   Body body;
   body.sampling = defaults;
   for (auto field : object) {
+    poll.tick();
     std::string_view key;
     od::value field_value;
     PG_CHECK(field.unescaped_key().get(key) == simdjson::SUCCESS && field.value().get(field_value) == simdjson::SUCCESS,
@@ -90,7 +92,7 @@ Body read_body(od::value value, const SamplingParams& defaults, json_fields::Res
     } else if (key == "messages") {
       if (!is_null) body.messages = json_fields::read_messages(field_value, path);
     } else if (key == "response_format") {
-      if (!is_null) body.sampling.response_format = response_formats.read(field_value, path);
+      if (!is_null) body.sampling.response_format = response_formats.read(field_value, path, poll.token());
     } else if (key == "max_completion_tokens") {
       json_fields::read_sampling_field("max_tokens", field_value, body.sampling);
       body.has_max_completion_tokens = !is_null;
@@ -131,12 +133,13 @@ void check_body_input(const Body& body, bool chat, std::string_view url) {
 
 RequestItem parse_openai_batch_request(od::document& document, const char* line_begin, uint64_t index,
                                        const SamplingParams& defaults,
-                                       json_fields::ResponseFormatReader& response_formats) {
+                                       json_fields::ResponseFormatReader& response_formats, StopPoll& poll) {
   const auto read_fields = [&](const json_fields::LineIdentity& identity, od::object& object) {
     std::optional<std::string> method, url;
     std::optional<Body> body;
     bool has_plain_keys = false;
     for (auto field : object) {
+      poll.tick();
       std::string_view key;
       od::value value;
       PG_CHECK(field.unescaped_key().get(key) == simdjson::SUCCESS && field.value().get(value) == simdjson::SUCCESS,
@@ -146,7 +149,7 @@ RequestItem parse_openai_batch_request(od::document& document, const char* line_
       else if (key == "url")
         url = json_fields::read_string(value, key);
       else if (key == "body")
-        body = read_body(value, defaults, response_formats);
+        body = read_body(value, defaults, response_formats, poll);
       else
         has_plain_keys |= key == "prompt" || key == "messages";  // other keys are ignored
     }
@@ -180,7 +183,7 @@ RequestItem parse_openai_batch_request(od::document& document, const char* line_
     return request;
   };
   return json_fields::parse_identified_line(document, line_begin, index, {"custom_id", false},
-                                            R"({"custom_id", "method", "url", "body"})", read_fields);
+                                            R"({"custom_id", "method", "url", "body"})", read_fields, poll);
 }
 
 bool looks_like_openai_batch_line(od::document& document) {

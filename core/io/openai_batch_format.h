@@ -24,10 +24,11 @@ inline constexpr std::string_view kCompletionsUrl = "/v1/completions";
 // "model" is recorded in Request::model. Keys pagedgen cannot honour (refused_fields.h:
 // stream, tools, audio, ...) are unsupported_field unless they hold their neutral value;
 // other keys are ignored. A line of the plain format is wrong_format. Nothing is thrown
-// for one line's problems.
+// for one line's problems. `poll` ticks once per value and field read: Stopped when its
+// token asks.
 RequestItem parse_openai_batch_request(simdjson::ondemand::document& document, const char* line_begin, uint64_t index,
                                        const SamplingParams& defaults,
-                                       json_fields::ResponseFormatReader& response_formats);
+                                       json_fields::ResponseFormatReader& response_formats, StopPoll& poll);
 
 // Whether a parsed line looks like this format (a top-level custom_id, method, url or body):
 // how an input's format is detected from its first line that is a JSON object.

@@ -30,13 +30,15 @@ int32_t read_logprobs_count(od::value value) {
 }  // namespace
 
 RequestItem parse_plain_request(od::document& document, const char* line_begin, uint64_t index,
-                                const SamplingParams& defaults, json_fields::ResponseFormatReader& response_formats) {
+                                const SamplingParams& defaults, json_fields::ResponseFormatReader& response_formats,
+                                StopPoll& poll) {
   const auto read_fields = [&](const json_fields::LineIdentity& identity, od::object& object) -> Request {
     std::optional<std::string> prompt;
     std::optional<std::vector<ChatMessage>> messages;
     SamplingParams sampling = defaults;
     bool has_batch_keys = false;
     for (auto field : object) {
+      poll.tick();
       std::string_view key;
       od::value value;
       PG_CHECK(field.unescaped_key().get(key) == simdjson::SUCCESS && field.value().get(value) == simdjson::SUCCESS,
@@ -51,7 +53,7 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
         messages = json_fields::read_messages(value, key);
       } else if (key == "response_format") {
         if (json_fields::type_of(value) != od::json_type::null)
-          sampling.response_format = response_formats.read(value, key);
+          sampling.response_format = response_formats.read(value, key, poll.token());
       } else if (key == "logprobs") {
         if (json_fields::type_of(value) != od::json_type::null) sampling.logprobs = read_logprobs_count(value);
       } else if (key == "top_logprobs" || key == "max_completion_tokens") {
@@ -78,7 +80,7 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
     return json_fields::make_request(index, identity, std::move(*messages), std::move(sampling));
   };
   return json_fields::parse_identified_line(document, line_begin, index, {"id", true},
-                                            R"({"prompt": ...} or {"messages": ...})", read_fields);
+                                            R"({"prompt": ...} or {"messages": ...})", read_fields, poll);
 }
 
 }  // namespace pagedgen

@@ -8,6 +8,7 @@
 
 #include "io/request.h"
 #include "io/response_format_field.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
@@ -18,8 +19,10 @@ namespace pagedgen {
 // neutral, and so are the OpenAI body's top_logprobs and max_completion_tokens (the plain
 // format spells them logprobs and max_tokens); other top-level keys are ignored, so lines
 // may carry metadata of their own. A bad line yields a RequestError
-// (with the id when it could be read); nothing is thrown for one line's problems.
+// (with the id when it could be read); nothing is thrown for one line's problems. `poll`
+// ticks once per value and field read: Stopped when its token asks.
 RequestItem parse_plain_request(simdjson::ondemand::document& document, const char* line_begin, uint64_t index,
-                                const SamplingParams& defaults, json_fields::ResponseFormatReader& response_formats);
+                                const SamplingParams& defaults, json_fields::ResponseFormatReader& response_formats,
+                                StopPoll& poll);
 
 }  // namespace pagedgen

@@ -53,7 +53,8 @@ RequestParser::~RequestParser() = default;
 RequestParser::RequestParser(RequestParser&&) noexcept = default;
 RequestParser& RequestParser::operator=(RequestParser&&) noexcept = default;
 
-RequestItem RequestParser::parse(std::string_view line, uint64_t index) {
+RequestItem RequestParser::parse(std::string_view line, uint64_t index, const StopToken& stop) {
+  StopPoll poll(stop);
   std::string& buffer = state_->buffer;
   buffer.reserve(line.size() + simdjson::SIMDJSON_PADDING);
   buffer.assign(line);
@@ -81,9 +82,10 @@ RequestItem RequestParser::parse(std::string_view line, uint64_t index) {
   }
   switch (state_->format) {
     case RequestFormat::kPlain:
-      return parse_plain_request(document, buffer.data(), index, state_->defaults, state_->response_formats);
+      return parse_plain_request(document, buffer.data(), index, state_->defaults, state_->response_formats, poll);
     case RequestFormat::kOpenAiBatch:
-      return parse_openai_batch_request(document, buffer.data(), index, state_->defaults, state_->response_formats);
+      return parse_openai_batch_request(document, buffer.data(), index, state_->defaults, state_->response_formats,
+                                        poll);
   }
   PG_CHECK(false, "unknown RequestFormat {}", static_cast<int>(state_->format));
   return RequestError{};

@@ -9,6 +9,7 @@
 
 #include "io/request.h"
 #include "sample/sampling_params.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
@@ -35,8 +36,9 @@ class RequestParser {
   RequestParser& operator=(RequestParser&&) noexcept;
 
   // `line` without its line ending; `index` is its 0-based line number. Codes: see
-  // request_error in request.h.
-  RequestItem parse(std::string_view line, uint64_t index);
+  // request_error in request.h. Throws Stopped when `stop` asks, read every few thousand
+  // values of the line and while a response_format's schema compiles.
+  RequestItem parse(std::string_view line, uint64_t index, const StopToken& stop = {});
 
  private:
   struct State;  // the simdjson parser and a padded copy of the line

@@ -27,8 +27,10 @@ RequestReader::RequestReader(std::istream& input, const SamplingParams& defaults
   if (format_) parser_.emplace(*format_, defaults_);
 }
 
-std::optional<RequestItem> RequestReader::next() {
+std::optional<RequestItem> RequestReader::next(const StopToken& stop) {
+  StopPoll poll(stop);  // lines skipped unparsed may be millions (a resume, a shard)
   while (std::optional<Line> line = lines_.next()) {
+    poll.tick();
     const std::string_view text = content(*line);
     if (!format_ && !is_blank(text)) {
       format_ = detect_request_format(text);
@@ -45,16 +47,19 @@ std::optional<RequestItem> RequestReader::next() {
       continue;
     }
     // Before the format is known the line is no JSON object, an error in either format.
-    if (!parser_) return RequestParser(RequestFormat::kPlain, defaults_).parse(text, line->number);
-    return parser_->parse(text, line->number);
+    stop.throw_if_stopped();
+    if (!parser_) return RequestParser(RequestFormat::kPlain, defaults_).parse(text, line->number, stop);
+    return parser_->parse(text, line->number, stop);
   }
   return std::nullopt;
 }
 
-uint64_t count_selected_requests(std::istream& input, const LineSelection& selection) {
+uint64_t count_selected_requests(std::istream& input, const LineSelection& selection, const StopToken& stop) {
   LineReader lines(input);
+  StopPoll poll(stop);
   uint64_t count = 0;
   while (std::optional<Line> line = lines.next()) {
+    poll.tick();
     if ((!selection || selection(line->number)) && !is_blank(content(*line))) ++count;
   }
   return count;

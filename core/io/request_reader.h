@@ -12,6 +12,7 @@
 #include "io/line_reader.h"
 #include "io/request.h"
 #include "io/request_parser.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
@@ -29,8 +30,9 @@ class RequestReader {
                 std::size_t max_line_bytes = LineReader::kDefaultMaxLineBytes, LineSelection selection = {});
 
   // The next non-blank selected line's item, or nullopt at the end of the input. Throws
-  // Error only when the input cannot be read (I/O error).
-  std::optional<RequestItem> next();
+  // Error only when the input cannot be read (I/O error); Stopped when `stop` asks, while
+  // lines are skipped or while one is parsed (request_parser.h).
+  std::optional<RequestItem> next(const StopToken& stop = {});
 
   // The format in use; nullopt while it is still to be detected (no JSON object line yet).
   std::optional<RequestFormat> format() const { return format_; }
@@ -48,7 +50,7 @@ class RequestReader {
 };
 
 // How many items a RequestReader with this selection would yield: the non-blank selected
-// lines of `input`, read to its end (for a progress total).
-uint64_t count_selected_requests(std::istream& input, const LineSelection& selection);
+// lines of `input`, read to its end (for a progress total). Throws Stopped when `stop` asks.
+uint64_t count_selected_requests(std::istream& input, const LineSelection& selection, const StopToken& stop = {});
 
 }  // namespace pagedgen

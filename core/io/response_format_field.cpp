@@ -47,7 +47,7 @@ std::string_view schema_text(od::value value, std::string_view path) {
 
 }  // namespace
 
-ResponseFormat ResponseFormatReader::read(od::value value, std::string_view path) {
+ResponseFormat ResponseFormatReader::read(od::value value, std::string_view path, const StopToken& stop) {
   od::object object = read_object(value, path, R"({"type": "json_object"})");
   std::optional<std::string> type;
   std::optional<ResponseFormat> schema_format;  // from json_schema
@@ -60,7 +60,7 @@ ResponseFormat ResponseFormatReader::read(od::value value, std::string_view path
     if (key == "type") {
       type = read_string(field_value, field_path);
     } else if (key == "json_schema") {
-      schema_format = read_json_schema(field_value, field_path);
+      schema_format = read_json_schema(field_value, field_path, stop);
     } else {
       unknown_key(path, key, "type and json_schema");
     }
@@ -88,7 +88,7 @@ ResponseFormat ResponseFormatReader::read(od::value value, std::string_view path
   return ResponseFormat{*type == "text" ? ResponseFormat::Type::kText : ResponseFormat::Type::kJsonObject, {}};
 }
 
-ResponseFormat ResponseFormatReader::read_json_schema(od::value value, const std::string& path) {
+ResponseFormat ResponseFormatReader::read_json_schema(od::value value, const std::string& path, const StopToken& stop) {
   od::object json_schema = read_object(value, path, R"({"name": "...", "schema": {...}})");
   bool has_name = false;
   std::optional<ResponseFormat> schema_format;
@@ -104,7 +104,7 @@ ResponseFormat ResponseFormatReader::read_json_schema(od::value value, const std
       if (read_string(v, at).empty())
         throw_line_error(request_error::kInvalidValue, fmt::format("{} must be a non-empty string", at));
     } else if (key == "schema") {
-      const Checked& checked = check_schema(schema_text(v, at));
+      const Checked& checked = check_schema(schema_text(v, at), stop);
       if (const LineError* error = std::get_if<LineError>(&checked))
         throw_line_error(error->code, fmt::format("{}: {}", at, error->message));
       schema_format = std::get<ResponseFormat>(checked);
@@ -125,12 +125,13 @@ ResponseFormat ResponseFormatReader::read_json_schema(od::value value, const std
   return std::move(*schema_format);
 }
 
-const ResponseFormatReader::Checked& ResponseFormatReader::check_schema(std::string_view schema_text) {
+const ResponseFormatReader::Checked& ResponseFormatReader::check_schema(std::string_view schema_text,
+                                                                        const StopToken& stop) {
   if (const auto it = checked_.find(std::string(schema_text)); it != checked_.end()) return it->second;
   if (checked_.size() >= kMaxCachedSchemas) checked_.clear();
   Checked checked;
   try {
-    checked = json_schema_format(schema_text);
+    checked = json_schema_format(schema_text, stop);
   } catch (const UnsupportedSchemaError& e) {
     checked = LineError{request_error::kUnsupportedField, e.what()};
   } catch (const Error& e) {

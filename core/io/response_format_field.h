@@ -19,22 +19,24 @@
 
 #include "io/json_line_errors.h"
 #include "sample/response_format.h"
+#include "util/stop_token.h"
 
 namespace pagedgen::json_fields {
 
 class ResponseFormatReader {
  public:
   // `value` is the field's (not null); `path` names it in messages ("response_format",
-  // "body.response_format"). Throws LineError.
-  ResponseFormat read(od::value value, std::string_view path);
+  // "body.response_format"). Throws LineError; Stopped when `stop` asks while a schema
+  // compiles (nothing is kept of that schema then).
+  ResponseFormat read(od::value value, std::string_view path, const StopToken& stop = {});
 
  private:
   // json_schema's object at `path`: its name checked, its schema's format.
-  ResponseFormat read_json_schema(od::value value, const std::string& path);
+  ResponseFormat read_json_schema(od::value value, const std::string& path, const StopToken& stop);
 
   // A schema's check: its format, or what is wrong with it (the message after its path).
   using Checked = std::variant<ResponseFormat, LineError>;
-  const Checked& check_schema(std::string_view schema_text);
+  const Checked& check_schema(std::string_view schema_text, const StopToken& stop);
 
   // Schema texts as written -> their check; emptied when it reaches kMaxCachedSchemas, so
   // an input of ever new schemas holds a bounded number.

@@ -8,7 +8,7 @@
 
 namespace pagedgen {
 
-BatchJob::BatchJob(BatchJobSettings settings) : settings_(std::move(settings)) {
+BatchJob::BatchJob(BatchJobSettings settings, StopToken stop) : settings_(std::move(settings)), stop_(stop) {
   const LineWindows& w = settings_.windows;
   PG_CHECK(w.window_lines > 0 && w.shard < w.num_shards, "windows of {} lines, shard {} of {}", w.window_lines, w.shard,
            w.num_shards);
@@ -43,7 +43,7 @@ void BatchJob::open_output() {
     fail_setting("resume", "a stream cannot be checked or continued; give an input file and an output file");
   std::optional<std::string> input_fingerprint;
   if (!input_is_stream_ && (file_output || settings_.windows.num_shards > 1)) {
-    const FileScan scan = scan_file(settings_.input_path);
+    const FileScan scan = scan_file(settings_.input_path, stop_);
     input_fingerprint = scan.fingerprint();
     settings_.windows.num_input_lines = scan.num_lines;
   }
@@ -83,9 +83,12 @@ std::optional<uint64_t> BatchJob::count_requests() const {
   if (!input) fail("cannot open the input file '{}': {}", settings_.input_path.string(), errno_text(errno));
   const LineWindows windows = settings_.windows;
   const ResumeState& resume = resume_state();
-  return count_selected_requests(input, [&](uint64_t line) {
-    return windows.owns(line) && !resume.in_output(line) && !resume.journal.lines.contains(line);
-  });
+  return count_selected_requests(
+      input,
+      [&](uint64_t line) {
+        return windows.owns(line) && !resume.in_output(line) && !resume.journal.lines.contains(line);
+      },
+      stop_);
 }
 
 BatchJobResult BatchJob::run(Engine& engine, const PromptBuilder& builder, const BatchJobObserver& observer) {
@@ -100,7 +103,7 @@ BatchJobResult BatchJob::run(Engine& engine, const PromptBuilder& builder, const
   const RunnerOutput sink{output, files_ ? &files_->journal() : nullptr, [this] {
                             if (files_) files_->on_all_written();
                           }};
-  WindowRunner runner(input, sink, settings_, resume_state());
+  WindowRunner runner(input, sink, settings_, resume_state(), stop_);
   try {
     result.interrupted = !runner.run(engine, builder, observer);
     output.flush();

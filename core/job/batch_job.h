@@ -12,7 +12,9 @@
 //   BatchJobResult r = job.run(engine, builder, observer);
 //
 // Progress and interruption are the caller's: the observer hears of each step and record,
-// and is asked at each step boundary whether to stop.
+// and the stop token (util/stop_token.h) given at construction is read by every phase: the
+// input's scans, reading and parsing its lines, compiling schemas, planning and stepping.
+// A stop ends run() with whole lines in the output and the journal committed.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +37,7 @@
 #include "job/prompt_builder.h"
 #include "job/run_stats.h"
 #include "sample/sampling_params.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
@@ -61,16 +64,14 @@ struct BatchJobSettings {
 };
 
 struct BatchJobObserver {
-  // After each engine step and each finished request; either callback may be empty.
+  // After each engine step and each finished request; may be empty.
   std::function<void(uint64_t num_done_requests, const EngineStats& engine)> on_progress;
-  // Asked before each window and after each step: true stops the job there.
-  std::function<bool()> should_stop;
 };
 
 struct BatchJobResult {
   uint64_t num_written_lines = 0;    // to the output, by this run
   uint64_t num_journaled_lines = 0;  // finished by this run, kept in the journal until earlier lines are done
-  bool interrupted = false;          // should_stop ended it; the output holds whole lines
+  bool interrupted = false;          // the stop token ended it; the output holds whole lines
   bool any_line_failed = false;      // an error line was written, by this run or (resume) before it
   // The job's figures (lines, requests, failed lines, prepare time, what they cover) and
   // the engine's. The caller adds what only it knows: model, device memory, load time.
@@ -82,8 +83,8 @@ class BatchJob {
   // Opens the input, then checks the output: for a file, locks it and checks the manifest
   // and journal beside it (resume). Writes nothing yet. Throws Error when a file cannot be
   // opened, is the input, or is locked by another process; SettingError("resume") when the
-  // output cannot be resumed.
-  explicit BatchJob(BatchJobSettings settings);
+  // output cannot be resumed; Stopped when `stop` asks while the input is scanned.
+  explicit BatchJob(BatchJobSettings settings, StopToken stop = {});
 
   // What a resume found (empty when not resuming), e.g. the torn bytes it will cut.
   const ResumeState& resume_state() const;
@@ -91,10 +92,12 @@ class BatchJob {
   bool already_finished() const { return resume_state().finished; }
   // The requests run() will read (non-blank lines of its share not answered yet), for a
   // progress total; nullopt when the input is a stream, which can be read only once.
+  // Throws Stopped when the stop token asks.
   std::optional<uint64_t> count_requests() const;
 
-  // Runs the job (once) to the end of its input, or until the observer stops it. `engine`
-  // and `builder` must be of the same model. Throws Error when the output cannot be written.
+  // Runs the job (once) to the end of its input, or until the stop token asks (then
+  // interrupted). `engine` and `builder` must be of the same model. Throws Error when the
+  // output cannot be written.
   BatchJobResult run(Engine& engine, const PromptBuilder& builder, const BatchJobObserver& observer = {});
 
  private:
@@ -103,6 +106,7 @@ class BatchJob {
   Manifest make_manifest(const std::optional<std::string>& input_fingerprint) const;
 
   BatchJobSettings settings_;
+  StopToken stop_;
   std::ifstream input_file_;
   bool input_is_stream_ = false;
   std::optional<std::ofstream> output_device_;  // an output path naming no regular file

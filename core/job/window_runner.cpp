@@ -14,14 +14,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-bool stop_requested(const BatchJobObserver& observer) { return observer.should_stop && observer.should_stop(); }
-
 }  // namespace
 
 WindowRunner::WindowRunner(std::istream& input, const RunnerOutput& output, const BatchJobSettings& settings,
-                           const ResumeState& resume)
+                           const ResumeState& resume, StopToken stop)
     : windows_(settings.windows),
       output_(output),
+      stop_(stop),
       resumed_(resume.journal),
       model_name_(settings.model_name),
       reader_(input, settings.default_sampling, settings.format, LineReader::kDefaultMaxLineBytes,
@@ -35,10 +34,21 @@ WindowRunner::WindowRunner(std::istream& input, const RunnerOutput& output, cons
               }),
       num_earlier_(resume.num_earlier_requests()) {}
 
+// A stop thrown while a window is read or planned ends the run between two steps too: the
+// records finished so far (error lines) are committed, as after a step.
 bool WindowRunner::run(Engine& engine, const PromptBuilder& builder, const BatchJobObserver& observer) {
-  pending_ = reader_.next();
+  try {
+    return run_windows(engine, builder, observer);
+  } catch (const Stopped&) {
+    if (output_.journal) output_.journal->commit();
+    return false;
+  }
+}
+
+bool WindowRunner::run_windows(Engine& engine, const PromptBuilder& builder, const BatchJobObserver& observer) {
+  pending_ = reader_.next(stop_);
   while (pending_) {
-    if (stop_requested(observer)) return false;
+    if (stop_.stop_requested()) return false;
     if (!decode_window(engine, read_window(builder), observer)) return false;
     // Every line of the window is written: the journal's entries are the output's now.
     if (output_.on_all_written) output_.on_all_written();
@@ -64,7 +74,7 @@ std::vector<PreparedRequest> WindowRunner::read_window(const PromptBuilder& buil
   const uint64_t window = windows_.window_of(item_index(*pending_));
   std::vector<PreparedRequest> prepared;
   batch_lines_.clear();
-  for (; pending_ && windows_.window_of(item_index(*pending_)) == window; pending_ = reader_.next())
+  for (; pending_ && windows_.window_of(item_index(*pending_)) == window; pending_ = reader_.next(stop_))
     prepare(std::move(*pending_), builder, prepared);
   prepare_seconds_ += seconds_since(start);
   return prepared;
@@ -99,7 +109,7 @@ bool WindowRunner::decode_window(Engine& engine, std::vector<PreparedRequest> wi
     if (observer.on_progress) observer.on_progress(num_done_, engine.stats());
   };
   if (output_.journal) output_.journal->commit();  // the window's error lines held
-  engine.add_requests(std::move(window));
+  engine.add_requests(std::move(window), stop_);
   while (engine.has_unfinished()) {
     StepResult result = engine.step();
     note_starts(result.started);
@@ -109,7 +119,7 @@ bool WindowRunner::decode_window(Engine& engine, std::vector<PreparedRequest> wi
     }
     if (output_.journal) output_.journal->commit();
     progress();
-    if (stop_requested(observer)) return false;
+    if (stop_.stop_requested()) return false;
   }
   return true;
 }

@@ -28,6 +28,7 @@
 #include "job/prompt_builder.h"
 #include "job/run_journal.h"
 #include "job/run_stats.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
@@ -40,13 +41,15 @@ struct RunnerOutput {
 
 class WindowRunner {
  public:
-  // The streams must outlive the runner; `settings.windows` selects the lines read.
+  // The streams must outlive the runner; `settings.windows` selects the lines read. `stop`
+  // is read while lines are read and parsed, while a window is planned, and after each step.
   WindowRunner(std::istream& input, const RunnerOutput& output, const BatchJobSettings& settings,
-               const ResumeState& resume);
+               const ResumeState& resume, StopToken stop);
   WindowRunner(const WindowRunner&) = delete;
   WindowRunner& operator=(const WindowRunner&) = delete;
 
-  // Runs every window; false when the observer stopped it (at a step boundary).
+  // Runs every window; false when the stop token stopped it: after a step, or wherever a
+  // window's lines were read, parsed or planned (their records kept, none of them started).
   bool run(Engine& engine, const PromptBuilder& builder, const BatchJobObserver& observer);
 
   // Lines, requests, failed lines and prepare time so far, and what they cover.
@@ -64,8 +67,11 @@ class WindowRunner {
   void finish_error(RequestError error);
   void journal_if_held(uint64_t index, const std::string* held_line);
 
+  bool run_windows(Engine& engine, const PromptBuilder& builder, const BatchJobObserver& observer);
+
   LineWindows windows_;
   RunnerOutput output_;
+  StopToken stop_;
   JournalContents resumed_;  // the journal of a resumed run: lines to write, cached tokens to report
   std::string model_name_;
   RequestReader reader_;

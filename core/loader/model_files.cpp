@@ -89,8 +89,8 @@ const RawTensor* ModelFiles::find_tensor(std::string_view canonical_name) const 
   return nullptr;
 }
 
-ModelWeights ModelFiles::load_weights(WeightForm form) const {
-  return load_model_weights(config_, tensors_, path_.string(), form);
+ModelWeights ModelFiles::load_weights(WeightForm form, const StopToken& stop) const {
+  return load_model_weights(config_, tensors_, path_.string(), form, stop);
 }
 
 }  // namespace pagedgen

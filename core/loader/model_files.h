@@ -15,6 +15,7 @@
 #include "model/model_config.h"
 #include "model/model_weights.h"
 #include "model/raw_tensor.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
@@ -45,8 +46,9 @@ class ModelFiles {
   // Every weight tensor of the file under its canonical name.
   const std::vector<RawTensor>& tensors() const { return tensors_; }
   const RawTensor* find_tensor(std::string_view canonical_name) const;
-  // Loads every tensor the config needs in `form` (model_weights.h).
-  ModelWeights load_weights(WeightForm form = WeightForm::kFloat32) const;
+  // Loads every tensor the config needs in `form` (model_weights.h); Stopped when `stop`
+  // asks.
+  ModelWeights load_weights(WeightForm form = WeightForm::kFloat32, const StopToken& stop = {}) const;
 
  private:
   std::filesystem::path path_;

@@ -77,11 +77,12 @@ ModelConfig dummy_model_config(const std::filesystem::path& path) {
   return config;
 }
 
-ModelWeights make_dummy_weights(const ModelConfig& config, uint64_t seed) {
+ModelWeights make_dummy_weights(const ModelConfig& config, uint64_t seed, const StopToken& stop) {
   ModelWeights w;
   std::map<std::string, const float*> by_name;
   const std::vector<DummyTensor> tensors = dummy_tensors(config);
   for (std::size_t id = 0; id < tensors.size(); ++id) {
+    stop.throw_if_stopped();
     const DummyTensor& t = tensors[id];
     const uint64_t n = t.num_elements();
     auto data = std::make_unique<float[]>(n);

@@ -10,6 +10,7 @@
 
 #include "model/model_config.h"
 #include "model/model_weights.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
@@ -31,6 +32,7 @@ ModelConfig dummy_model_config(const std::filesystem::path& path);
 
 // Float32 host weights with the dummy values (fine for small configs; the CUDA backend
 // fills device memory directly instead).
-ModelWeights make_dummy_weights(const ModelConfig& config, uint64_t seed);
+// Throws Stopped when `stop` asks (read before each tensor).
+ModelWeights make_dummy_weights(const ModelConfig& config, uint64_t seed, const StopToken& stop = {});
 
 }  // namespace pagedgen

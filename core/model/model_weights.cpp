@@ -82,14 +82,16 @@ class WeightLoader {
 
   // Converts every tensor into its loaded form. A tensor's file pages are given back as
   // soon as it is copied (they fault in again if read), so the file and its copy are never
-  // resident together.
-  void convert_all() {
+  // resident together. Between tensors, `stop` is read: Stopped once it asks.
+  void convert_all(const StopToken& stop) {
     parallel_for(pending_.size(), default_num_threads(), [&](std::size_t i) {
+      if (stop.stop_requested()) return;  // a worker cannot throw: the ones left are skipped
       const PendingTensor& t = pending_[i];
       dequantize(static_cast<GgmlType>(t.raw->raw_type), t.raw->data, {t.dst, t.num_elements});
       release_mapped_pages(t.raw->data);
     });
     for (const PendingPacked& p : pending_packed_) {  // each packs in parallel itself
+      stop.throw_if_stopped();
       weights_.packed_storage.push_back(std::make_unique<PackedMatrix>(
           static_cast<GgmlType>(p.raw->raw_type), reinterpret_cast<const uint8_t*>(p.raw->data.data()), p.raw->shape[0],
           p.raw->shape[1]));
@@ -97,6 +99,7 @@ class WeightLoader {
       release_mapped_pages(p.raw->data);
     }
     for (const PendingHalf& h : pending_half_) {
+      stop.throw_if_stopped();
       weights_.half_storage.push_back(std::make_unique<HalfMatrix>(static_cast<GgmlType>(h.raw->raw_type),
                                                                    reinterpret_cast<const uint8_t*>(h.raw->data.data()),
                                                                    h.raw->shape[0], h.raw->shape[1]));
@@ -121,7 +124,7 @@ class WeightLoader {
 }  // namespace
 
 ModelWeights load_model_weights(const ModelConfig& c, std::span<const RawTensor> file_tensors,
-                                const std::string& source, WeightForm form) {
+                                const std::string& source, WeightForm form, const StopToken& stop) {
   const std::vector<RawTensor> tensors = split_fused_tensors(file_tensors, c, source);
   const auto hidden = static_cast<uint64_t>(c.hidden_size);
   const auto q_dim = static_cast<uint64_t>(c.num_heads * c.head_dim);
@@ -163,7 +166,8 @@ ModelWeights load_model_weights(const ModelConfig& c, std::span<const RawTensor>
     loader.require_matrix(p + "ffn_down.weight", {hidden, ffn}, &l.w_down, &l.packed.w_down, &l.half.w_down);
     if (c.post_norms) l.ffn_post_norm = loader.require(p + "post_ffw_norm.weight", {hidden});
   }
-  loader.convert_all();
+  loader.convert_all(stop);
+  stop.throw_if_stopped();
   if (c.tied_embeddings) {  // the output head is the embedding table
     w.output = w.token_embd;
     w.output_packed = w.token_embd_packed;

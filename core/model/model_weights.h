@@ -13,6 +13,7 @@
 #include "model/half_matrix.h"
 #include "model/packed_matrix.h"
 #include "model/raw_tensor.h"
+#include "util/stop_token.h"
 
 namespace pagedgen {
 
@@ -78,9 +79,11 @@ enum class WeightForm {
 
 // Loads every tensor the config needs from `tensors` (a model file's, named `source` in
 // messages; fused ones are split, fused_tensors.h) in `form`; throws Error naming the
-// tensor when one is missing, has the wrong shape or a type that cannot be loaded.
+// tensor when one is missing, has the wrong shape or a type that cannot be loaded; Stopped
+// when `stop` asks (read before each tensor is converted).
 ModelWeights load_model_weights(const ModelConfig& config, std::span<const RawTensor> tensors,
-                                const std::string& source, WeightForm form = WeightForm::kFloat32);
+                                const std::string& source, WeightForm form = WeightForm::kFloat32,
+                                const StopToken& stop = {});
 
 // RoPE angle per position for each rotated pair of the full-attention layers:
 // theta^(-2i/rope_dim) / rope_linear_factor, with Llama 3.1 scaling or a GGUF rope_freqs

@@ -59,9 +59,11 @@ class ReadFile {
 
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 
-// FNV-1a over bytes [begin, end) of `file`, fed into `hash`.
-uint64_t hash_range(const ReadFile& file, uint64_t begin, uint64_t end, uint64_t hash, std::vector<char>& buffer) {
+// FNV-1a over bytes [begin, end) of `file`, fed into `hash`; `stop` is read once per chunk.
+uint64_t hash_range(const ReadFile& file, uint64_t begin, uint64_t end, uint64_t hash, std::vector<char>& buffer,
+                    const StopToken& stop = {}) {
   while (begin < end) {
+    stop.throw_if_stopped();
     buffer.resize(static_cast<std::size_t>(std::min<uint64_t>(kChunkBytes, end - begin)));
     const std::size_t got = file.read_at(begin, buffer);
     if (got == 0) break;  // the file shrank while read: the size in the fingerprint still differs
@@ -112,18 +114,20 @@ class WordHasher {
   std::string tail_;
 };
 
-std::string fingerprint_weights_file(const std::filesystem::path& path) {
+std::string fingerprint_weights_file(const std::filesystem::path& path, const StopToken& stop) {
   const ReadFile file(path);
   if (file.num_bytes() <= kFnvModelMaxBytes) {
     std::vector<char> buffer;
-    return format_fingerprint(file.num_bytes(),
-                              splitmix64_finalize(hash_range(file, 0, file.num_bytes(), kFnvOffsetBasis, buffer)));
+    return format_fingerprint(
+        file.num_bytes(), splitmix64_finalize(hash_range(file, 0, file.num_bytes(), kFnvOffsetBasis, buffer, stop)));
   }
   std::vector<char> buffer(kChunkBytes);  // a multiple of 32: only the last piece leaves a tail
   WordHasher hasher;
   uint64_t offset = 0;
-  for (std::size_t got; (got = file.read_full_at(offset, buffer)) > 0; offset += got)
+  for (std::size_t got; (got = file.read_full_at(offset, buffer)) > 0; offset += got) {
+    stop.throw_if_stopped();
     hasher.add(std::string_view(buffer.data(), got));
+  }
   return fmt::format("bytes={} words64={:016x}", offset, hasher.finish(offset));
 }
 
@@ -131,13 +135,14 @@ std::string fingerprint_weights_file(const std::filesystem::path& path) {
 
 std::string FileScan::fingerprint() const { return format_fingerprint(num_bytes, hash); }
 
-FileScan scan_file(const std::filesystem::path& path) {
+FileScan scan_file(const std::filesystem::path& path, const StopToken& stop) {
   const ReadFile file(path);
   std::vector<char> buffer(kChunkBytes);
   FileScan scan;
   uint64_t hash = kFnvOffsetBasis;
   char last = '\n';
   for (std::size_t got; (got = file.read_at(scan.num_bytes, buffer)) > 0; scan.num_bytes += got) {
+    stop.throw_if_stopped();
     const std::string_view bytes(buffer.data(), got);
     hash = fnv1a_bytes(hash, bytes);
     scan.num_lines += static_cast<uint64_t>(std::count(bytes.begin(), bytes.end(), '\n'));
@@ -155,17 +160,18 @@ std::string fingerprint_file(const std::filesystem::path& path, uint64_t max_has
   return format_fingerprint(file.num_bytes(), splitmix64_finalize(hash_range(file, 0, end, kFnvOffsetBasis, buffer)));
 }
 
-std::string fingerprint_model(const std::filesystem::path& path) {
+std::string fingerprint_model(const std::filesystem::path& path, const StopToken& stop) {
   const std::optional<FileStatus> status = file_status(path);
   if (!status) fail("cannot open '{}' to fingerprint it: {}", path.string(), errno_text(errno));
-  if (!status->is_directory) return fingerprint_weights_file(path);
+  if (!status->is_directory) return fingerprint_weights_file(path, stop);
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(path))
     if (entry.is_regular_file()) files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   std::string out;
   for (const auto& file : files)
-    out += fmt::format("{}{}: {}", out.empty() ? "" : "; ", file.filename().string(), fingerprint_weights_file(file));
+    out += fmt::format("{}{}: {}", out.empty() ? "" : "; ", file.filename().string(),
+                       fingerprint_weights_file(file, stop));
   return out;
 }
 

@@ -12,6 +12,8 @@
 #include <limits>
 #include <string>
 
+#include "util/stop_token.h"
+
 namespace pagedgen {
 
 // One pass over a whole file: its size, its hash and its lines (as io/line_reader.h
@@ -23,8 +25,9 @@ struct FileScan {
 
   std::string fingerprint() const;  // "bytes=N fnv1a64=X"
 };
-// Throws Error naming the file and the reason when it cannot be read.
-FileScan scan_file(const std::filesystem::path& path);
+// Throws Error naming the file and the reason when it cannot be read; Stopped (read once
+// per MiB) when `stop` asks.
+FileScan scan_file(const std::filesystem::path& path, const StopToken& stop = {});
 
 // Size and hash of the first `max_hashed_bytes` bytes (all of them by default). Throws
 // Error, naming the file and the reason, when it cannot be read.
@@ -37,7 +40,7 @@ inline constexpr uint64_t kFnvModelMaxBytes = uint64_t{64} << 20;
 // A model file: its size and FNV-1a or words64 hash ("bytes=N words64=X"). An HF directory: the
 // same for each regular file in it, by name ("name: bytes=... words64=...; ..."). Throws
 // Error, naming the path and the reason (e.g. "No such file or directory"), when it
-// cannot be read.
-std::string fingerprint_model(const std::filesystem::path& path);
+// cannot be read; Stopped (read once per MiB) when `stop` asks.
+std::string fingerprint_model(const std::filesystem::path& path, const StopToken& stop = {});
 
 }  // namespace pagedgen
