@@ -15,6 +15,7 @@
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 #include "util/parallel_for.h"
+#include "visible_gpus.h"
 
 #if PAGEDGEN_HAVE_CUDA
 #include "cuda_backend.h"
@@ -93,12 +94,13 @@ std::optional<int> resolve_device(const BackendOptions& options, [[maybe_unused]
   std::string why_none;
   bool none_installed = false;
   const std::vector<gpu::DeviceInfo> devices = gpu::list_devices(&why_none, &none_installed);
-  if (*index < std::ssize(devices)) return index;
-  if (required && !devices.empty())
-    fail_setting("device", "{}, but only {} GPU(s) are visible (cuda:0 to cuda:{})", options.device, devices.size(),
-                 devices.size() - 1);
+  const VisibleGpus visible{static_cast<int>(devices.size()), cuda_visible_devices_from_env()};
+  if (const std::optional<std::string> beyond = gpu_index_error(options.device, *index, visible))
+    fail_setting("device", "{}", *beyond);
+  if (*index < visible.num_visible) return index;
   if (required)
-    fail_setting("device", "{}, but no GPU is usable: {}; use --device cpu or auto", options.device, why_none);
+    fail_setting("device", "{}, but no GPU is usable: {}{}; use --device cpu or auto", options.device, why_none,
+                 cuda_visible_devices_note(visible));
   // A machine with no GPU at all is the common CPU case: no notice on every run then.
   if (!quiet && !none_installed) fmt::print(stderr, "pagedgen: no GPU ({}); running on the CPU\n", why_none);
 #else
