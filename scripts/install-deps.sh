@@ -3,7 +3,8 @@
 # nothing when everything is already there. The CUDA toolkit is optional and not
 # installed here: when nvcc is found, the gpu/ target is built too. clang and its runtime
 # libraries (libFuzzer, sanitizers) build the fuzz targets (scripts/fuzz.sh); python3-jsonschema
-# is the independent validator of tests/test_e2e_structured_outputs.
+# is the independent validator of tests/test_e2e_structured_outputs; slurm-wlm and munge run the
+# single-node Slurm cluster of the slurm_recipe test (scripts/test-slurm.sh).
 set -euo pipefail
 
 packages=(
@@ -12,6 +13,7 @@ packages=(
   libopenblas-dev libpcre2-dev
   clang libclang-rt-dev
   python3-jsonschema
+  slurm-wlm munge
 )
 
 missing=()

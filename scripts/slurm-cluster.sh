@@ -36,7 +36,8 @@ SlurmdPort=$(slurm_cluster_free_port)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket=$dir/munge/munge.socket
+# cred_expire also holds a requeued job back that long (default 120 s).
+AuthInfo=cred_expire=5,socket=$dir/munge/munge.socket
 CredType=cred/munge
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool
@@ -49,12 +50,15 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 MpiDefault=none
 SchedulerType=sched/builtin
+# A job whose dependency can no longer be met is cancelled, not left pending forever.
+SchedulerParameters=kill_invalid_depend
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 ReturnToService=2
 JobRequeue=1
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
+MailProg=/bin/true
 JobAcctGatherType=jobacct_gather/none
 SlurmctldTimeout=30
 SlurmdTimeout=30
