@@ -37,6 +37,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT
 
 # write_input FILE: 12 lines, 3 per shard (split by lines: fewer windows than shards). Each
 # shard's first line generates 128 tokens and the other two 4, so those two finish first and
