@@ -40,13 +40,16 @@ trap cleanup EXIT
 trap 'exit 143' TERM INT
 
 # write_input FILE: 12 lines, 3 per shard (split by lines: fewer windows than shards). Each
-# shard's first line generates 128 tokens and the other two 4, so those two finish first and
-# wait in the journal while the first still runs: the moment to requeue.
+# shard's first line runs longest (64 tokens; 512 in the shard to requeue) and the other two
+# generate 4, so those two finish first and wait in the journal while the first still runs:
+# the moment to requeue, with about 500 decode steps (seconds) left to get there.
 write_input() {
-  local i
+  local i max_tokens
   for i in $(seq 0 11); do
     if [ $((i % 3)) -eq 0 ]; then
-      printf '{"id":"r%d","prompt":"Story %d: once upon a time","max_tokens":128,"ignore_eos":true,"temperature":0}\n' "$i" "$i"
+      max_tokens=$([ "$i" -eq $((3 * requeued_task)) ] && echo 512 || echo 64)
+      printf '{"id":"r%d","prompt":"Story %d: once upon a time","max_tokens":%d,"ignore_eos":true,"temperature":0}\n' \
+        "$i" "$i" "$max_tokens"
     else
       printf '{"id":"r%d","prompt":"Question %d: what is %d plus %d?","max_tokens":4,"temperature":0}\n' "$i" "$i" "$i" "$i"
     fi
@@ -125,6 +128,7 @@ check_requeued_task() {
   echo "--- $log"
   cat "$log"
   echo "---"
+  grep -q "stopped by SIGTERM" "$log" || die "task $requeued_task's first run was not stopped mid-run"
   grep -q "restart count 1" "$log" || die "task $requeued_task has no second run (restart count 1) in its log"
   scontrol show job "$1_$requeued_task" | grep -o 'Restarts=[0-9]*' | sed 's/^/test-slurm: slurm says task: /'
   python3 - "$work/stats.$requeued_task.json" <<'EOF'
@@ -161,14 +165,14 @@ main() {
   cd "$work"
   write_input prompts.jsonl
   write_array_job array.sh
-  # The single run to compare with, beside the cluster's start.
-  "$pagedgen" generate -q -m "$model" --device cpu --threads 1 -i prompts.jsonl -o single.jsonl &
-  single_pid=$!
   if ! slurm_cluster_start "$work/cluster"; then
     if [ "${PAGEDGEN_REQUIRE_SLURM:-0}" = 1 ]; then die "the Slurm daemons did not start (see above)"; fi
     echo "SKIP: the Slurm daemons cannot start on this machine (see above); PAGEDGEN_REQUIRE_SLURM=1 makes it a failure"
     exit 77
   fi
+  # The single run to compare with, beside the jobs.
+  "$pagedgen" generate -q -m "$model" --device cpu --threads 1 -i prompts.jsonl -o single.jsonl &
+  single_pid=$!
   local job
   job=$(sbatch --parsable --chdir="$work" array.sh)
   say "submitted array job $job: $num_tasks tasks of generate --shard K/$num_tasks --resume"
