@@ -119,7 +119,7 @@ run_merge_job() {
     squeue -h -o '%i %T %r' || true
     die "the merge job $merge_job (afterok:$1) ended $state, not COMPLETED"
   fi
-  say "merge job $merge_job ran once array job $1 was done (afterok) and exited 0: $(cat "$work/merge.log")"
+  say "merge job $merge_job ran once array job $1 was done (afterok) and exited 0: $(tail -n 1 "$work/merge.log")"
 }
 
 # check_requeued_task JOB: the task ran twice and the second run resumed.
