@@ -13,7 +13,7 @@
 # Exit 0 when all holds, 1 when not, 77 (ctest's skip) when the daemons cannot start here,
 # saying why; with PAGEDGEN_REQUIRE_SLURM=1 (CI, .ci/run) that is a failure too. Needs root,
 # slurm-wlm and munge (scripts/install-deps.sh) and the default model (scripts/fetch-model.sh,
-# or PAGEDGEN_MODEL). About 30 s on 2 cores. The daemons are stopped on every exit.
+# or PAGEDGEN_MODEL). About 20 s on 2 cores. The daemons are stopped on every exit.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 pagedgen=$(realpath "${1:-$root/build/app/pagedgen}")
@@ -100,7 +100,7 @@ requeue_mid_run() {
 
 # job_state JOB: the job's state (PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, ...).
 job_state() {
-  scontrol show job -o "$1" | grep -o 'JobState=[A-Z_]*' | cut -d= -f2
+  scontrol show job -o "$1" | grep -o 'JobState=[A-Z_]*' | cut -d= -f2 || true
 }
 
 # run_merge_job JOB: submits the merge depending on JOB (afterok) and waits (up to 240 s) for
@@ -112,7 +112,7 @@ run_merge_job() {
     --wrap "'$pagedgen' merge -o out.jsonl --stats stats.json out.*.jsonl --shard-stats stats.*.json")
   for i in $(seq 1200); do
     state=$(job_state "$merge_job")
-    case "$state" in PENDING | RUNNING | CONFIGURING | COMPLETING) sleep 0.2 ;; *) break ;; esac
+    case "$state" in "" | PENDING | RUNNING | CONFIGURING | COMPLETING) sleep 0.2 ;; *) break ;; esac
   done
   if [ "$state" != COMPLETED ]; then
     cat "$work/merge.log" 2>/dev/null || true
@@ -130,13 +130,17 @@ check_requeued_task() {
   echo "---"
   grep -q "stopped by SIGTERM" "$log" || die "task $requeued_task's first run was not stopped mid-run"
   grep -q "restart count 1" "$log" || die "task $requeued_task has no second run (restart count 1) in its log"
-  scontrol show job "$1_$requeued_task" | grep -o 'Restarts=[0-9]*' | sed 's/^/test-slurm: slurm says task: /'
+  local restarts
+  restarts=$(scontrol show job "$1_$requeued_task" | grep -o 'Restarts=[0-9]*' || true)
+  say "slurm counts task $1_$requeued_task's restarts: ${restarts:-none}"
+  [ "$restarts" = Restarts=1 ] || die "task $1_$requeued_task should have been restarted once"
   python3 - "$work/stats.$requeued_task.json" <<'EOF'
 import json, sys
 c = json.load(open(sys.argv[1]))["coverage"]
 print(f"test-slurm: the resumed run: {c['requests_earlier']} line(s) answered before the requeue, "
       f"{c['requests_this_run']} computed after it, {c['requests_unfinished']} unfinished")
-sys.exit(0 if c["requests_earlier"] > 0 and c["requests_this_run"] > 0 and c["requests_unfinished"] == 0 else 1)
+if not (c["requests_earlier"] > 0 and c["requests_this_run"] > 0 and c["requests_unfinished"] == 0):
+    sys.exit("test-slurm: FAILED: the requeued task's second run should resume (lines from before and after)")
 EOF
 }
 

@@ -130,7 +130,7 @@ stage "tests (ctest: unit, e2e; gpu skips without a GPU)"
 run_ctest "ctest" --test-dir build -j2
 # ctest prints a test's output only when it fails: the Slurm recipe's requeue and comparison
 # (tests/CMakeLists.txt slurm_recipe) are worth seeing on every run.
-grep -hE '^(test-slurm: (requeued|merge job|the resumed|comparison|ok|FAILED)|SKIP: the Slurm)' \
+grep -hE '^(test-slurm: (requeued|merge job|slurm counts|the resumed|comparison|ok|FAILED)|SKIP: the Slurm)' \
   build/Testing/Temporary/LastTest.log || echo "   (slurm_recipe printed nothing: not run)"
 stage_done ctest
 
