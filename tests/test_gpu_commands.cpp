@@ -3,14 +3,17 @@
 // size on the device, with identical text in float32 (each size's difference printed
 // either way) and a list of differing lines (never a failure) in bfloat16; generate in
 // bfloat16 writes the same output file and counted stats with CUDA graphs and the overlap
-// on and off. On the default model, or without it on a stand-in of its shape
+// on and off; --device cuda:1 where CUDA_VISIBLE_DEVICES shows one GPU (a Slurm task's) is
+// refused, saying so. On the default model, or without it on a stand-in of its shape
 // (gpu_test_model.h). Skipped without a GPU.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -101,6 +104,28 @@ TEST_CASE("plan --device cuda: bfloat16 KV bytes and a pool sized from free devi
   CHECK(gpu.find("\"kv_bytes_per_token\": 23040") != std::string::npos);
   CHECK(cpu.find("\"kv_bytes_per_token\": 23040") != std::string::npos);
   CHECK(exact.find("\"kv_bytes_per_token\": 46080") != std::string::npos);
+}
+
+// Under Slurm with --gpus=1 a task sees one GPU through CUDA_VISIBLE_DEVICES, as cuda:0: a
+// cuda:1 there is refused before anything loads, saying so (app/visible_gpus.h).
+TEST_CASE("--device cuda:1 where CUDA_VISIBLE_DEVICES shows one GPU: refused, naming the variable and --device cuda") {
+  REQUIRE_GPU();
+  const char* saved = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::optional<std::string> restore = saved ? std::optional<std::string>(saved) : std::nullopt;
+  setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+  const std::filesystem::path input = test::source_dir() / "samples" / "chat.jsonl";
+  const test::CliResult r = run_on_gpu(fmt::format("plan {} -i '{}' --block-sizes 16 --device cuda:1",
+                                                   test::gpu_test_model_files_args(), input.string()),
+                                       "/dev/null");
+  if (restore)
+    setenv("CUDA_VISIBLE_DEVICES", restore->c_str(), 1);
+  else
+    unsetenv("CUDA_VISIBLE_DEVICES");
+  INFO(r.stderr_text);
+  CHECK(r.exit_code == 3);
+  CHECK(r.stderr_text.find("pagedgen: error: --device cuda:1, but this process sees only 1 GPU (cuda:0): "
+                           "CUDA_VISIBLE_DEVICES='0' hides the others") != std::string::npos);
+  CHECK(r.stderr_text.find("so use --device cuda") != std::string::npos);
 }
 
 // Whether float32 text on the GPU can differ across block sizes with prefix sharing on (its
