@@ -147,7 +147,7 @@ slurm_cluster_start() {
 # slurm_cluster_cancel_jobs: cancels this cluster's jobs and waits (up to 20 s) until none is
 # left, so that no job step outlives slurmd.
 slurm_cluster_cancel_jobs() {
-  scancel --full 2>/dev/null || return 0
+  timeout 10 scancel --full 2>/dev/null || return 0
   for _ in $(seq 40); do
     [ -z "$(squeue -h -o %i 2>/dev/null)" ] && return 0
     sleep 0.5
