@@ -20,7 +20,7 @@ namespace {
 // More than one 64 KiB chunk of lines.
 std::string many_lines() {
   std::string text;
-  for (int i = 0; i < 5000; ++i) text += fmt::format("{{\"prompt\": \"line {}\"}}\n", i);
+  for (int i = 0; i < 10000; ++i) text += fmt::format("{{\"prompt\": \"line {}\"}}\n", i);
   return text;
 }
 
