@@ -1,7 +1,7 @@
 // What merge and --resume check before they write anything (issue 32, defect 5): shards of
 // different shard counts (0/2 + 2/3), shards of two different streams, and a finished
 // output that lost whole lines (cut at a line boundary, or a line gone with a valid line
-// after it) are refused with exit 3, an existing -o and the damaged output left as they
+// after it) or was torn are refused with exit 3, an existing -o and the damaged output left as they
 // were; the shards of one job, from a file or from one stream, still merge.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -84,7 +84,12 @@ TEST_CASE("a finished output that lost whole lines is refused by --resume and me
     if (i + 1 < lines.size()) cut += lines[i] + "\n";
     if (i != 3) gap += lines[i] + "\n";
   }
-  for (const std::string& damaged : {cut, gap}) {
+  // Torn inside its last line: merge failed on it before, but only after emptying -o.
+  const std::string torn = cut + lines.back().substr(0, 20);
+  const std::string changed = "changed after its run finished", not_output = "is not a pagedgen output line";
+  const std::vector<std::pair<std::string, std::string>> cases = {{cut, changed}, {gap, changed}, {torn, not_output}};
+  for (const auto& [damaged_text, merge_says] : cases) {
+    const std::string& damaged = damaged_text;
     CAPTURE(damaged);
     std::ofstream(job.path("s0.jsonl"), std::ios::binary) << damaged;
     const CliResult resumed = job.generate_file("s0", "0/2", "--resume");
@@ -93,7 +98,7 @@ TEST_CASE("a finished output that lost whole lines is refused by --resume and me
     CHECK(read_file(job.path("s0.jsonl")) == damaged);
     const CliResult merged = job.merge({"s0", "s1"});
     CHECK(merged.exit_code == 3);
-    CHECK_MESSAGE(says(merged, "changed after its run finished"), merged.stderr_text);
+    CHECK_MESSAGE(says(merged, merge_says), merged.stderr_text);
     CHECK(read_file(job.merged) == kEarlier);
   }
 }

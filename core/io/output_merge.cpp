@@ -38,8 +38,10 @@ struct Cursor {
     ++num_lines;
     const std::optional<OutputLineInfo> answered = read_output_line(line->text);
     if (!answered)
-      fail("line {} of '{}' is not a pagedgen output line (a torn line? resume that shard first)", line->number + 1,
-           input.path.string());
+      fail(
+          "line {} of '{}' is not a pagedgen output line (torn by an interruption, or changed since): resume that "
+          "shard if its run was interrupted, or run it again",
+          line->number + 1, input.path.string());
     if (previous && answered->index <= *previous)
       fail("line {} of '{}' answers input line {} after input line {}: not a pagedgen output file in input order",
            line->number + 1, input.path.string(), answered->index, *previous);
