@@ -24,8 +24,8 @@ inline constexpr int kExitInterrupted = 4;  // stopped by SIGINT or SIGTERM; the
 
 inline constexpr const char* kExitCodesHelp =
     "Exit codes: 0 success; 1 finished but some input lines failed; 2 usage error;\n"
-    "3 fatal error (model or input could not be read, or --resume or merge refused\n"
-    "  before writing anything: settings, shards or an output that changed since its run finished);\n"
+    "3 fatal error (model or input could not be read; --resume or merge refused, before\n"
+    "  writing anything: other settings, wrong shards, an output changed since it finished);\n"
     "4 stopped by SIGINT or SIGTERM, wherever the run was (rerun with --resume to go on).";
 
 }  // namespace pagedgen::app
