@@ -63,7 +63,8 @@ CLI::App* add_generate_flags(CLI::App& app, GenerateOptions& options) {
       ->check(CLI::IsMember({"auto", "plain", "openai"}));
   cmd->add_flag("--resume", options.resume,
                 "Continue an interrupted run: keep the output's complete lines, drop a torn last one, decode the "
-                "rest; refused when the manifest shows other input, model or settings");
+                "rest; refused (exit 3, nothing written) when the manifest shows other input, model or settings, "
+                "or a finished output no longer holds the lines, size and hash its run finished with");
   cmd->add_option("--fsync-interval", options.fsync_seconds, "Seconds between fsyncs of the output file, at most")
       ->capture_default_str()
       ->check(seconds_up_to(3600));

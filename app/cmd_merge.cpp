@@ -1,7 +1,8 @@
 // `pagedgen merge`: joins the outputs of `generate --shard K/N` runs back into input order
 // and adds up their stats, after checking from the manifests that the shards are the N
-// finished shards of one job (same input, model and settings), and from the stats files
-// that they are the stats of those N shards, each once.
+// finished shards of one job (same input, model and settings) that still hold what their
+// runs finished with (job/shard_outputs.h), and from the stats files that they are the
+// stats of those N shards, each once. All of it before the output is opened.
 #include <fmt/core.h>
 
 #include <fstream>
@@ -20,6 +21,7 @@
 #include "io/manifest.h"
 #include "io/output_lock.h"
 #include "io/output_merge.h"
+#include "job/shard_outputs.h"
 #include "path_clash.h"
 #include "util/error.h"
 #include "util/posix_file.h"
@@ -36,40 +38,6 @@ struct MergeOptions {
   std::vector<std::string> shard_stats;
   bool quiet = false;
 };
-
-// The job the shard outputs are the shards of.
-struct ShardedJob {
-  std::string key;  // io/manifest.h job_key
-  uint64_t num_shards = 0;
-};
-
-// Every shard output has a manifest of a finished run; they differ only in their shard,
-// and their shards are 0/N .. N-1/N, each once.
-ShardedJob check_shards(const std::vector<std::string>& outputs) {
-  std::optional<Manifest> first;
-  std::set<std::string> shards;
-  std::string num_shards;
-  for (const std::string& output : outputs) {
-    const std::optional<Manifest> manifest = read_manifest(manifest_path(output));
-    if (!manifest)
-      fail("'{}' has no manifest '{}': merge only outputs written to files by `generate --shard`", output,
-           manifest_path(output).string());
-    if (!manifest->finished)
-      fail("'{}' is not finished (its run was interrupted); run that shard again with --resume first", output);
-    const std::string shard = manifest->setting("shard").value_or("");
-    if (!shards.insert(shard).second) fail("shard {} is given twice ('{}')", shard, output);
-    if (!first) {
-      first = manifest;
-      num_shards = shard.substr(shard.find('/') + 1);
-    } else if (const std::optional<std::string> difference = describe_difference(*first, *manifest, "shard")) {
-      fail("'{}' is not a shard of the same job as '{}' ({})", output, outputs.front(), *difference);
-    }
-  }
-  if (std::to_string(shards.size()) != num_shards)
-    fail("{} shard outputs given, but the job has {} shards: give every shard 0/{} .. {}/{} once", shards.size(),
-         num_shards, num_shards, std::stoull(num_shards) - 1, num_shards);
-  return ShardedJob{job_key(*first), std::stoull(num_shards)};
-}
 
 // Every path merge reads or writes: the shards, their manifests and stats, the merged output
 // and stats (path_clash.h compares them; the output is emptied first).
@@ -97,14 +65,14 @@ RunStats read_stats(const std::string& path) {
 }
 
 // Each stats file is of one shard of `job`, each shard's once, and none is missing.
-RunStats merged_stats(const std::vector<std::string>& paths, const ShardedJob& job) {
+RunStats merged_stats(const std::vector<std::string>& paths, const ShardOutputs& job) {
   std::optional<RunStats> total;
   std::map<std::string, std::string> shard_files;  // "K/N" -> the stats file
   for (const std::string& path : paths) {
     const RunStats stats = read_stats(path);
-    if (stats.job.job_key != job.key)
+    if (stats.job.job_key != job.job_key)
       fail("stats file '{}' is of another job (job key {}, the shards' is {}): give the stats of these shards", path,
-           stats.job.job_key, job.key);
+           stats.job.job_key, job.job_key);
     const auto [it, inserted] = shard_files.emplace(stats.job.shard, path);
     if (!inserted)
       fail("stats files '{}' and '{}' are both of shard {}: give each shard's once", it->second, path, stats.job.shard);
@@ -120,13 +88,16 @@ RunStats merged_stats(const std::vector<std::string>& paths, const ShardedJob& j
   return *total;
 }
 
+// Everything is read and checked (shard_outputs.h, the stats) before the output is opened:
+// a refused merge (exit 3) leaves an existing output as it was.
 int run_merge(const MergeOptions& options) {
   if (report_path_clash(named_paths(options))) return kExitUsage;
   if (!options.stats_path.empty() && options.shard_stats.empty())
     fail("--stats needs the shards' stats files (--shard-stats FILE...)");
-  const ShardedJob job = check_shards(options.shard_outputs);
+  const ShardOutputs shards = check_shard_outputs(
+      std::vector<std::filesystem::path>(options.shard_outputs.begin(), options.shard_outputs.end()));
   std::optional<RunStats> stats;
-  if (!options.stats_path.empty()) stats = merged_stats(options.shard_stats, job);
+  if (!options.stats_path.empty()) stats = merged_stats(options.shard_stats, shards);
   std::optional<OutputLock> lock;
   std::optional<DurableOutput> output_file;
   if (options.output != "-") {
@@ -134,8 +105,7 @@ int run_merge(const MergeOptions& options) {
     output_file.emplace(options.output, true, 1.0);
   }
   std::ostream& out = output_file ? output_file->stream() : std::cout;
-  const std::vector<std::filesystem::path> inputs(options.shard_outputs.begin(), options.shard_outputs.end());
-  const uint64_t num_lines = merge_outputs(inputs, out);
+  const uint64_t num_lines = merge_outputs(shards.inputs, &out);
   if (output_file) output_file->close();
   if (stats) {
     write_text_file(options.stats_path, stats->to_json());
@@ -153,8 +123,11 @@ void add_merge_command(CLI::App& app, CommandRunner& selected) {
   CLI::App* cmd = add_command(
       app, "merge", "Join the outputs of `generate --shard K/N` runs into one file in input order.",
       "The merged file holds the same bytes a single run with the same --plan-window writes, and --stats adds up "
-      "the shards' stats. Checks from the manifests beside the outputs that they are the N finished shards of "
-      "one job.");
+      "the shards' stats. Before writing anything, checks from the manifests beside the outputs that they are "
+      "the N finished shards of one job (every shard K/N of one N, each once; the same input, a stream's "
+      "fingerprint as each run read it; the same model and settings), that each output still holds the lines, "
+      "size and hash its run finished with, and that no input line is answered twice; refuses (exit 3) "
+      "otherwise, leaving an existing -o as it was.");
   cmd->add_option("shard_outputs", o->shard_outputs, "The shards' output files, in any order")->required();
   cmd->add_option("-o,--output", o->output, "Merged output file; - writes standard output")->required();
   cmd->add_option("--stats", o->stats_path,

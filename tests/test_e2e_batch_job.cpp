@@ -121,13 +121,14 @@ TEST_CASE("batch job: streams, shards + merge, resume, windows") {
       CHECK(job.output("resumed") == single);
     }
     // A finished output whose last line was torn afterwards (its manifest still says
-    // finished) is not complete: the resume writes that line again.
+    // finished) no longer holds what its run finished with: refused, the file left as it is
+    // (test_e2e_merge_checks has the cuts at a line boundary).
     std::filesystem::copy_file(job.dir / "single.jsonl.manifest.json", job.dir / "resumed.jsonl.manifest.json",
                                std::filesystem::copy_options::overwrite_existing);
-    std::ofstream(job.dir / "resumed.jsonl", std::ios::binary)
-        << single.substr(0, line_ends[line_ends.size() - 2] + 17);
-    CHECK(job.generate("resumed", "--resume") == 1);
-    CHECK(job.output("resumed") == single);
+    const std::string torn = single.substr(0, line_ends[line_ends.size() - 2] + 17);
+    std::ofstream(job.dir / "resumed.jsonl", std::ios::binary) << torn;
+    CHECK(job.generate("resumed", "--resume") == 3);
+    CHECK(job.output("resumed") == torn);
     const CliResult refused =
         run_pagedgen(fmt::format("generate -q -i '{}' -o '{}' --seed 9 {} --max-tokens 5 --resume", job.input.string(),
                                  (job.dir / "resumed.jsonl").string(), kWindow),

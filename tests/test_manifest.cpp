@@ -118,3 +118,33 @@ TEST_CASE("scan_file: size, hash and lines as the line reader counts them") {
     CHECK(scan.fingerprint() == fingerprint_file(dir / "f"));
   }
 }
+
+TEST_CASE("a finished manifest's output record and stream fingerprint round-trip; a malformed record is refused") {
+  TempDir dir("pagedgen-manifest-output");
+  Manifest manifest;
+  manifest.settings = {{"input", "standard input"}, {"shard", "1/2"}};
+  manifest.finished = true;
+  manifest.output = OutputCoverage{10, 905, 0xfedcba9876543210ull};
+  manifest.input_read = "bytes=1234 fnv1a64=0123456789abcdef";
+  write_manifest(dir / "m.json", manifest);
+  const std::optional<Manifest> back = read_manifest(dir / "m.json");
+  REQUIRE(back);
+  CHECK(back->output == manifest.output);
+  CHECK(back->input_read == manifest.input_read);
+  CHECK(back->settings == manifest.settings);
+  // Not settings: the job key and the settings' differences do not see them.
+  Manifest unfinished = manifest;
+  unfinished.output.reset();
+  unfinished.input_read.reset();
+  CHECK(job_key(unfinished) == job_key(manifest));
+  CHECK(describe_difference(unfinished, manifest) == std::nullopt);
+
+  std::ofstream(dir / "old.json") << "{\"pagedgen_manifest\": 2, \"finished\": true, \"settings\": {}}";
+  const std::optional<Manifest> old = read_manifest(dir / "old.json");
+  REQUIRE(old);
+  CHECK(old->output == std::nullopt);
+  CHECK(old->input_read == std::nullopt);
+  std::ofstream(dir / "bad.json") << "{\"pagedgen_manifest\": 2, \"finished\": true, \"output\": {\"lines\": 3, "
+                                     "\"bytes\": 9, \"fnv1a64\": \"xyz\"}, \"settings\": {}}";
+  CHECK_THROWS_WITH_AS(read_manifest(dir / "bad.json"), doctest::Contains("malformed \"output\" record"), Error);
+}

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "gguf_writer.h"
+#include "io/output_coverage.h"
 #include "io/output_merge.h"
 #include "util/error.h"
 
@@ -45,4 +46,22 @@ TEST_CASE("bad shard outputs are refused with the file and line") {
   CHECK_THROWS_WITH_AS(merge_outputs({dir / "order"}, out),
                        doctest::Contains("answers input line 2 after input line 3"), Error);
   CHECK_THROWS_WITH_AS(merge_outputs({dir / "ok", dir / "ok"}, out), doctest::Contains("is answered in both"), Error);
+}
+
+TEST_CASE("with their records, shards that changed since their runs finished are refused, and nothing written") {
+  TempDir dir("pagedgen-merge-records");
+  std::ofstream(dir / "s0", std::ios::binary) << plain(0) << plain(1) << plain(6);
+  std::ofstream(dir / "s1", std::ios::binary) << plain(2) << plain(3);
+  const OutputCoverage s0 = measure_output(dir / "s0"), s1 = measure_output(dir / "s1");
+  CHECK(merge_outputs({{dir / "s0", s0}, {dir / "s1", s1}}, nullptr) == 5);  // a check: nothing written
+  std::ostringstream out;
+  CHECK(merge_outputs({{dir / "s0", s0}, {dir / "s1", s1}}, &out) == 5);
+  CHECK(out.str() == plain(0) + plain(1) + plain(2) + plain(3) + plain(6));
+
+  std::ofstream(dir / "s0", std::ios::binary) << plain(0) << plain(1);  // its last line lost
+  CHECK_THROWS_WITH_AS(merge_outputs({{dir / "s0", s0}, {dir / "s1", s1}}, nullptr),
+                       doctest::Contains("changed after its run finished (it holds 2 lines"), Error);
+  std::ofstream(dir / "s0", std::ios::binary) << plain(0) << plain(1) << plain(8);  // a later line in its place
+  CHECK_THROWS_WITH_AS(merge_outputs({{dir / "s0", s0}, {dir / "s1", s1}}, nullptr),
+                       doctest::Contains("changed after its run finished"), Error);
 }

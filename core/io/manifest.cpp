@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 
 #include "util/error.h"
@@ -19,11 +20,46 @@ namespace {
 
 constexpr int kOldestReadableVersion = 1;
 
+void append_output_record(std::string& out, const Manifest& manifest) {
+  if (manifest.output)
+    out += fmt::format("\"output\": {{\"lines\": {}, \"bytes\": {}, \"fnv1a64\": \"{:016x}\"}}, ",
+                       manifest.output->num_lines, manifest.output->num_bytes, manifest.output->hash);
+  if (manifest.input_read) {
+    out += "\"input_read\": ";
+    append_json_string(out, *manifest.input_read);
+    out += ", ";
+  }
+}
+
+// The "output" and "input_read" a finished run recorded, when present.
+void read_output_record(simdjson::dom::element root, const std::filesystem::path& path, Manifest& manifest) {
+  simdjson::dom::object output;
+  if (root["output"].get(output) == simdjson::SUCCESS) {
+    OutputCoverage coverage;
+    std::string_view hash;
+    const bool ok =
+        output["lines"].get(coverage.num_lines) == simdjson::SUCCESS &&
+        output["bytes"].get(coverage.num_bytes) == simdjson::SUCCESS &&
+        output["fnv1a64"].get(hash) == simdjson::SUCCESS && hash.size() == 16 &&
+        std::from_chars(hash.data(), hash.data() + hash.size(), coverage.hash, 16).ptr == hash.data() + hash.size();
+    if (!ok)
+      fail(
+          "the manifest '{}' has a malformed \"output\" record (lines, bytes, fnv1a64); delete it and the output "
+          "to start over",
+          path.string());
+    manifest.output = coverage;
+  }
+  std::string_view input_read;
+  if (root["input_read"].get(input_read) == simdjson::SUCCESS) manifest.input_read = std::string(input_read);
+}
+
 }  // namespace
 
 std::string Manifest::to_json() const {
-  std::string out = fmt::format("{{\"pagedgen_manifest\": {}, \"finished\": {}, \"settings\": {{", kManifestVersion,
-                                finished ? "true" : "false");
+  std::string out =
+      fmt::format("{{\"pagedgen_manifest\": {}, \"finished\": {}, ", kManifestVersion, finished ? "true" : "false");
+  append_output_record(out, *this);
+  out += "\"settings\": {";
   for (std::size_t i = 0; i < settings.size(); ++i) {
     out += i == 0 ? "\n  " : ",\n  ";
     append_json_string(out, settings[i].first);
@@ -59,6 +95,7 @@ std::optional<Manifest> read_manifest(const std::filesystem::path& path) {
     fail("'{}' is not a pagedgen manifest of version {} to {}; delete it and the output to start over", path.string(),
          kOldestReadableVersion, kManifestVersion);
   manifest.version = static_cast<int>(version);
+  read_output_record(root, path, manifest);
   for (auto [key, value] : settings) {
     std::string_view text;
     if (value.get(text) != simdjson::SUCCESS) fail("manifest '{}': setting \"{}\" is not a string", path.string(), key);

@@ -2,7 +2,11 @@
 // output's bytes (input and model fingerprints, sampling defaults, seed, engine settings,
 // window and shard), which --resume requires to match, and whether the run finished,
 // which `pagedgen merge` requires. Written atomically (temporary file, fsync, rename).
-//   {"pagedgen_manifest": 2, "finished": false, "settings": {"input": "bytes=... fnv1a64=...", ...}}
+// When the run finishes it also records what the output then held (io/output_coverage.h)
+// and, for an input read as a stream, that stream's fingerprint as it was read:
+//   {"pagedgen_manifest": 2, "finished": true,
+//    "output": {"lines": 10, "bytes": 905, "fnv1a64": "0123456789abcdef"},
+//    "input_read": "bytes=... fnv1a64=...", "settings": {"input": "bytes=... fnv1a64=...", ...}}
 // Version 1 (before the journal) fingerprinted only a model's first 8 MiB: such a
 // manifest is read (merge compares shards written alike) but cannot vouch for a resume.
 #pragma once
@@ -14,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "io/output_coverage.h"
+
 namespace pagedgen {
 
 inline constexpr int kManifestVersion = 2;
@@ -22,6 +28,9 @@ struct Manifest {
   int version = kManifestVersion;  // as read; a manifest is always written as kManifestVersion
   std::vector<std::pair<std::string, std::string>> settings;  // name, value; in a fixed order
   bool finished = false;                                      // the run read its whole input and wrote every line
+  // Recorded when the run finished (absent before, and in manifests of pagedgen before it):
+  std::optional<OutputCoverage> output;   // what the output held then
+  std::optional<std::string> input_read;  // a stream input's fingerprint, "bytes=N fnv1a64=X", as read
 
   std::string to_json() const;
   // The value of a setting; nullopt when absent.

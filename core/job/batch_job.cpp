@@ -4,6 +4,7 @@
 #include "job/window_runner.h"
 #include "util/error.h"
 #include "util/file_fingerprint.h"
+#include "util/hashing_streambuf.h"
 #include "util/posix_file.h"
 
 namespace pagedgen {
@@ -72,6 +73,18 @@ Manifest BatchJob::make_manifest(const std::optional<std::string>& input_fingerp
   return manifest;
 }
 
+namespace {
+
+// The whole stream's fingerprint once the run finished (the rest of it read first); nullopt
+// for a file input or an interrupted run.
+std::optional<std::string> read_fingerprint(std::optional<HashingStreambuf>& hashed, bool interrupted) {
+  if (!hashed || interrupted) return std::nullopt;
+  hashed->drain();
+  return hashed->fingerprint();
+}
+
+}  // namespace
+
 const ResumeState& BatchJob::resume_state() const {
   static const ResumeState kNone;
   return files_ ? files_->resume_state() : kNone;
@@ -98,7 +111,13 @@ BatchJobResult BatchJob::run(Engine& engine, const PromptBuilder& builder, const
   result.any_line_failed = resume_state().has_error_lines;
   if (already_finished()) return result;
   if (files_) files_->start();
-  std::istream& input = settings_.input_path.empty() ? *settings_.input_stream : input_file_;
+  std::istream& raw_input = settings_.input_path.empty() ? *settings_.input_stream : input_file_;
+  // A stream into a file output is hashed as it is read: its manifest then records what
+  // was read, so that merge can tell shards of two different streams apart.
+  std::optional<HashingStreambuf> hashed;
+  std::optional<std::istream> hashed_input;
+  if (input_is_stream_ && files_) hashed_input.emplace(&hashed.emplace(*raw_input.rdbuf()));
+  std::istream& input = hashed_input ? *hashed_input : raw_input;
   std::ostream& output = files_ ? files_->output() : output_device_ ? *output_device_ : *settings_.output_stream;
   const RunnerOutput sink{output, files_ ? &files_->journal() : nullptr, [this] {
                             if (files_) files_->on_all_written();
@@ -107,7 +126,7 @@ BatchJobResult BatchJob::run(Engine& engine, const PromptBuilder& builder, const
   try {
     result.interrupted = !runner.run(engine, builder, observer);
     output.flush();
-    if (files_) files_->finish(!result.interrupted);
+    if (files_) files_->finish(!result.interrupted, read_fingerprint(hashed, result.interrupted));
   } catch (const Error&) {
     if (files_ && files_->write_failed()) throw files_->write_failure();
     throw;

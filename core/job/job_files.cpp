@@ -57,6 +57,8 @@ void JobFiles::start() {
   output_.emplace(path_, !resumed, fsync_seconds_);
   journal_.emplace(journal_path(path_), resumed ? resume_.journal.num_valid_bytes : 0, fsync_seconds_);
   manifest_.finished = false;
+  manifest_.output.reset();
+  manifest_.input_read.reset();
   write_manifest(manifest_path(path_), manifest_);
 }
 
@@ -65,11 +67,15 @@ void JobFiles::on_all_written() {
   journal_->clear();
 }
 
-void JobFiles::finish(bool finished) {
+void JobFiles::finish(bool finished, const std::optional<std::string>& input_read) {
   journal_->commit();
   output_->close();
   output_.reset();
   manifest_.finished = finished;
+  if (finished) {
+    manifest_.output = measure_output(path_);
+    manifest_.input_read = input_read;
+  }
   write_manifest(manifest_path(path_), manifest_);
   if (finished) journal_->remove();
   journal_.reset();

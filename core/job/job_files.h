@@ -7,8 +7,9 @@
 //   files.start();           // new: manifest removed, output and journal emptied, manifest written
 //                            // resumed: torn tails cut, manifest written
 //   ... output(), journal(), on_all_written() after each window ...
-//   files.finish(finished);  // output fsynced and closed, manifest says whether it finished,
-//                            // the journal removed when it did
+//   files.finish(finished);  // output fsynced and closed, manifest says whether it finished
+//                            // and, when it did, what the output holds (io/output_coverage.h)
+//                            // and a stream input's fingerprint; the journal removed
 #pragma once
 
 #include <filesystem>
@@ -43,7 +44,9 @@ class JobFiles {
   JournalWriter& journal() { return *journal_; }
   // Every line so far is in the output: fsync it, then empty the journal.
   void on_all_written();
-  void finish(bool finished);
+  // `input_read`: a stream input's fingerprint as read (util/hashing_streambuf.h), recorded
+  // when the run finished; nullopt for a file, whose fingerprint is a setting.
+  void finish(bool finished, const std::optional<std::string>& input_read = std::nullopt);
   // A write or fsync of the output or the journal failed (a full disk)...
   bool write_failed() const { return (output_ && output_->failure()) || (journal_ && journal_->failure()); }
   // ... and the Error that says so: which file, why, and the lines complete in the output.

@@ -34,6 +34,19 @@ JournalContents journal_after(const std::filesystem::path& output, const ResumeS
   return journal;
 }
 
+// A finished output must still hold what its run finished with (lines, size, hash): one cut
+// at a line boundary, or with a line replaced by one claiming a later input line, looks
+// like a complete output in input order, and resuming it would lose the missing lines.
+void check_finished_output(const std::filesystem::path& output, const Manifest& saved) {
+  if (!saved.finished || !saved.output) return;
+  const OutputCoverage now = file_status(output) ? measure_output(output) : OutputCoverage{};
+  if (const std::optional<std::string> change = describe_coverage_change(*saved.output, now))
+    fail_setting("resume",
+                 "'{}' changed after its run finished ({}): lines were lost or altered, so resuming it could leave "
+                 "input lines unanswered; restore the file, or run again without resuming to start over",
+                 output.string(), *change);
+}
+
 }  // namespace
 
 ResumeState prepare_job_resume(const std::filesystem::path& output, const Manifest& manifest, const OwnedLines& owned) {
@@ -48,6 +61,7 @@ ResumeState prepare_job_resume(const std::filesystem::path& output, const Manife
     return {};
   }
   check_manifest(output, *saved, manifest);
+  check_finished_output(output, *saved);
   ResumeState state;
   state.finished = saved->finished;
   if (output_status) {
@@ -62,7 +76,8 @@ ResumeState prepare_job_resume(const std::filesystem::path& output, const Manife
       throw SettingError("resume", error.what());
     }
   }
-  // A finished output torn afterwards lacks its last line: not finished any more.
+  // A finished output torn afterwards lacks its last line: not finished any more (only a
+  // manifest of pagedgen before the output record gets here with a torn output).
   state.finished = state.finished && state.num_torn_bytes == 0;
   if (state.finished) return state;
   state.journal = journal_after(output, state, owned);

@@ -34,8 +34,9 @@ struct ResumeState {
 
 // Checks the manifest beside `output` against `manifest` and reads the output and the
 // journal. Throws SettingError("resume") when the output cannot be resumed (no manifest
-// beside a non-empty output, a manifest of an older pagedgen, other settings, lines out of
-// order or of other shards), and Error when a file cannot be read.
+// beside a non-empty output, a manifest of an older pagedgen, other settings, a finished
+// output that no longer holds what its run finished with, lines out of order or of other
+// shards), and Error when a file cannot be read.
 ResumeState prepare_job_resume(const std::filesystem::path& output, const Manifest& manifest, const OwnedLines& owned);
 
 }  // namespace pagedgen
