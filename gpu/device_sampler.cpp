@@ -115,19 +115,17 @@ void DeviceSampler::launch_step(const float* logits, int32_t vocab, std::span<co
 DeviceSampler::StepInputs DeviceSampler::upload_inputs(std::span<const DeviceSamplingRow> rows, const Slot& slot,
                                                        cudaStream_t stream) {
   ArrayPack pack;
-  const std::size_t at_rows = pack.add(rows);
-  const std::size_t at_masked = pack.add(std::span<const TokenId>(masked_));
-  const std::size_t at_allowed = pack.add(mask_pack_.words());
-  const std::size_t at_penalty_rows = pack.add(std::span<const DevicePenaltyRow>(penalty_rows_));
-  const std::size_t at_penalty_tokens = pack.add(std::span<const DeviceTokenPenalty>(penalty_tokens_));
-  const std::size_t at_logprob_rows = pack.add(std::span<const DeviceLogprobRow>(slot.logprob_rows));
+  const PackedArray<DeviceSamplingRow> at_rows = pack.add(rows);
+  const PackedArray<TokenId> at_masked = pack.add(std::span<const TokenId>(masked_));
+  const PackedArray<uint32_t> at_allowed = pack.add(mask_pack_.words());
+  const PackedArray<DevicePenaltyRow> at_penalty_rows = pack.add(std::span<const DevicePenaltyRow>(penalty_rows_));
+  const PackedArray<DeviceTokenPenalty> at_penalty_tokens =
+      pack.add(std::span<const DeviceTokenPenalty>(penalty_tokens_));
+  const PackedArray<DeviceLogprobRow> at_logprob_rows = pack.add(std::span<const DeviceLogprobRow>(slot.logprob_rows));
   std::byte* device_inputs = inputs_.upload(pack, stream);
-  return StepInputs{reinterpret_cast<const DeviceSamplingRow*>(device_inputs + at_rows),
-                    reinterpret_cast<const int32_t*>(device_inputs + at_masked),
-                    reinterpret_cast<const uint32_t*>(device_inputs + at_allowed),
-                    reinterpret_cast<const DevicePenaltyRow*>(device_inputs + at_penalty_rows),
-                    reinterpret_cast<const DeviceTokenPenalty*>(device_inputs + at_penalty_tokens),
-                    reinterpret_cast<const DeviceLogprobRow*>(device_inputs + at_logprob_rows)};
+  return StepInputs{at_rows.in(device_inputs),           at_masked.in(device_inputs),
+                    at_allowed.in(device_inputs),        at_penalty_rows.in(device_inputs),
+                    at_penalty_tokens.in(device_inputs), at_logprob_rows.in(device_inputs)};
 }
 
 void DeviceSampler::grow_results(Slot& slot, std::size_t token_bytes, std::size_t logprob_out_bytes,

@@ -10,7 +10,7 @@ namespace {
 // One block per token; threads over (kv head, dim).
 template <typename Kv>
 __global__ void write_kv_cache_kernel(KvWriteArgsOf<Kv> args) {
-  write_kv_row(args, blockIdx.x);  // a padding row of a decode step (cuda_backend.cpp) writes nothing
+  write_kv_row(args, blockIdx.x);  // a padding row of a decode step (decode_rows.h) writes nothing
 }
 
 // Block (copy c, pool p): copies block_bytes as 32-bit words.

@@ -1,8 +1,8 @@
 // Host arrays to the device in one asynchronous copy: ArrayPack lays them out back to back
-// (256-byte aligned), StagedUpload copies the pack through pinned host memory into a device
-// buffer, both grown on demand. PinnedBuffer is the page-locked memory such copies (and the
-// device sampler's results on the way back) go through: cudaMemcpyAsync from pageable
-// memory would not be asynchronous.
+// (256-byte aligned) and PackedArray finds each again in the copy, typed; StagedUpload
+// copies the pack through pinned host memory into a device buffer, both grown on demand.
+// PinnedBuffer is the page-locked memory such copies (and the device sampler's results on
+// the way back) go through: cudaMemcpyAsync from pageable memory would not be asynchronous.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -44,15 +44,25 @@ class PinnedBuffer {
   std::size_t bytes_ = 0;
 };
 
+// Where an array of T sits in an ArrayPack: its byte offset, 256-byte aligned, so that the
+// uploaded copy is an array of T at that offset from the device address of the pack.
+template <typename T>
+struct PackedArray {
+  std::size_t offset = 0;
+
+  // The array in the pack's copy at `base` (the address StagedUpload::upload returns).
+  T* in(std::byte* base) const { return reinterpret_cast<T*>(base + offset); }
+};
+
 class ArrayPack {
  public:
-  // Returns the array's byte offset in the pack.
+  // Adds the array (its bytes are read by copy_to, so they must live until then).
   template <typename T>
-  std::size_t add(std::span<const T> values) {
+  PackedArray<T> add(std::span<const T> values) {
     const std::size_t offset = size_;
     parts_.push_back({values.data(), values.size_bytes(), offset});
     size_ = (offset + values.size_bytes() + 255) / 256 * 256;
-    return offset;
+    return PackedArray<T>{offset};
   }
   std::size_t size() const { return size_; }
   void copy_to(std::byte* host) const {

@@ -5,7 +5,9 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
+#include "backend/activation_widths.h"
 #include "backend/step_batch_check.h"
 #include "cpu/cpu_gemm.h"
 #include "cpu/cpu_ops.h"
@@ -37,8 +39,6 @@ CpuBackend::CpuBackend(const ModelConfig& config, const ModelWeights& weights, s
       program_(layer_program(config)) {
   PG_CHECK(weights.layers.size() == static_cast<std::size_t>(config.num_layers), "weights have {} layers, config {}",
            weights.layers.size(), config.num_layers);
-  layouts_ = {KvLayout{0, config.num_kv_heads, 0, config.head_dim}};
-  layer_kinds_.assign(static_cast<std::size_t>(config.num_layers), 0);
   has_packed_ = weights.token_embd_packed != nullptr || weights.output_packed != nullptr;
   for (const LayerWeights& layer : weights.layers) {
     const PackedLayerWeights& p = layer.packed;
@@ -76,27 +76,18 @@ int32_t CpuBackend::kv_pool_blocks(const KvPoolBudget& budget, std::size_t block
 }
 
 void CpuBackend::allocate_kv_pool(std::size_t num_blocks, std::size_t block_size) {
-  const int32_t one_kind[] = {static_cast<int32_t>(num_blocks)};
-  layer_kinds_.assign(static_cast<std::size_t>(config_.num_layers), 0);
-  allocate_pools(one_kind, block_size);
+  allocate_pools(KvPoolShape::one_kind(config_, num_blocks, block_size));
 }
 
 void CpuBackend::allocate_kv_pools(std::span<const int32_t> kind_num_blocks, std::size_t block_size) {
-  PG_CHECK(kind_num_blocks.size() == config_.kv_kinds().size(), "{} pool kinds for a model of {}",
-           kind_num_blocks.size(), config_.kv_kinds().size());
-  for (int64_t layer = 0; layer < config_.num_layers; ++layer)
-    layer_kinds_[static_cast<std::size_t>(layer)] = config_.layer_kv_kind(layer);
-  allocate_pools(kind_num_blocks, block_size);
+  allocate_pools(KvPoolShape::by_kind(config_, kind_num_blocks, block_size));
 }
 
-void CpuBackend::allocate_pools(std::span<const int32_t> kind_num_blocks, std::size_t block_size) {
-  PG_CHECK(block_size >= 1, "block size must be at least 1");
-  layouts_.clear();
-  for (int32_t num_blocks : kind_num_blocks)
-    layouts_.push_back(KvLayout{num_blocks, config_.num_kv_heads, static_cast<int64_t>(block_size), config_.head_dim});
+void CpuBackend::allocate_pools(KvPoolShape shape) {
+  kv_shape_ = std::move(shape);
   k_pools_.clear();
   v_pools_.clear();
-  for (std::size_t layer = 0; layer < layer_kinds_.size(); ++layer) {
+  for (std::size_t layer = 0; layer < kv_shape_.num_layers(); ++layer) {
     const std::size_t bytes =
         static_cast<std::size_t>(layer_layout(layer).elements_per_layer()) * kv_dtype_bytes(kv_dtype_);
     k_pools_.emplace_back(new std::byte[bytes]);
@@ -112,10 +103,7 @@ std::span<float> CpuBackend::float_pool(const std::vector<std::unique_ptr<std::b
 }
 
 void CpuBackend::ensure_activations(std::size_t num_tokens, std::size_t num_logits) {
-  const auto hidden = static_cast<std::size_t>(config_.hidden_size);
-  const auto q_dim = static_cast<std::size_t>(config_.num_heads * config_.head_dim);
-  const auto kv_dim = static_cast<std::size_t>(config_.num_kv_heads * config_.head_dim);
-  const auto ffn = static_cast<std::size_t>(config_.intermediate_size);
+  const auto [hidden, q_dim, kv_dim, ffn] = activation_widths(config_);
   grow(x_, num_tokens * hidden);
   grow(xn_, num_tokens * hidden);
   grow(q_, num_tokens * q_dim);
@@ -159,7 +147,7 @@ void CpuBackend::matmuls(const float* x, std::size_t rows, std::size_t in_featur
 
 void CpuBackend::forward(const StepBatch& batch, std::span<float> logits) {
   PG_CHECK(!k_pools_.empty(), "forward before allocate_kv_pool");
-  check_step_batch(batch, layouts_, config_.vocab_size, logits.size());
+  check_step_batch(batch, kv_shape_.layouts(), config_.vocab_size, logits.size());
   if (batch.num_tokens == 0) return;
   ensure_activations(static_cast<std::size_t>(batch.num_tokens), batch.logits_rows.size());
   step_ = &batch;
@@ -191,7 +179,7 @@ void CpuBackend::write_kv(std::size_t layer, const StepBatch& batch, std::size_t
     auto args = cpu::kv_write_args(batch, k_.data(), v_.data(), k_pool, v_pool, layer_layout(layer));
     args.k += r0 * kv_dim;
     args.v += r0 * kv_dim;
-    args.slot_mapping = batch.kind_slot_mapping(layer_kinds_[layer]).data() + r0;
+    args.slot_mapping = batch.kind_slot_mapping(kv_shape_.layer_kind(layer)).data() + r0;
     args.num_tokens = static_cast<int32_t>(r1 - r0);
     cpu::write_kv_cache(args);
   };
@@ -217,7 +205,7 @@ void CpuBackend::run(const Attention& op) {
   auto attend = [&](const auto* k_pool, const auto* v_pool) {
     auto args = cpu::paged_attention_args(batch, q_.data(), static_cast<int32_t>(config_.num_heads), k_pool, v_pool,
                                           layer_layout(layer), op.scale, attn_.data(), op.window, op.softcap);
-    args.block_tables = batch.kind_block_tables(layer_kinds_[layer]).data();
+    args.block_tables = batch.kind_block_tables(kv_shape_.layer_kind(layer)).data();
     cpu::paged_attention(args, pool_);
   };
   const std::byte* k_pool = k_pools_[layer].get();
@@ -237,18 +225,14 @@ void CpuBackend::run(const Attention& op) {
 
 void CpuBackend::copy_blocks(std::span<const BlockCopy> copies) {
   const std::size_t element_bytes = kv_dtype_bytes(kv_dtype_);
-  for (const BlockCopy& copy : copies) {
-    PG_CHECK(copy.kind >= 0 && copy.kind < std::ssize(layouts_), "block copy of layer kind {}, the pools have {}",
-             copy.kind, layouts_.size());
-    const KvLayout& layout = layouts_[static_cast<std::size_t>(copy.kind)];
-    PG_CHECK(copy.src >= 0 && copy.src < layout.num_blocks && copy.dst >= 0 && copy.dst < layout.num_blocks,
-             "block copy {} -> {} outside a pool of {} blocks", copy.src, copy.dst, layout.num_blocks);
-    if (copy.src == copy.dst) continue;
+  // In order: a copy may read a block an earlier one wrote.
+  for (const BlockCopy& copy : kv_shape_.moving_copies(copies)) {
+    const KvLayout& layout = kv_shape_.layout(copy.kind);
     const std::size_t block_bytes = static_cast<std::size_t>(layout.block_stride()) * element_bytes;
     const std::size_t src = static_cast<std::size_t>(layout.offset(copy.src, 0, 0, 0)) * element_bytes;
     const std::size_t dst = static_cast<std::size_t>(layout.offset(copy.dst, 0, 0, 0)) * element_bytes;
     for (std::size_t layer = 0; layer < k_pools_.size(); ++layer) {
-      if (layer_kinds_[layer] != copy.kind) continue;
+      if (kv_shape_.layer_kind(layer) != copy.kind) continue;
       std::memcpy(k_pools_[layer].get() + dst, k_pools_[layer].get() + src, block_bytes);
       std::memcpy(v_pools_[layer].get() + dst, v_pools_[layer].get() + src, block_bytes);
     }

@@ -21,6 +21,7 @@
 #include "backend/cpu_thread_pool.h"
 #include "backend/host_sampling.h"
 #include "backend/kv_layout.h"
+#include "backend/kv_pool_shape.h"
 #include "backend/logits_backend.h"
 #include "cpu/cpu_isa.h"
 #include "cpu/kv_dtype.h"
@@ -61,7 +62,7 @@ class CpuBackend final : public LogitsBackend, private LayerOps {
   void copy_blocks(std::span<const BlockCopy> copies) override;
 
   std::size_t num_threads() const { return pool_.num_threads(); }
-  KvLayout kv_layout(KvKindId kind = 0) const { return layouts_.at(static_cast<std::size_t>(kind)); }
+  KvLayout kv_layout(KvKindId kind = 0) const { return kv_shape_.layout(kind); }
   KvDtype kv_dtype() const { return kv_dtype_; }
   // One layer's K or V pool of a float32 KV cache, (num_blocks of its kind, num_kv_heads,
   // block_size, head_dim): for tests.
@@ -71,8 +72,8 @@ class CpuBackend final : public LogitsBackend, private LayerOps {
   std::span<const float> v_pool(std::size_t layer) const { return float_pool(v_pools_, layer); }
 
  private:
-  // Sizes every layer's pools by its kind in layer_kinds_.
-  void allocate_pools(std::span<const int32_t> kind_num_blocks, std::size_t block_size);
+  // Every layer's pools, sized by its kind in `shape`.
+  void allocate_pools(KvPoolShape shape);
   void ensure_activations(std::size_t num_tokens, std::size_t num_logits);
   // fn(row_begin, row_end) over [0, num_rows) in parallel chunks; rows are independent.
   template <typename Fn>
@@ -135,11 +136,8 @@ class CpuBackend final : public LogitsBackend, private LayerOps {
   HostSampling host_sampling_;
   // The pools' kinds: kind 0 and the model's window kinds after allocate_kv_pools, kind 0
   // alone (every layer) after allocate_kv_pool.
-  std::vector<KvLayout> layouts_;      // [pool kinds] sizes of each kind's pools
-  std::vector<KvKindId> layer_kinds_;  // [num_layers] the kind of each layer's pools
-  const KvLayout& layer_layout(std::size_t layer) const {
-    return layouts_[static_cast<std::size_t>(layer_kinds_[layer])];
-  }
+  KvPoolShape kv_shape_;
+  const KvLayout& layer_layout(std::size_t layer) const { return kv_shape_.layer_layout(layer); }
   std::span<float> float_pool(const std::vector<std::unique_ptr<std::byte[]>>& pools, std::size_t layer) const;
 
   KvDtype kv_dtype_;

@@ -13,10 +13,10 @@
 //
 // A new op touches: this file (its struct, LayerOp, a LayerOps method), layer_program.cpp
 // (where it runs), core/cpu/cpu_backend.h and cpu_backend_ops.cpp (its CPU run), and
-// gpu/cuda_backend.cpp (StepOps::run); the compiler names each backend that lacks it. New
-// math also brings its CPU reference (core/cpu/cpu_ops.h) and kernel (gpu/llama_kernels.*)
-// with their op tests, and tests/test_layer_program.cpp prints it. A new architecture that
-// recombines existing ops touches model_config.cpp alone.
+// gpu/device_layer_ops.cpp (TypedLayerOps::run); the compiler names each backend that
+// lacks it. New math also brings its CPU reference (core/cpu/cpu_ops.h) and kernel
+// (gpu/llama_kernels.*) with their op tests, and tests/test_layer_program.cpp prints it. A
+// new architecture that recombines existing ops touches model_config.cpp alone.
 #pragma once
 
 #include <cstdint>
