@@ -353,10 +353,10 @@ def json_schema_seeds():
             write("fuzz_json_schema", f"keyword-{keyword.lstrip('$')}-{kind}.json", compact({keyword: value}))
     write("fuzz_json_schema", "ref-chain-5000.json", chained_refs_schema(5000))
     write("fuzz_json_schema", "anyof-nested-200.json", nested_schema("anyOf", 200))
-    write("fuzz_json_schema", "anyof-wide-2000.json", compact({"anyOf": [{"const": i} for i in range(2000)]}))
+    write("fuzz_json_schema", "anyof-wide-500.json", compact({"anyOf": [{"const": i} for i in range(500)]}))
     write("fuzz_json_schema", "properties-nested-200.json", nested_schema("properties", 200))
     write("fuzz_json_schema", "items-nested-200.json", nested_schema("items", 200))
-    write("fuzz_json_schema", "optional-properties-300.json", optional_properties_schema(300))
+    write("fuzz_json_schema", "optional-properties-120.json", optional_properties_schema(120))
     write("fuzz_json_schema", "optional-properties-3000.json", optional_properties_schema(3000))
 
 
@@ -382,7 +382,7 @@ def response_format_seeds():
     write("fuzz_request_parser", "response-formats.jsonl", "\n".join(formats) + "\n")
     write("fuzz_request_parser", "ref-chain-2000.jsonl", schema_line("chain", chained_refs_schema(2000)) + "\n")
     write("fuzz_request_parser", "optional-properties.jsonl",
-          schema_line("compiles", optional_properties_schema(300)) + "\n" +
+          schema_line("compiles", optional_properties_schema(120)) + "\n" +
           schema_line("refused", optional_properties_schema(2000)) + "\n")
     write("fuzz_request_parser", "nested-schemas.jsonl",
           "\n".join(schema_line(k, nested_schema(k, 100)) for k in ("anyOf", "properties", "items")) + "\n")
