@@ -61,7 +61,8 @@ if [ -n "$seconds" ]; then limit+=("-max_total_time=$seconds"); fi
 # Their max_len fits the largest seed (a 5,000-link $ref chain, a line of 10,000 keys).
 target_limits() {
   case "$1" in
-    fuzz_json_schema | fuzz_request_parser) echo "-timeout=10 -rss_limit_mb=2048 -max_len=200000" ;;
+    fuzz_json_schema | fuzz_request_parser)
+      echo "-timeout=20 -rss_limit_mb=2048 -max_len=200000 -entropic_scale_per_exec_time=1" ;;
     *) echo "-timeout=30 -rss_limit_mb=2560" ;;
   esac
 }

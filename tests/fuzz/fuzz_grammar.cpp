@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "grammar/compiled_grammar.h"
 #include "grammar/grammar_matcher.h"
 #include "grammar/token_bitmask.h"
 
@@ -117,10 +116,14 @@ void check_finished_text(const std::string& text, int step) {
 
 }  // namespace
 
-void check_compiled_grammar(Grammar grammar, std::string_view choices, int max_steps, int max_checked_steps) {
-  const auto compiled = std::make_shared<const CompiledGrammar>(std::move(grammar), small_trie());
-  GrammarMatcher matcher(compiled);
-  std::vector<uint32_t> mask(token_mask_words(compiled->vocabulary().size()));
+std::shared_ptr<const CompiledGrammar> compile_for_small_vocabulary(Grammar grammar) {
+  return std::make_shared<const CompiledGrammar>(std::move(grammar), small_trie());
+}
+
+void check_walk(const std::shared_ptr<const CompiledGrammar>& grammar, std::string_view choices, int max_steps,
+                int max_checked_steps) {
+  GrammarMatcher matcher(grammar);
+  std::vector<uint32_t> mask(token_mask_words(grammar->vocabulary().size()));
   std::string text;
   for (int step = 0; step < max_steps && !matcher.is_terminated(); ++step) {
     const std::vector<TokenId> allowed = allowed_ids(matcher, mask);
@@ -131,10 +134,10 @@ void check_compiled_grammar(Grammar grammar, std::string_view choices, int max_s
     // The end token when the input says so and it is allowed, so that some walks finish.
     const bool end = choice % 4 == 0 && matcher.is_complete();
     const TokenId token =
-        end ? compiled->vocabulary().end_of_generation[0] : allowed[(choice + step * 131u) % allowed.size()];
+        end ? grammar->vocabulary().end_of_generation[0] : allowed[(choice + step * 131u) % allowed.size()];
     if (!matcher.accept_token(token)) finding("an allowed token was refused", step);
     if (matcher.is_terminated()) check_finished_text(text, step);
-    text += compiled->vocabulary().bytes_by_id[static_cast<size_t>(token)];
+    text += grammar->vocabulary().bytes_by_id[static_cast<size_t>(token)];
   }
 }
 

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -77,22 +79,33 @@ void check_output_line(RequestFormat format, const RequestItem& item, simdjson::
 
 using CompiledFormats = std::set<std::pair<ResponseFormat::Type, std::string>>;
 
-// Compiles a request's response_format, as the engine's GrammarCache would, when it is
-// constrained and not compiled before for this input (`compiled`).
-void check_response_format(const RequestItem& item, std::string_view input, CompiledFormats& compiled) {
-  const auto* request = std::get_if<Request>(&item);
-  if (request == nullptr) return;
-  const ResponseFormat& format = request->sampling.response_format;
-  if (!format.is_constrained() || !compiled.emplace(format.type, format.schema).second) return;
+// The grammar of a response_format the reader accepted, compiled once per process (the
+// json_object grammar and a mutated line's unchanged schema are met again and again), as
+// the engine's GrammarCache keeps them; emptied when it holds 64.
+std::shared_ptr<const CompiledGrammar> compiled_grammar(const ResponseFormat& format, uint64_t index) {
+  static std::map<std::pair<ResponseFormat::Type, std::string>, std::shared_ptr<const CompiledGrammar>> cache;
+  auto key = std::pair{format.type, format.schema};
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  if (cache.size() >= 64) cache.clear();
   std::optional<Grammar> grammar;
   try {
     grammar =
         format.type == ResponseFormat::Type::kJsonObject ? json_object_grammar() : json_schema_grammar(format.schema);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
-    finding("a response_format the reader accepted does not compile", request->index);
+    finding("a response_format the reader accepted does not compile", index);
   }
-  fuzz::check_compiled_grammar(std::move(*grammar), input, 12, 3);
+  return cache.emplace(std::move(key), fuzz::compile_for_small_vocabulary(std::move(*grammar))).first->second;
+}
+
+// Checks a request's constrained response_format once per read (`checked`): its grammar
+// compiles, and a short walk over it (fuzz_grammar.h).
+void check_response_format(const RequestItem& item, std::string_view input, CompiledFormats& checked) {
+  const auto* request = std::get_if<Request>(&item);
+  if (request == nullptr) return;
+  const ResponseFormat& format = request->sampling.response_format;
+  if (!format.is_constrained() || !checked.emplace(format.type, format.schema).second) return;
+  fuzz::check_walk(compiled_grammar(format, request->index), input, 12, 3);
 }
 
 // What read_all checks of each item besides its line index.
