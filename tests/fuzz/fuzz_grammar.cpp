@@ -22,66 +22,24 @@ namespace {
   std::abort();
 }
 
-// Every byte (ids 0-255), an end-of-generation token (256), then tokens that cross JSON
-// syntax, split UTF-8 or spell common keys, as the random-walk test's vocabulary does.
+// Tokens that cross JSON syntax, split UTF-8 or spell common keys, as the random-walk
+// test's vocabulary has.
+// clang-format off
+constexpr const char* kMultiByteTokens[] = {
+    "{\"", "\":", "\":\"", "\",", "\",\"", "\"}", "\"]", "\"]}", "},", "},{\"", "]}", "[{\"", "[\"",
+    "true", "false", "null", "0", "12", "-3", ".5", "e+", "E-", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F",
+    "\x98\x80", "\\u00", "\\n", "\\\"", " the", "abc", "name", "\"name\":\"", "id", "\":1", "items",
+    "\":[", "}]}", "42,", "42]", ",true", "null}", "null,", "\"a\":", "\"p0\":", "\"d0\":", "1e", "-0.",
+    "9999999999999999999", "\"\"", "{}", "[]"};
+// clang-format on
+
+// Every byte (ids 0-255), an end-of-generation token (256), then kMultiByteTokens.
 TokenVocabulary small_vocabulary() {
   TokenVocabulary vocabulary;
   for (int b = 0; b < 256; ++b) vocabulary.bytes_by_id.emplace_back(1, static_cast<char>(b));
   vocabulary.bytes_by_id.emplace_back();
   vocabulary.end_of_generation.push_back(256);
-  for (const char* text : {"{\"",
-                           "\":",
-                           "\":\"",
-                           "\",",
-                           "\",\"",
-                           "\"}",
-                           "\"]",
-                           "\"]}",
-                           "},",
-                           "},{\"",
-                           "]}",
-                           "[{\"",
-                           "[\"",
-                           "true",
-                           "false",
-                           "null",
-                           "0",
-                           "12",
-                           "-3",
-                           ".5",
-                           "e+",
-                           "E-",
-                           "\xC3\xA9",
-                           "\xE2\x82\xAC",
-                           "\xF0\x9F",
-                           "\x98\x80",
-                           "\\u00",
-                           "\\n",
-                           "\\\"",
-                           " the",
-                           "abc",
-                           "name",
-                           "\"name\":\"",
-                           "id",
-                           "\":1",
-                           "items",
-                           "\":[",
-                           "}]}",
-                           "42,",
-                           "42]",
-                           ",true",
-                           "null}",
-                           "null,",
-                           "\"a\":",
-                           "\"p0\":",
-                           "\"d0\":",
-                           "1e",
-                           "-0.",
-                           "9999999999999999999",
-                           "\"\"",
-                           "{}",
-                           "[]"})
-    vocabulary.bytes_by_id.emplace_back(text);
+  for (const char* text : kMultiByteTokens) vocabulary.bytes_by_id.emplace_back(text);
   return vocabulary;
 }
 
