@@ -6,7 +6,6 @@ tests/data/chat_templates and ../shared/tokenizer-vectors (texts only, when pres
 
 import json
 import pathlib
-import shutil
 import struct
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -390,10 +389,17 @@ def response_format_seeds():
     write("fuzz_request_parser", "many-keys.jsonl", many_keys + "\n")
 
 
+# Inputs that fuzz runs found, committed by hand beside the generated seeds: kept.
+FOUND_INPUTS = {"fuzz_request_parser": ("big-integer-id.jsonl", "big-integer-id-2.jsonl",
+                                        "format-after-broken-lines.jsonl")}
+
+
 def main():
     for target in ("fuzz_gguf", "fuzz_safetensors", "fuzz_hf_config", "fuzz_hf_tokenizer", "fuzz_request_parser",
                    "fuzz_tokenizer_roundtrip", "fuzz_chat_template", "fuzz_json_schema"):
-        shutil.rmtree(HERE / "corpus" / target, ignore_errors=True)
+        for path in (HERE / "corpus" / target).glob("*"):
+            if path.name not in FOUND_INPUTS.get(target, ()):
+                path.unlink()
     gguf_seeds()
     safetensors_seeds()
     hf_config_seeds()
