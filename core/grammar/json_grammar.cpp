@@ -28,7 +28,10 @@ constexpr uint64_t kMaxKeyChoices = uint64_t{1} << 16;
 class JsonGrammarCompiler {
  public:
   explicit JsonGrammarCompiler(const JsonSchema* schema, const StopToken& stop = {})
-      : schema_(schema), poll_(stop), rule_of_(schema ? schema->schemas.size() : 0) {}
+      : schema_(schema),
+        poll_(stop),
+        rule_of_(schema ? schema->schemas.size() : 0),
+        followed_(schema ? schema->schemas.size() : 0) {}
 
   GrammarBuilder& builder() { return builder_; }
 
@@ -75,6 +78,8 @@ class JsonGrammarCompiler {
 
   // The rule of the schema `id`: a reference (or a union of one) is its target's rule, found
   // by following the chain; a composite's rule is created now and queued to be built.
+  // Each schema is followed at most once over the whole compile (a chain of n references
+  // costs n, not the n^2 / 2 of searching the chain at every step).
   RuleId schema_rule(SchemaId id) {
     std::vector<SchemaId> aliases;  // the references followed to reach a schema with a rule
     SchemaId at = id;
@@ -85,9 +90,12 @@ class JsonGrammarCompiler {
         rule_of_[at] = new_rule(at);
         break;
       }
-      // Only references alias without a rule of their own, so only they can loop here.
-      if (std::ranges::find(aliases, at) != aliases.end())
-        fail("{}: $ref leads back to itself with nothing in between; fix the schema", s.location);
+      // Only references alias without a rule of their own, so only they can loop here. A
+      // followed alias without a rule is on this chain: every earlier chain's aliases got
+      // their rule when it ended (or the compile failed), and new_rule never comes back here
+      // (what refers to subschemas is queued).
+      if (followed_[at]) fail("{}: $ref leads back to itself with nothing in between; fix the schema", s.location);
+      followed_[at] = 1;
       aliases.push_back(at);
       at = s.kind == Schema::Kind::kRef ? s.ref : s.alternatives[0];
     }
@@ -359,6 +367,7 @@ class JsonGrammarCompiler {
   StopPoll poll_;
   GrammarBuilder builder_;
   std::vector<std::optional<RuleId>> rule_of_;  // [schema id]
+  std::vector<char> followed_;                  // [schema id] followed as an alias by schema_rule
   std::vector<PendingBuild> to_build_;
   std::map<std::vector<std::string>, RuleId> literal_rules_;
   std::map<std::pair<uint64_t, std::optional<uint64_t>>, RuleId> string_rules_;

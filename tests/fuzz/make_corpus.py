@@ -6,7 +6,6 @@ tests/data/chat_templates and ../shared/tokenizer-vectors (texts only, when pres
 
 import json
 import pathlib
-import shutil
 import struct
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -280,16 +279,135 @@ def chat_template_seeds():
     write("fuzz_chat_template", "by-name-chatml", b"chatml" + SEP + SEP + SEP + b"user" + SEP + b"x")
 
 
+# ---- JSON schemas (structured outputs) -----------------------------------------------------
+# The sizes keep each seed under about 150 KB: big enough to walk the compiler's long paths
+# (issue 32's cases), small enough that a mutated copy still runs in well under a second.
+
+def compact(value):
+    return json.dumps(value, separators=(",", ":"))
+
+
+def chained_refs_schema(n):
+    """$defs d0 -> d1 -> ... -> d(n-1) -> a short string, the root referring to d0."""
+    defs = {f"d{i}": {"$ref": f"#/$defs/d{i + 1}"} for i in range(n)}
+    defs[f"d{n}"] = {"type": "string", "maxLength": 4}
+    return compact({"$ref": "#/$defs/d0", "$defs": defs})
+
+
+def nested_schema(keyword, depth):
+    """`depth` levels of anyOf (or properties, or items) around an integer."""
+    schema = {"type": "integer", "minimum": 0, "maximum": 9}
+    for _ in range(depth):
+        if keyword == "anyOf":
+            schema = {"anyOf": [schema, {"type": "null"}]}
+        elif keyword == "properties":
+            schema = {"type": "object", "properties": {"a": schema}, "required": ["a"]}
+        else:
+            schema = {"type": "array", "items": schema, "maxItems": 2}
+    return compact(schema)
+
+
+def optional_properties_schema(n):
+    return compact({"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(n)}})
+
+
+SMALL_SCHEMAS = {
+    "true": True, "false": False, "empty": {},
+    "object": {"type": "object", "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 8},
+                                                "age": {"type": "integer", "minimum": 0, "maximum": 150},
+                                                "tags": {"type": "array", "items": {"type": "string"}}},
+               "required": ["name"], "additionalProperties": False},
+    "open-object": {"type": "object", "additionalProperties": {"type": "number"}},
+    "array": {"type": "array", "prefixItems": [{"const": 1}, {"type": "boolean"}], "items": {"type": "null"},
+              "minItems": 2, "maxItems": 5},
+    "old-array": {"type": "array", "items": [{"type": "string"}], "additionalItems": False},
+    "enum": {"enum": ["a", 1, None, True, {"k": [1]}, 1.5e300]},
+    "numbers": {"type": ["number", "integer", "null"], "exclusiveMinimum": -5, "exclusiveMaximum": 5.5},
+    "choices": {"oneOf": [{"type": "string"}, {"allOf": [{"type": "integer", "maximum": -1}]}],
+                "anyOf": [{"type": "string", "maxLength": 0}, {"type": "integer"}]},
+    "recursive-tree": {"$ref": "#/$defs/node", "$defs": {"node": {
+        "type": "object", "properties": {"v": {"type": "integer"}, "kids": {"type": "array",
+                                                                              "items": {"$ref": "#/$defs/node"}}},
+        "required": ["v"]}}},
+    "pointer-escapes": {"$ref": "#/definitions/a~1b~0c%25", "definitions": {"a/b~c%": {"type": "boolean"}}},
+    "refused": {"type": "string", "pattern": "^a+$", "format": "email", "not": {"const": 1}},
+    "left-recursion": {"$ref": "#/$defs/a", "$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "null"}]}}},
+    "unsatisfiable": {"type": "integer", "minimum": 5, "maximum": 1},
+    "annotations": {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "x", "title": "t",
+                    "description": "d", "default": 1, "examples": [1], "x-unknown": {"pattern": 1}},
+}
+
+# Values of every JSON type, for each keyword the compiler reads (most are malformed there).
+KEYWORD_VALUES = {"null": None, "true": True, "int": 3, "negative": -1, "float": 1.5, "huge": 1e300,
+                  "string": "s", "array": [1, "a"], "object": {"a": 1}}
+
+
+def json_schema_seeds():
+    for name, schema in SMALL_SCHEMAS.items():
+        write("fuzz_json_schema", f"{name}.json", compact(schema))
+    for keyword in ("type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "required",
+                    "additionalProperties", "items", "prefixItems", "additionalItems", "minItems", "maxItems",
+                    "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        for kind, value in KEYWORD_VALUES.items():
+            write("fuzz_json_schema", f"keyword-{keyword.lstrip('$')}-{kind}.json", compact({keyword: value}))
+    write("fuzz_json_schema", "ref-chain-5000.json", chained_refs_schema(5000))
+    write("fuzz_json_schema", "anyof-nested-200.json", nested_schema("anyOf", 200))
+    write("fuzz_json_schema", "anyof-wide-500.json", compact({"anyOf": [{"const": i} for i in range(500)]}))
+    write("fuzz_json_schema", "properties-nested-200.json", nested_schema("properties", 200))
+    write("fuzz_json_schema", "items-nested-200.json", nested_schema("items", 200))
+    write("fuzz_json_schema", "optional-properties-120.json", optional_properties_schema(120))
+    write("fuzz_json_schema", "optional-properties-3000.json", optional_properties_schema(3000))
+
+
+def schema_line(request_id, schema_text):
+    return ('{"id": "%s", "prompt": "A JSON value:", "response_format": {"type": "json_schema", '
+            '"json_schema": {"name": "s", "schema": %s}}}' % (request_id, schema_text))
+
+
+def response_format_seeds():
+    formats = [
+        '{"id": "text", "prompt": "a", "response_format": {"type": "text"}}',
+        '{"id": "object", "prompt": "a", "response_format": {"type": "json_object"}}',
+        schema_line("small", compact(SMALL_SCHEMAS["object"])),
+        schema_line("tree", compact(SMALL_SCHEMAS["recursive-tree"])),
+        schema_line("refused", compact(SMALL_SCHEMAS["refused"])),
+        schema_line("bad-min", '{"type": "string", "minLength": -1}'),
+        schema_line("bool", "true"),
+        '{"id": "no-schema", "prompt": "a", "response_format": {"type": "json_schema", "json_schema": {"name": "s"}}}',
+        '{"id": "odd", "prompt": "a", "response_format": {"type": "xml", "json_schema": 1, "extra": null}}',
+        '{"custom_id": "b", "method": "POST", "url": "/v1/chat/completions", "body": {"messages": '
+        '[{"role": "user", "content": "u"}], "response_format": {"type": "json_schema", "json_schema": '
+        '{"name": "n", "strict": true, "description": "d", "schema": {"enum": [1, 2]}}}}}']
+    write("fuzz_request_parser", "response-formats.jsonl", "\n".join(formats) + "\n")
+    write("fuzz_request_parser", "ref-chain-2000.jsonl", schema_line("chain", chained_refs_schema(2000)) + "\n")
+    write("fuzz_request_parser", "optional-properties.jsonl",
+          schema_line("compiles", optional_properties_schema(120)) + "\n" +
+          schema_line("refused", optional_properties_schema(2000)) + "\n")
+    write("fuzz_request_parser", "nested-schemas.jsonl",
+          "\n".join(schema_line(k, nested_schema(k, 100)) for k in ("anyOf", "properties", "items")) + "\n")
+    many_keys = '{"id": "keys", "prompt": "Hi"' + "".join(f', "k{i}": {i}' for i in range(10000)) + "}"
+    write("fuzz_request_parser", "many-keys.jsonl", many_keys + "\n")
+
+
+# Inputs that fuzz runs found, committed by hand beside the generated seeds: kept.
+FOUND_INPUTS = {"fuzz_request_parser": ("big-integer-id.jsonl", "big-integer-id-2.jsonl",
+                                        "format-after-broken-lines.jsonl")}
+
+
 def main():
     for target in ("fuzz_gguf", "fuzz_safetensors", "fuzz_hf_config", "fuzz_hf_tokenizer", "fuzz_request_parser",
-                   "fuzz_tokenizer_roundtrip", "fuzz_chat_template"):
-        shutil.rmtree(HERE / "corpus" / target, ignore_errors=True)
+                   "fuzz_tokenizer_roundtrip", "fuzz_chat_template", "fuzz_json_schema"):
+        for path in (HERE / "corpus" / target).glob("*"):
+            if path.name not in FOUND_INPUTS.get(target, ()):
+                path.unlink()
     gguf_seeds()
     safetensors_seeds()
     hf_config_seeds()
     hf_tokenizer_seeds()
     tokenizer_roundtrip_seeds()
     request_seeds()
+    response_format_seeds()
+    json_schema_seeds()
     chat_template_seeds()
 
 
