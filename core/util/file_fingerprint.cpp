@@ -73,10 +73,6 @@ uint64_t hash_range(const ReadFile& file, uint64_t begin, uint64_t end, uint64_t
   return hash;
 }
 
-std::string format_fingerprint(uint64_t num_bytes, uint64_t hash) {
-  return fmt::format("bytes={} fnv1a64={:016x}", num_bytes, hash);
-}
-
 // The words64 hash (see the header): each 8-byte little-endian word goes into lane
 // (word index % 4) as lane = rotl((lane ^ word) * kMultiplier, 31); the bytes after the
 // last whole 32-byte group, the size and the lanes are folded with FNV-1a at the end.
@@ -132,6 +128,10 @@ std::string fingerprint_weights_file(const std::filesystem::path& path, const St
 }
 
 }  // namespace
+
+std::string format_fingerprint(uint64_t num_bytes, uint64_t hash) {
+  return fmt::format("bytes={} fnv1a64={:016x}", num_bytes, hash);
+}
 
 std::string FileScan::fingerprint() const { return format_fingerprint(num_bytes, hash); }
 

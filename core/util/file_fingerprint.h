@@ -25,6 +25,10 @@ struct FileScan {
 
   std::string fingerprint() const;  // "bytes=N fnv1a64=X"
 };
+// "bytes=N fnv1a64=X": the text of an FNV-1a fingerprint, a file's or a stream's
+// (util/hashing_streambuf.h), so that the two compare.
+std::string format_fingerprint(uint64_t num_bytes, uint64_t hash);
+
 // Throws Error naming the file and the reason when it cannot be read; Stopped (read once
 // per MiB) when `stop` asks.
 FileScan scan_file(const std::filesystem::path& path, const StopToken& stop = {});

@@ -1,9 +1,8 @@
 #include "util/hashing_streambuf.h"
 
-#include <fmt/format.h>
-
 #include <string_view>
 
+#include "util/file_fingerprint.h"
 #include "util/fnv_hash.h"
 
 namespace pagedgen {
@@ -31,8 +30,6 @@ void HashingStreambuf::drain() {
 
 uint64_t HashingStreambuf::hash() const { return splitmix64_finalize(state_); }
 
-std::string HashingStreambuf::fingerprint() const {
-  return fmt::format("bytes={} fnv1a64={:016x}", num_bytes_, hash());
-}
+std::string HashingStreambuf::fingerprint() const { return format_fingerprint(num_bytes_, hash()); }
 
 }  // namespace pagedgen
