@@ -255,9 +255,9 @@ UnsupportedSampling unsupported_sampling(const Backend& backend) {
   UnsupportedSampling unsupported;
   if (!backend.applies_token_masks())
     unsupported.token_masks = fmt::format(
-        "structured outputs (response_format, --json-schema, --json-object) need a "
+        "structured outputs (response_format, --json-schema, --json-object) and allowed_token_ids need a "
         "backend that applies token masks, and this run's ({}) does not: run it "
-        "with --device cpu, or remove response_format",
+        "with --device cpu, or remove them",
         where);
   if (!backend.applies_penalties())
     unsupported.penalties = fmt::format(

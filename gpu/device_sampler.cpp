@@ -55,7 +55,8 @@ std::vector<DeviceSamplingRow> DeviceSampler::gather_rows(int32_t num_logits_row
       slot.logprob_rows.push_back(
           DeviceLogprobRow{row.logits_row, static_cast<int32_t>(rows.size()), std::min(*params.logprobs, vocab), 0});
     const int32_t penalized_row = params.has_penalties() ? add_penalty_row(row, vocab) : -1;
-    masked_ids(params, row.num_generated, sampling.end_of_generation, static_cast<std::size_t>(vocab), row_masked_);
+    masked_ids(params, row.tokens, row.num_generated, sampling.end_of_generation, static_cast<std::size_t>(vocab),
+               row_masked_);
     const std::optional<int32_t> mask_row = mask_pack_.add(row.allowed_tokens);
     rows.push_back(DeviceSamplingRow{sampling::Cuts{params.top_k, params.top_p, params.min_p, row.random_bits},
                                      params.is_greedy() ? 0.0 : params.temperature, row.logits_row, penalized_row,

@@ -16,7 +16,8 @@ using Ull = unsigned long long;  // the type of CUDA's 64-bit atomics (uint64_t 
 
 __device__ Ull* as_ull(uint64_t* p) { return reinterpret_cast<Ull*>(p); }
 
-// Whether `id` is in the row's sorted masked ids (usually none: only before min_tokens).
+// Whether `id` is in the row's sorted masked ids (usually none: only before min_tokens, and
+// what bad_words bans).
 __device__ bool is_masked(int32_t id, const int32_t* masked, int32_t num_masked) {
   int32_t lo = 0;
   int32_t hi = num_masked;
@@ -31,8 +32,8 @@ __device__ bool is_masked(int32_t id, const int32_t* masked, int32_t num_masked)
   return lo < num_masked && masked[lo] == id;
 }
 
-// What a row may not pick (the Sampler's step 1): its masked ids (min_tokens) and, with a
-// grammar, every id outside its allowed-token mask.
+// What a row may not pick (the Sampler's step 1): its masked ids (min_tokens, bad_words)
+// and, with a grammar or allowed_token_ids, every id outside its allowed-token mask.
 struct RowMask {
   const int32_t* masked;  // [num_masked] sorted
   int32_t num_masked;

@@ -1,6 +1,7 @@
 // The device sampler's kernel: one thread block per sampling row picks the row's token from
 // its float32 logits row by the CPU Sampler's exact procedure (core/sample/sampler.h): its
-// min_tokens masking and its grammar's allowed-token mask exclude the same ids, with
+// masked ids (min_tokens, bad_words) and its allowed-token mask (a grammar's,
+// allowed_token_ids') exclude the same ids, with
 // every number from sample/sampling_math.h and the cuts and draw of sample/radix_select.h,
 // so from the same logits and random bits it picks the same token as the Sampler.
 // Host code reaches it through DeviceSampler (device_sampler.h).
@@ -20,7 +21,7 @@ struct DeviceSamplingRow {
   double temperature;     // 0 = greedy
   int32_t logits_row;     // row of SamplingArgs::logits
   int32_t penalized_row;  // row of SamplingArgs::penalized to read instead (step 0 applied); -1: none
-  int32_t masked_begin;   // the row's masked ids (min_tokens): masked_ids[masked_begin, + num_masked)
+  int32_t masked_begin;   // the row's masked ids (min_tokens, bad_words): masked_ids[masked_begin, + num_masked)
   int32_t num_masked;
   int32_t mask_row;  // row of SamplingArgs::allowed_words (its grammar's mask); -1: no grammar
   int32_t padding;

@@ -82,7 +82,7 @@ std::optional<TokenId> radix_sample(std::span<const float> logits, const Samplin
                                     std::span<const TokenId> end_of_generation, uint64_t random_bits,
                                     int* num_levels = nullptr) {
   std::vector<TokenId> masked;
-  masked_ids(params, num_generated, end_of_generation, logits.size(), masked);
+  masked_ids(params, {}, num_generated, end_of_generation, logits.size(), masked);
   std::optional<std::size_t> best;
   for (std::size_t i = 0; i < logits.size(); ++i) {
     if (breaks_row(logits[i])) return std::nullopt;

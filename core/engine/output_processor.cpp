@@ -6,6 +6,8 @@
 #include <bit>
 
 #include "grammar/token_bitmask.h"
+#include "sample/allowed_token_ids.h"
+#include "sample/sampler.h"
 #include "util/error.h"
 
 namespace pagedgen {
@@ -42,17 +44,23 @@ int64_t num_code_points(std::string_view text) {
 
 }  // namespace
 
-std::unique_ptr<OutputProcessor::SampleState> OutputProcessor::new_sample(const PreparedRequest& r,
-                                                                          int32_t sample_index) {
+std::unique_ptr<OutputProcessor::SampleState> OutputProcessor::new_sample(int64_t request_index, int32_t sample_index) {
+  const PreparedRequest& r = requests_[static_cast<std::size_t>(request_index)];
   const uint64_t seed = sample_seed(r.sampling.seed, run_seed_, r.seed_key, static_cast<uint64_t>(sample_index));
   std::optional<IncrementalDecoder> decoder;
-  if (tokenizer_) decoder.emplace(*tokenizer_, false, false);
-  auto sample = std::make_unique<SampleState>(SampleState{
-      .rng = Rng(seed), .decoder = std::move(decoder), .stop = StopChecker(r.sampling, end_of_generation_)});
+  if (tokenizer_) decoder.emplace(*tokenizer_, !r.sampling.skip_special_tokens, false);
+  auto sample = std::make_unique<SampleState>(
+      SampleState{.rng = Rng(seed),
+                  .decoder = std::move(decoder),
+                  .stop = StopChecker(r.sampling, end_of_generation_),
+                  .allowed_ids = states_[static_cast<std::size_t>(request_index)].allowed_ids});
   if (grammars_ && r.sampling.response_format.is_constrained()) {
     GrammarMatcher& matcher = sample->grammar.emplace(grammars_->get(r.sampling.response_format));
     sample->allowed_tokens.resize(token_mask_words(matcher.grammar().vocabulary().size()));
     matcher.fill_next_token_mask(sample->allowed_tokens);
+    if (!sample->allowed_ids.empty()) intersect_mask(sample->allowed_tokens, sample->allowed_ids);
+  } else {
+    sample->allowed_tokens.assign(sample->allowed_ids.begin(), sample->allowed_ids.end());
   }
   return sample;
 }
@@ -75,6 +83,9 @@ void OutputProcessor::start_batch(std::vector<PreparedRequest> requests, std::sp
   scheduler_ = &scheduler;
   requests_ = std::move(requests);
   states_.assign(requests_.size(), RequestState{});
+  for (std::size_t i = 0; i < requests_.size(); ++i)
+    if (tokenizer_ && !requests_[i].sampling.allowed_token_ids.empty())
+      states_[i].allowed_ids = allowed_ids_mask(requests_[i].sampling.allowed_token_ids, tokenizer_->vocab_size());
   for (int32_t request_index : order) {
     const PreparedRequest& r = requests_[static_cast<std::size_t>(request_index)];
     states_[static_cast<std::size_t>(request_index)].choices.resize(static_cast<std::size_t>(r.sampling.n));
@@ -85,7 +96,7 @@ void OutputProcessor::start_batch(std::vector<PreparedRequest> requests, std::sp
     seq.token_ids = r.prompt_ids;
     seq.num_prompt_tokens = static_cast<int32_t>(r.prompt_ids.size());
     seq.max_tokens = r.sampling.max_tokens;
-    samples_.emplace(seq.id, new_sample(r, 0));
+    samples_.emplace(seq.id, new_sample(request_index, 0));
     scheduler.add(std::move(seq));
     ++stats_.num_samples;
   }
@@ -136,7 +147,7 @@ SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out) {
       state.forked = true;
       for (int32_t i = 1; i < r.sampling.n; ++i) {
         PlannedRow row{.seq_id = s.seq_id,
-                       .child = new_sample(r, i),
+                       .child = new_sample(seq.request_index, i),
                        .child_index = i,
                        .request_index = seq.request_index,
                        .num_tokens = seq.num_tokens()};
@@ -195,7 +206,9 @@ bool OutputProcessor::advance_grammar(SampleState& sample, TokenId token) const 
   PG_CHECK(matcher.accept_token(token), "token {} is outside the mask its sampler was given", token);
   if (matcher.is_terminated()) return false;  // an end-of-generation token: the stop check ends it
   matcher.fill_next_token_mask(sample.allowed_tokens);
-  return matcher.is_complete() && allows_only(sample.allowed_tokens, end_of_generation_);
+  const bool closed = matcher.is_complete() && allows_only(sample.allowed_tokens, end_of_generation_);
+  if (!sample.allowed_ids.empty()) intersect_mask(sample.allowed_tokens, sample.allowed_ids);
+  return closed;
 }
 
 void OutputProcessor::apply(std::span<const SampledToken> tokens) {
@@ -249,7 +262,7 @@ void OutputProcessor::fail_row(PlannedRow& row) {
   const PreparedRequest& r = requests_[static_cast<std::size_t>(request_index)];
   SampleState& sample = row.child ? *row.child : *samples_.at(row.seq_id);
   const int32_t num_generated = sample.stop.num_tokens();
-  if (!state.error && sample.grammar && allows_none(sample.allowed_tokens)) {
+  if (!state.error && sample.grammar && sample.allowed_ids.empty() && allows_none(sample.allowed_tokens)) {
     // The grammar needs bytes that no token of this vocabulary writes.
     state.error = RequestError{r.index, r.id_json, "invalid_value",
                                fmt::format("response_format: no token of this model can write what the schema requires "
@@ -257,6 +270,12 @@ void OutputProcessor::fail_row(PlannedRow& row) {
                                            "schema's enum, const or property names",
                                            num_generated)};
   }
+  if (!state.error && tokenizer_ && !leaves_a_token(row, sample))
+    state.error = RequestError{r.index, r.id_json, "invalid_value",
+                               fmt::format("no token may be picked after {} generated tokens: allowed_token_ids, "
+                                           "bad_words and response_format, with min_tokens holding back the stop "
+                                           "and end-of-generation ids, exclude every token; allow more tokens",
+                                           num_generated)};
   if (!state.error)
     state.error = RequestError{r.index, r.id_json, "numerical_error",
                                fmt::format("the model's logits for this request are not finite (NaN or infinity) "
@@ -271,6 +290,13 @@ void OutputProcessor::fail_row(PlannedRow& row) {
   }
   ++state.num_finished;
   finish_request_if_done(request_index);
+}
+
+bool OutputProcessor::leaves_a_token(const PlannedRow& row, const SampleState& sample) const {
+  const SamplingParams& params = requests_[static_cast<std::size_t>(row.request_index)].sampling;
+  const Sequence& seq = scheduler_->sequence(row.seq_id);  // a fork child's: its parent's prompt
+  const SamplingRow sampling_row{0, &params, sample.stop.num_tokens(), 0, sample.allowed_tokens, seq.token_ids};
+  return masks_leave_a_token(sampling_row, end_of_generation_, static_cast<std::size_t>(tokenizer_->vocab_size()));
 }
 
 // A new sample of an n > 1 fork: done at its first token, or a child sharing the parent's

@@ -12,7 +12,11 @@
 // Structured outputs: a sample whose response format is constrained keeps a GrammarMatcher
 // (through preemption too) and the mask of the tokens it allows next, refilled after each
 // token, so a mask depends only on the sample's own tokens. A token after which nothing
-// but the end may follow ends the sample at once ("stop").
+// but the end may follow ends the sample at once ("stop"). allowed_token_ids is a mask too,
+// the request's, intersected with the grammar's (or alone without one).
+//
+// Text: each sample's IncrementalDecoder writes control tokens' text only when the request
+// turns skip_special_tokens off; its StopChecker keeps or cuts stop strings.
 //
 // The overlap (the engine's, engine.h): when no row of a step can change what the
 // scheduler does next by the value of its token (output_processor_overlap.cpp says which
@@ -103,8 +107,9 @@ class OutputProcessor {
     Rng rng;
     std::optional<IncrementalDecoder> decoder;  // none without a tokenizer
     StopChecker stop;
-    std::optional<GrammarMatcher> grammar = {};         // a constrained response format's
-    std::vector<uint32_t> allowed_tokens = {};          // grammar's mask for the next token (token_bitmask.h)
+    std::optional<GrammarMatcher> grammar = {};  // a constrained response format's
+    std::span<const uint32_t> allowed_ids = {};  // the request's allowed_token_ids mask (RequestState's)
+    std::vector<uint32_t> allowed_tokens = {};   // for the next token: grammar's mask & allowed_ids (token_bitmask.h)
     std::vector<GeneratedTokenLogprobs> logprobs = {};  // [generated] when the request asks for them
     int64_t num_text_chars = 0;                         // characters the decoder gave so far
     bool failed = false;  // a row gave no token; its sequence runs one last step, unsampled
@@ -114,6 +119,7 @@ class OutputProcessor {
     std::vector<std::optional<Completion>> choices;  // [n]
     int32_t num_finished = 0;
     int64_t cached_tokens = 0;
+    std::vector<uint32_t> allowed_ids;  // allowed_token_ids as a mask (allowed_token_ids.h); empty: none
     bool forked = false;
     bool started = false;
     std::optional<RequestError> error;
@@ -134,7 +140,7 @@ class OutputProcessor {
     std::vector<PlannedRow> rows;
   };
 
-  std::unique_ptr<SampleState> new_sample(const PreparedRequest& request, int32_t sample_index);
+  std::unique_ptr<SampleState> new_sample(int64_t request_index, int32_t sample_index);
   // The grammars of `requests`' constrained formats, compiled (or found) in the cache; held
   // by the caller so that none is dropped before its samples start.
   std::vector<std::shared_ptr<const CompiledGrammar>> compile_grammars(std::span<const PreparedRequest> requests,
@@ -154,6 +160,8 @@ class OutputProcessor {
   void complete_sample(const Sequence& sequence, int32_t sample_index, SampleState& sample,
                        std::vector<TokenId> token_ids);
   void finish_request_if_done(int64_t request_index);
+  // Whether the sample's masks (allowed tokens, bad words, min_tokens) leave a token to pick.
+  bool leaves_a_token(const PlannedRow& row, const SampleState& sample) const;
   // Fails the row's sample (the request's error record); the caller ends its sequence.
   void fail_row(PlannedRow& row);
   void start_child(const Sequence& parent, PlannedRow& row, const SampledToken& sampled);

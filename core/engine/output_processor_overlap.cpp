@@ -22,9 +22,9 @@ constexpr TokenId kPlaceholderToken = 0;
 // A row's token could change what the scheduler does next when it could end its sample by
 // its value (a stop id or end-of-generation id, a stop string, a grammar's closed value:
 // stop_checker.h), or when it starts a sample of a fork. A grammar's next mask needs the
-// token too, and so do the penalties, which read the sequence's tokens when the next step's
-// sampling batch is built (logit_bias does not). Length ends and a failed sample's last step
-// do not depend on the value.
+// token too, and so do the penalties and bad words of several tokens, which read the
+// sequence's tokens when the next step's sampling batch is built (logit_bias does not). Length ends and a failed
+// sample's last step do not depend on the value.
 bool OutputProcessor::can_overlap() const {
   for (const PlannedRow& row : planned_) {
     if (row.child) return false;
@@ -32,7 +32,7 @@ bool OutputProcessor::can_overlap() const {
     if (sample.failed) continue;
     if (sample.grammar) return false;
     const SamplingParams& params = requests_[static_cast<std::size_t>(row.request_index)].sampling;
-    if (params.penalizes_tokens()) return false;
+    if (params.penalizes_tokens() || params.bans_after_tokens()) return false;
     if (sample.stop.num_tokens() + 1 < params.min_tokens) continue;  // no stop of any kind yet
     if (!params.stop_token_ids.empty() || (!params.ignore_eos && !end_of_generation_.empty())) return false;
     if (tokenizer_ != nullptr && !params.stop.empty()) return false;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "io/json_line_errors.h"
 #include "io/json_validation.h"
@@ -40,6 +41,37 @@ std::vector<LogitBias> read_logit_bias(od::value value, std::string_view path) {
   return biases;
 }
 
+// vLLM's text and token fields: the detokenizer's switches, the token restrictions and the
+// prompt truncation (their meaning: sample/sampling_params.h).
+constexpr std::array<std::string_view, 6> kTextAndTokenFields = {
+    "include_stop_str_in_output", "skip_special_tokens",   "spaces_between_special_tokens", "bad_words",
+    "allowed_token_ids",          "truncate_prompt_tokens"};
+
+bool is_text_and_token_field(std::string_view key) {
+  return std::find(kTextAndTokenFields.begin(), kTextAndTokenFields.end(), key) != kTextAndTokenFields.end();
+}
+
+// One of kTextAndTokenFields, not null.
+void read_text_and_token_field(std::string_view key, od::value value, SamplingParams& params) {
+  if (key == "include_stop_str_in_output") {
+    params.include_stop_str_in_output = read_bool(value, key);
+  } else if (key == "skip_special_tokens") {
+    params.skip_special_tokens = read_bool(value, key);
+  } else if (key == "spaces_between_special_tokens") {
+    params.spaces_between_special_tokens = read_bool(value, key);
+  } else if (key == "bad_words") {
+    params.bad_words = read_list(value, key, "a list of strings", read_string);
+  } else if (key == "allowed_token_ids") {
+    params.allowed_token_ids = read_list(value, key, "a list of token ids", read_int32);
+    // vLLM refuses an empty list rather than read it as "no token" or "every token".
+    if (params.allowed_token_ids.empty())
+      throw_line_error(request_error::kInvalidValue,
+                       "allowed_token_ids must list at least one token id (null: every token may be picked)");
+  } else if (key == "truncate_prompt_tokens") {
+    params.truncate_prompt_tokens = read_int32(value, key);
+  }
+}
+
 }  // namespace
 
 bool read_sampling_field(std::string_view key, od::value value, SamplingParams& params) {
@@ -47,8 +79,12 @@ bool read_sampling_field(std::string_view key, od::value value, SamplingParams& 
       key == "temperature" || key == "top_p" || key == "top_k" || key == "min_p" || key == "seed" || key == "stop" ||
       key == "stop_token_ids" || key == "max_tokens" || key == "min_tokens" || key == "ignore_eos" || key == "n" ||
       key == "presence_penalty" || key == "frequency_penalty" || key == "repetition_penalty" || key == "logit_bias";
-  if (!is_sampling_field) return false;
+  if (!is_sampling_field && !is_text_and_token_field(key)) return false;
   if (type_of(value) == od::json_type::null) return true;  // null keeps the default
+  if (!is_sampling_field) {
+    read_text_and_token_field(key, value, params);
+    return true;
+  }
   if (key == "temperature") {
     params.temperature = read_number(value, key);
   } else if (key == "top_p") {

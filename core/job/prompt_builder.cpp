@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sample/bad_words.h"
 #include "util/error.h"
 
 namespace pagedgen {
@@ -18,21 +19,17 @@ std::variant<PreparedRequest, RequestError> PromptBuilder::build(const Request& 
   auto error = [&](std::string code, std::string message) {
     return RequestError{request.index, request.id_json, std::move(code), std::move(message)};
   };
-  const SamplingParams& sampling = request.sampling;
-  if (unsupported_.token_masks && sampling.response_format.is_constrained())
-    return error("unsupported_field", *unsupported_.token_masks);
-  if (unsupported_.penalties && sampling.has_penalties()) return error("unsupported_field", *unsupported_.penalties);
-  if (unsupported_.logprobs && sampling.logprobs) return error("unsupported_field", *unsupported_.logprobs);
-  for (const LogitBias& entry : sampling.logit_bias)
-    if (entry.id >= tokenizer_.vocab_size())
-      return error("invalid_value", fmt::format("logit_bias key \"{}\" is not a token id of this model (its "
-                                                "vocabulary has ids 0 to {})",
-                                                entry.id, tokenizer_.vocab_size() - 1));
+  if (std::optional<RequestError> refused = check_sampling(request)) return *std::move(refused);
   PreparedRequest prepared;
   prepared.index = request.index;
   prepared.id_json = request.id_json;
   prepared.seed_key = request.seed_key;
   prepared.sampling = request.sampling;
+  try {
+    prepared.sampling.bad_words_ids = tokenize_bad_words(request.sampling.bad_words, tokenizer_);
+  } catch (const Error& e) {
+    return error("invalid_value", e.what());
+  }
   if (request.is_chat()) {
     if (!chat_template_) return error("chat_template_unavailable", no_template_reason_);
     try {
@@ -47,6 +44,7 @@ std::variant<PreparedRequest, RequestError> PromptBuilder::build(const Request& 
     const std::vector<TokenId> body = tokenizer_.encode(request.prompt(), false);
     prepared.prompt_ids.insert(prepared.prompt_ids.end(), body.begin(), body.end());
   }
+  truncate_prompt(prepared);
   const auto num_prompt = static_cast<int64_t>(prepared.prompt_ids.size());
   if (num_prompt == 0) return error("empty_prompt", "the prompt is empty: there is nothing to continue");
   if (num_prompt >= max_model_len_)
@@ -55,6 +53,39 @@ std::variant<PreparedRequest, RequestError> PromptBuilder::build(const Request& 
                              "which must hold the prompt and at least one generated token",
                              num_prompt, max_model_len_));
   return prepared;
+}
+
+std::optional<RequestError> PromptBuilder::check_sampling(const Request& request) const {
+  auto error = [&](std::string code, std::string message) {
+    return RequestError{request.index, request.id_json, std::move(code), std::move(message)};
+  };
+  const SamplingParams& sampling = request.sampling;
+  if (unsupported_.token_masks && (sampling.response_format.is_constrained() || !sampling.allowed_token_ids.empty()))
+    return error("unsupported_field", *unsupported_.token_masks);
+  if (unsupported_.penalties && sampling.has_penalties()) return error("unsupported_field", *unsupported_.penalties);
+  if (unsupported_.logprobs && sampling.logprobs) return error("unsupported_field", *unsupported_.logprobs);
+  const auto outside_vocabulary = [&](std::string what) {
+    return error("invalid_value", fmt::format("{} is not a token id of this model (its vocabulary has ids 0 to {})",
+                                              what, tokenizer_.vocab_size() - 1));
+  };
+  for (const LogitBias& entry : sampling.logit_bias)
+    if (entry.id >= tokenizer_.vocab_size()) return outside_vocabulary(fmt::format("logit_bias key \"{}\"", entry.id));
+  for (std::size_t i = 0; i < sampling.allowed_token_ids.size(); ++i)
+    if (sampling.allowed_token_ids[i] >= tokenizer_.vocab_size())
+      return outside_vocabulary(fmt::format("allowed_token_ids[{}] ({})", i, sampling.allowed_token_ids[i]));
+  return std::nullopt;
+}
+
+// vLLM's left truncation, over the whole prompt (BOS and chat template included): the last
+// k tokens stay.
+//
+//   prompt  [ BOS  t1  t2  t3  t4  t5 ]   truncate_prompt_tokens 3 -> [ t3  t4  t5 ]
+void PromptBuilder::truncate_prompt(PreparedRequest& prepared) const {
+  const std::optional<int32_t> k = prepared.sampling.truncate_prompt_tokens;
+  if (!k) return;
+  const int64_t keep = *k == -1 ? max_model_len_ - 1 : *k;
+  std::vector<TokenId>& ids = prepared.prompt_ids;
+  if (static_cast<int64_t>(ids.size()) > keep) ids.erase(ids.begin(), ids.end() - keep);
 }
 
 }  // namespace pagedgen

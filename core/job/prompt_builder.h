@@ -1,7 +1,8 @@
 // PromptBuilder: turns a Request into the token ids the engine decodes (plain prompt, or
-// messages through the chat template), or into the error record of that line when it
-// cannot run (no chat template, bad conversation, empty or too long prompt, a logit_bias
-// id outside the vocabulary, a sampling field the backend does not do).
+// messages through the chat template, then truncate_prompt_tokens), with its bad_words
+// tokenized, or into the error record of that line when it cannot run (no chat template,
+// bad conversation, empty or too long prompt, a logit_bias or allowed_token_ids id outside
+// the vocabulary, a bad word with no token, a sampling field the backend does not do).
 #pragma once
 
 #include <optional>
@@ -19,7 +20,7 @@ namespace pagedgen {
 // applies_penalties, computes_logprobs), each with the message of the unsupported_field
 // records of the lines that ask for it; nullopt: the backend does it.
 struct UnsupportedSampling {
-  std::optional<std::string> token_masks;  // a constrained response_format
+  std::optional<std::string> token_masks;  // a constrained response_format, allowed_token_ids
   std::optional<std::string> penalties;    // presence/frequency/repetition_penalty, logit_bias
   std::optional<std::string> logprobs;     // logprobs, top_logprobs
 };
@@ -34,6 +35,11 @@ class PromptBuilder {
   std::variant<PreparedRequest, RequestError> build(const Request& request) const;
 
  private:
+  // The error record of a request whose sampling fields this model or backend cannot run.
+  std::optional<RequestError> check_sampling(const Request& request) const;
+  // Keeps the last truncate_prompt_tokens prompt ids (-1: max_model_len - 1).
+  void truncate_prompt(PreparedRequest& prepared) const;
+
   const Tokenizer& tokenizer_;
   std::optional<ChatTemplate> chat_template_;
   std::string no_template_reason_;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <optional>
 
+#include "sample/bad_words.h"
 #include "sample/sampling_math.h"
 #include "util/error.h"
 
@@ -47,17 +48,37 @@ std::optional<std::size_t> argmax(std::span<const float> logits, std::span<const
 
 }  // namespace
 
-void masked_ids(const SamplingParams& params, int32_t num_generated, std::span<const TokenId> end_of_generation,
-                std::size_t vocab_size, std::vector<TokenId>& masked) {
+void masked_ids(const SamplingParams& params, std::span<const TokenId> tokens, int32_t num_generated,
+                std::span<const TokenId> end_of_generation, std::size_t vocab_size, std::vector<TokenId>& masked) {
   masked.clear();
-  if (num_generated >= params.min_tokens) return;
-  for (TokenId id : params.stop_token_ids)
-    if (id >= 0 && static_cast<std::size_t>(id) < vocab_size) masked.push_back(id);
-  if (!params.ignore_eos)
-    for (TokenId id : end_of_generation)
-      if (id >= 0 && static_cast<std::size_t>(id) < vocab_size) masked.push_back(id);
+  if (num_generated < params.min_tokens) {
+    masked.insert(masked.end(), params.stop_token_ids.begin(), params.stop_token_ids.end());
+    if (!params.ignore_eos) masked.insert(masked.end(), end_of_generation.begin(), end_of_generation.end());
+  }
+  if (params.bans_after_tokens()) {
+    PG_CHECK(num_generated >= 0 && static_cast<std::size_t>(num_generated) <= tokens.size(),
+             "{} generated tokens in a sequence of {}", num_generated, tokens.size());
+    append_banned_tokens(params.bad_words_ids, tokens.last(static_cast<std::size_t>(num_generated)), masked);
+  } else {
+    append_banned_tokens(params.bad_words_ids, {}, masked);  // one-token words read no tokens
+  }
+  std::erase_if(masked, [&](TokenId id) { return id < 0 || static_cast<std::size_t>(id) >= vocab_size; });
   std::sort(masked.begin(), masked.end());
   masked.erase(std::unique(masked.begin(), masked.end()), masked.end());
+}
+
+bool masks_leave_a_token(const SamplingRow& row, std::span<const TokenId> end_of_generation, std::size_t vocab_size) {
+  std::vector<TokenId> masked;
+  masked_ids(*row.params, row.tokens, row.num_generated, end_of_generation, vocab_size, masked);
+  std::size_t next_masked = 0;
+  for (std::size_t i = 0; i < vocab_size; ++i) {
+    if (next_masked < masked.size() && static_cast<std::size_t>(masked[next_masked]) == i) {
+      ++next_masked;
+      continue;
+    }
+    if (!outside(row.allowed_tokens, i)) return true;
+  }
+  return false;
 }
 
 std::optional<TokenId> Sampler::sample(std::span<const float> logits, const SamplingParams& params,
@@ -70,7 +91,8 @@ std::optional<TokenId> Sampler::sample(std::span<const float> logits, const Samp
 std::optional<TokenId> Sampler::sample(std::span<const float> logits, const SamplingParams& params,
                                        int32_t num_generated, std::span<const TokenId> end_of_generation,
                                        uint64_t random_bits, std::span<const uint32_t> allowed_tokens) {
-  PG_CHECK(!params.has_penalties(), "penalties without the sample's tokens");
+  PG_CHECK(!params.has_penalties() && !params.bans_after_tokens(),
+           "penalties or bad words without the sample's tokens");
   return sample(logits, SamplingRow{0, &params, num_generated, random_bits, allowed_tokens, {}}, end_of_generation);
 }
 
@@ -85,7 +107,7 @@ std::optional<TokenId> Sampler::sample(std::span<const float> model_logits, cons
   const int32_t num_generated = row.num_generated;
   const std::span<const float> logits =
       params.has_penalties() ? penalizer_.apply(model_logits, params, row.tokens, num_generated) : model_logits;
-  masked_ids(params, num_generated, end_of_generation, logits.size(), masked_);
+  masked_ids(params, row.tokens, num_generated, end_of_generation, logits.size(), masked_);
   const std::optional<std::size_t> best = argmax(logits, masked_, allowed_tokens);
   if (!best) return std::nullopt;
   if (params.is_greedy()) return static_cast<TokenId>(*best);

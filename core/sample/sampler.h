@@ -11,8 +11,10 @@
 //      logit_bias, of the prompt (repetition_penalty) or generated (all three penalties)
 //      gets sampling::penalized_logit; the steps below read that row (greedy too).
 //   1. mask: while num_generated < min_tokens, the stop_token_ids and (unless ignore_eos)
-//      the end-of-generation ids cannot be picked; with a grammar's allowed-token mask
-//      (structured outputs), no token outside it can (greedy masks both too).
+//      the end-of-generation ids cannot be picked, nor the tokens bad_words bans after the
+//      generated tokens (bad_words.h); with an allowed-token mask (a grammar's, and
+//      allowed_token_ids', which the engine intersects), no token outside it can (greedy
+//      masks all of them too).
 //   2. weights, fixed point: q[i] = floor(2^44 * e^((logit[i] - max_logit) * (1 /
 //      temperature))) in double, with sampling_math.h's portable_exp (not std::exp), so the
 //      most likely token weighs exactly 2^44. Tokens with q == 0 (masked, -inf, or below
@@ -47,9 +49,16 @@
 namespace pagedgen {
 
 // Step 1: the ids of a row of `vocab_size` tokens that cannot be picked, sorted and unique,
-// into `masked` (cleared first; empty once num_generated reaches min_tokens).
-void masked_ids(const SamplingParams& params, int32_t num_generated, std::span<const TokenId> end_of_generation,
-                std::size_t vocab_size, std::vector<TokenId>& masked);
+// into `masked` (cleared first): stop and end-of-generation ids until min_tokens, and what
+// bad_words bans after the last num_generated of `tokens` (the sample's, SamplingRow's;
+// read only for bad words of several tokens).
+void masked_ids(const SamplingParams& params, std::span<const TokenId> tokens, int32_t num_generated,
+                std::span<const TokenId> end_of_generation, std::size_t vocab_size, std::vector<TokenId>& masked);
+
+// Whether step 1 leaves any token of a row of `vocab_size` that could be picked were its
+// logit finite: false when the row's masks and its allowed-token mask together exclude
+// every token (a request error, not a numerical one).
+bool masks_leave_a_token(const SamplingRow& row, std::span<const TokenId> end_of_generation, std::size_t vocab_size);
 
 class Sampler {
  public:
@@ -60,8 +69,9 @@ class Sampler {
   // allowed_tokens:    [token_mask_words(n) for some n <= vocab_size] bit (id % 32) of word
   //                    id / 32 set for the tokens that may be picked (grammar/token_bitmask.h);
   //                    ids past the mask may not be. Empty: no such mask.
-  // Returns nullopt when the row is not usable (see above). Penalties need the sample's
-  // tokens: these two overloads take none and are for params without penalties.
+  // Returns nullopt when the row is not usable (see above). Penalties and bad words of
+  // several tokens need the sample's tokens: these two overloads take none and are for
+  // params without them.
   std::optional<TokenId> sample(std::span<const float> logits, const SamplingParams& params, int32_t num_generated,
                                 std::span<const TokenId> end_of_generation, Rng& rng,
                                 std::span<const uint32_t> allowed_tokens = {});

@@ -6,8 +6,8 @@
 //   SamplingBatch rows      [ 0    1   1   1 ]  the second starts 3 samples (n = 3)
 //
 // The random draw of each row is taken by the engine from the sample's own stream before
-// the step, and so is its grammar's allowed-token mask (structured outputs); penalties read
-// the sample's own tokens. So the result never depends on where or in which order rows are
+// the step, and so is its allowed-token mask (structured outputs, allowed_token_ids);
+// penalties and bad words read the sample's own tokens. So the result never depends on where or in which order rows are
 // sampled, on the block size or on sharing.
 #pragma once
 
@@ -27,14 +27,16 @@ struct SamplingRow {
   const SamplingParams* params = nullptr;  // the request's; outlives the step
   int32_t num_generated = 0;               // tokens the sample has generated (min_tokens masking)
   uint64_t random_bits = 0;                // the sample's next 64 random bits; unused when greedy
-  // [token_mask_words(tokenizer vocab)] the tokens its grammar allows now, one bit per id
-  // (grammar/token_bitmask.h); owned by the engine, unchanged until the step ends. Empty:
-  // no grammar, every token may be picked. Only backends whose applies_token_masks() is
-  // true are given rows with a mask.
+  // [token_mask_words(tokenizer vocab)] the tokens it may pick now, one bit per id
+  // (grammar/token_bitmask.h): its grammar's mask, intersected with allowed_token_ids'
+  // (allowed_token_ids.h); owned by the engine, unchanged until the step ends. Empty: no
+  // grammar and no allowed_token_ids, every token may be picked. Only backends whose
+  // applies_token_masks() is true are given rows with a mask.
   std::span<const uint32_t> allowed_tokens;
   // [prompt + num_generated] the sample's tokens, prompt first, generated last (the
   // Sequence's, owned by the scheduler, unchanged until the step ends): what penalties
-  // count. Read only when params->has_penalties().
+  // count and bad words follow. Read only when params->has_penalties() or
+  // params->bans_after_tokens().
   std::span<const TokenId> tokens;
 };
 

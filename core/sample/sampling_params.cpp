@@ -30,6 +30,21 @@ void validate_structured_output(const SamplingParams& params) {
         format);
 }
 
+// The token restrictions and prompt truncation (vLLM's ranges); the ids' upper bound is
+// the model's vocabulary, checked when the prompt is built (job/prompt_builder.h).
+void validate_token_fields(const SamplingParams& params) {
+  for (std::size_t i = 0; i < params.allowed_token_ids.size(); ++i)
+    if (params.allowed_token_ids[i] < 0)
+      fail("allowed_token_ids[{}] must be a token id >= 0, got {}", i, params.allowed_token_ids[i]);
+  if (params.bad_words.size() > kMaxBadWords)
+    fail("bad_words must list at most {} words, got {}", kMaxBadWords, params.bad_words.size());
+  if (params.truncate_prompt_tokens && *params.truncate_prompt_tokens < 1 && *params.truncate_prompt_tokens != -1)
+    fail(
+        "truncate_prompt_tokens must be >= 1 (the prompt tokens kept, from the end) or -1 (as many as the context "
+        "holds), got {}",
+        *params.truncate_prompt_tokens);
+}
+
 }  // namespace
 
 void validate(const SamplingParams& params) {
@@ -70,6 +85,7 @@ void validate(const SamplingParams& params) {
   if (params.logprobs && (*params.logprobs < 0 || *params.logprobs > kMaxTopLogprobs))
     fail("logprobs must be in [0, {}] (the most likely alternatives reported per token), got {}", kMaxTopLogprobs,
          *params.logprobs);
+  validate_token_fields(params);
   validate_structured_output(params);
 }
 

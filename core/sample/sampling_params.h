@@ -4,6 +4,7 @@
 // defaults here are the commands' defaults.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,8 @@ inline constexpr int32_t kMaxSamplesPerRequest = 128;
 inline constexpr int32_t kMaxTopLogprobs = 20;
 // logit_bias values lie in [-kMaxLogitBias, kMaxLogitBias] (the OpenAI API's range).
 inline constexpr double kMaxLogitBias = 100.0;
+// bad_words holds at most this many words (each is tokenized twice, and checked at every step).
+inline constexpr std::size_t kMaxBadWords = 128;
 // presence_penalty and frequency_penalty lie in [-kMaxPenalty, kMaxPenalty] (OpenAI's).
 inline constexpr double kMaxPenalty = 2.0;
 // repetition_penalty lies in [1 / kMaxRepetitionPenalty, kMaxRepetitionPenalty]: far past
@@ -59,6 +62,24 @@ struct SamplingParams {
   // Report each generated token's log probability and this many most likely alternatives
   // (sample/token_logprobs.h); absent: no log probabilities.
   std::optional<int32_t> logprobs;
+  // Text (vLLM's detokenizer, output_processor.h): keep a matched stop string at the end of
+  // the text, and the text of the stop or end-of-generation token that ended it (none
+  // unless skip_special_tokens is false, for a control token).
+  bool include_stop_str_in_output = false;
+  // Control tokens (<|im_end|>, <s>, ...) give no text; false: their text is kept.
+  bool skip_special_tokens = true;
+  // vLLM's detokenizer with a fast tokenizer only removes a space its decoder put between
+  // two special tokens; pagedgen's decoders never put one, so both values give one text.
+  bool spaces_between_special_tokens = true;
+  // Token restrictions, masks of the sampler's step 1 (sampler.h):
+  std::vector<TokenId> allowed_token_ids;  // non-empty: only these ids may be picked
+  std::vector<std::string> bad_words;      // words the text never gets (bad_words.h)
+  // bad_words tokenized by the model's tokenizer (job/prompt_builder.h fills it): each
+  // sequence's last token may not follow the others.
+  std::vector<std::vector<TokenId>> bad_words_ids;
+  // Keep only the last k prompt tokens (after the chat template); -1: the most the context
+  // holds with one generated token (max_model_len - 1). Absent: the whole prompt.
+  std::optional<int32_t> truncate_prompt_tokens;
 
   // Temperature 0, or top_k 1: only the best token can be drawn (at a huge temperature
   // every weight would round to the same value, and the cut would keep the lowest id).
@@ -68,6 +89,12 @@ struct SamplingParams {
   // Whether step 0 reads the sequence's tokens (the penalties; logit_bias does not).
   bool penalizes_tokens() const {
     return presence_penalty != 0.0 || frequency_penalty != 0.0 || repetition_penalty != 1.0;
+  }
+  // Whether step 1 reads the generated tokens: a bad word of two or more tokens.
+  bool bans_after_tokens() const {
+    for (const std::vector<TokenId>& ids : bad_words_ids)
+      if (ids.size() > 1) return true;
+    return false;
   }
 };
 
