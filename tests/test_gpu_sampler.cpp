@@ -3,14 +3,13 @@
 // that are LLM-like, flat, tied, peaked, -inf runs, a single finite token, NaN, +inf or all
 // -inf, and random mixes of greedy, temperature, top-k, top-p, min-p and min_tokens
 // masking, with penalties and logit_bias on a third of the rows (their own token
-// histories) and logprobs on a quarter (equal to token_logprobs' within the log's ulp),
-// several rows reading one logits row as the n samples of a prompt do; then the same with a
-// grammar's allowed-token mask on most rows (each row its own: one token, a few, most, every
-// one; as wide as the vocabulary or a tenth shorter, as a tokenizer with fewer ids than
-// the model's rows gives). And through the engine on the CUDA backend (float32) against the
-// CPU backend: greedy requests with penalties, logit_bias and logprobs give the same tokens
-// up to a near-tie of the penalized logits and log probabilities within tolerance. Skips
-// without a GPU.
+// histories; half of them with bad words, masked ids as min_tokens' are) and logprobs on a quarter (equal to
+// token_logprobs' within the log's ulp), several rows reading one logits row as the n samples of a prompt do; then the
+// same with a grammar's allowed-token mask on most rows (each row its own: one token, a few, most, every one; as wide
+// as the vocabulary or a tenth shorter, as a tokenizer with fewer ids than the model's rows gives). And through the
+// engine on the CUDA backend (float32) against the CPU backend: greedy requests with penalties, logit_bias and logprobs
+// give the same tokens up to a near-tie of the penalized logits and log probabilities within tolerance. Skips without a
+// GPU.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -102,6 +101,12 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
           if (gen() % 4 == 0) p.logit_bias.push_back({id, static_cast<double>(gen() % 201) - 100.0});
         tokens.resize(static_cast<std::size_t>(num_generated) + gen() % 40);
         for (TokenId& id : tokens) id = static_cast<TokenId>(gen() % std::min<std::size_t>(vocab, 50));
+        // Bad words (masked ids): one that follows the generated tail, so its last token is
+        // banned now, one of one token, and one that does not follow.
+        if (num_generated > 0 && gen() % 2 == 0)
+          p.bad_words_ids = {{tokens.back(), static_cast<TokenId>(gen() % vocab)},
+                             {static_cast<TokenId>(gen() % vocab)},
+                             {static_cast<TokenId>(vocab), static_cast<TokenId>(gen() % vocab)}};
       }
       if (gen() % 4 == 0) params.back().logprobs = static_cast<int32_t>(gen() % (kMaxTopLogprobs + 1));
       std::vector<uint32_t>& mask = allowed.emplace_back();
@@ -131,6 +136,7 @@ Outcome check_against_cpu(std::size_t vocab, int num_logits_rows, int rows_per_l
     CAPTURE(row.params->min_p);
     CAPTURE(row.num_generated);
     CAPTURE(row.params->has_penalties());
+    CAPTURE(row.params->bad_words_ids.size());
     CAPTURE(row.allowed_tokens.size());
     REQUIRE(got[i].id == expected);
     if (expected && !row.allowed_tokens.empty()) REQUIRE(token_allowed(row.allowed_tokens, *expected));

@@ -1,10 +1,12 @@
-// Request fields of penalties, biases and log probabilities in both input formats (their
+// Request fields of penalties, biases, log probabilities and vLLM's text and token fields
+// (include_stop_str_in_output, skip_special_tokens, bad_words, ...) in both input formats (their
 // values and every error, naming the field), and nothing silently ignored: every key of
 // io/refused_fields.cpp's list is unsupported_field with a non-neutral value and passes
 // with its neutral one, in both formats; metadata keys pass.
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <string>
 #include <variant>
@@ -48,7 +50,51 @@ std::string completion(const std::string& fields) {
 
 constexpr const char* kNone = "R presence=0 frequency=0 repetition=1 bias=[] logprobs=none";
 
+// vLLM's text and token fields of a plain line: "R <fields>" or "E <code>: <message>".
+std::string text_fields(const std::string& fields) {
+  RequestParser parser(RequestFormat::kPlain, SamplingParams{});
+  const RequestItem item = parser.parse("{\"prompt\": \"p\", " + fields + "}", 0);
+  if (const auto* error = std::get_if<RequestError>(&item)) return fmt::format("E {}: {}", error->code, error->message);
+  const SamplingParams& p = std::get<Request>(item).sampling;
+  return fmt::format("R include_stop={} skip_special={} spaces={} bad_words=[{}] allowed=[{}] truncate={}",
+                     p.include_stop_str_in_output, p.skip_special_tokens, p.spaces_between_special_tokens,
+                     fmt::join(p.bad_words, "|"), fmt::join(p.allowed_token_ids, ","),
+                     p.truncate_prompt_tokens ? fmt::format("{}", *p.truncate_prompt_tokens) : "none");
+}
+
 }  // namespace
+
+TEST_CASE("vLLM's text and token fields: values, defaults for null, and every error naming the field") {
+  CHECK(text_fields(R"("max_tokens": 3)") ==
+        "R include_stop=false skip_special=true spaces=true bad_words=[] allowed=[] truncate=none");
+  CHECK(text_fields(R"("include_stop_str_in_output": true, "skip_special_tokens": false, )"
+                    R"("spaces_between_special_tokens": false, "bad_words": ["a b", " c"], )"
+                    R"("allowed_token_ids": [5, 2, 5], "truncate_prompt_tokens": 7)") ==
+        "R include_stop=true skip_special=false spaces=false bad_words=[a b| c] allowed=[5,2,5] truncate=7");
+  CHECK(text_fields(R"("include_stop_str_in_output": null, "skip_special_tokens": null, )"
+                    R"("spaces_between_special_tokens": null, "bad_words": null, "allowed_token_ids": null, )"
+                    R"("truncate_prompt_tokens": null)") ==
+        "R include_stop=false skip_special=true spaces=true bad_words=[] allowed=[] truncate=none");
+  CHECK(text_fields(R"("truncate_prompt_tokens": -1, "bad_words": [])") ==
+        "R include_stop=false skip_special=true spaces=true bad_words=[] allowed=[] truncate=-1");
+  CHECK(text_fields(R"("allowed_token_ids": [])") ==
+        "E invalid_value: allowed_token_ids must list at least one token id (null: every token may be picked)");
+  CHECK(text_fields(R"("allowed_token_ids": [3, -1])") ==
+        "E invalid_value: allowed_token_ids[1] must be a token id >= 0, got -1");
+  CHECK(text_fields(R"("truncate_prompt_tokens": 0)") ==
+        "E invalid_value: truncate_prompt_tokens must be >= 1 (the prompt tokens kept, from the end) or -1 (as many "
+        "as the context holds), got 0");
+  CHECK(text_fields(R"("truncate_prompt_tokens": -2)").starts_with("E invalid_value: truncate_prompt_tokens must"));
+  CHECK(text_fields(R"("skip_special_tokens": "no")").starts_with("E invalid_type: skip_special_tokens must be"));
+  CHECK(text_fields(R"("bad_words": "x")").starts_with("E invalid_type: bad_words must be a list of strings"));
+  std::string many = "\"w\"";
+  for (int i = 0; i < 128; ++i) many += ", \"w\"";
+  CHECK(text_fields(R"("bad_words": [)" + many + "]") ==
+        "E invalid_value: bad_words must list at most 128 words, got 129");
+  // The same keys in an OpenAI body.
+  CHECK(chat(R"("skip_special_tokens": false, "bad_words": ["x"], "allowed_token_ids": [1], )"
+             R"("truncate_prompt_tokens": 4, "include_stop_str_in_output": true)") == kNone);
+}
 
 TEST_CASE("penalties and logit_bias: values in both formats, sorted by id") {
   const std::string fields =
@@ -154,18 +200,12 @@ TEST_CASE("nothing silently ignored: every refused key is unsupported_field in b
       {"prompt_logprobs", "1", "null"},
       {"use_beam_search", "true", "false"},
       {"length_penalty", "0.5", "1"},
-      {"include_stop_str_in_output", "true", "false"},
-      {"skip_special_tokens", "false", "true"},
-      {"spaces_between_special_tokens", "false", "true"},
-      {"bad_words", R"(["x"])", "[]"},
-      {"allowed_token_ids", "[1, 2]", "[]"},
       {"guided_json", R"({"type": "object"})", "null"},
       {"guided_regex", R"("a+")", "null"},
       {"guided_choice", R"(["a", "b"])", "null"},
       {"guided_grammar", R"("root ::= x")", "null"},
       {"structured_outputs", R"({"json": {}})", "null"},
       {"logits_processors", R"(["p"])", "null"},
-      {"truncate_prompt_tokens", "10", "null"},
       {"add_generation_prompt", "false", "true"},
       {"continue_final_message", "true", "false"},
       {"chat_template", R"("{{ x }}")", "null"},

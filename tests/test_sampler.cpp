@@ -531,3 +531,37 @@ TEST_CASE("before min_tokens nothing stops; later only stop strings ending in ne
   CHECK(stop.append(1, "b") == FinishReason::kStop);
   CHECK(stop.text() == "ab<9>");  // cut before the "a" of token 3
 }
+
+TEST_CASE("include_stop_str_in_output keeps the stop string, cut after it, and the stop token's text") {
+  SamplingParams params = sampled();
+  params.stop = {"lo w", "world"};
+  params.stop_token_ids = {7};
+  params.include_stop_str_in_output = true;
+  const std::vector<TokenId> eog = {2};
+  StopChecker across(params, eog);
+  CHECK_FALSE(across.append(1, "Hel"));
+  CHECK(across.append(3, "lo world x") == FinishReason::kStop);
+  CHECK(across.text() == "Hello w");  // the earliest match kept whole; what follows it cut
+  across.append_held_back("\xEF\xBF\xBD");
+  CHECK(across.text() == "Hello w");
+
+  // A stop id or end-of-generation id is decoded like any token (vLLM's detokenizer): a
+  // control token gives its text only when the decoder renders special tokens.
+  StopChecker by_id(params, eog);
+  CHECK_FALSE(by_id.append(5, "abc"));
+  CHECK(by_id.append(7, "<7>") == FinishReason::kStop);
+  CHECK(by_id.text() == "abc<7>");
+  by_id.append_held_back("\xEF\xBF\xBD");  // a stop token no longer closes the text
+  CHECK(by_id.text() == "abc<7>\xEF\xBF\xBD");
+
+  StopChecker by_eos(params, eog);
+  CHECK_FALSE(by_eos.append(5, "lo "));
+  CHECK(by_eos.append(2, "w</s>") == FinishReason::kStop);  // its text completes a stop string
+  CHECK(by_eos.text() == "lo w");
+
+  params.include_stop_str_in_output = false;
+  StopChecker left_out(params, eog);
+  CHECK_FALSE(left_out.append(5, "abc"));
+  CHECK(left_out.append(7, "<7>") == FinishReason::kStop);
+  CHECK(left_out.text() == "abc");
+}
