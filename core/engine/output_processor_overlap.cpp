@@ -23,8 +23,8 @@ constexpr TokenId kPlaceholderToken = 0;
 // its value (a stop id or end-of-generation id, a stop string, a grammar's closed value:
 // stop_checker.h), or when it starts a sample of a fork. A grammar's next mask needs the
 // token too, and so do the penalties and bad words of several tokens, which read the
-// sequence's tokens when the next step's sampling batch is built (logit_bias does not). Length ends and a failed
-// sample's last step do not depend on the value.
+// sequence's tokens when the next step's sampling batch is built (logit_bias does not).
+// Length ends and a failed sample's last step do not depend on the value.
 bool OutputProcessor::can_overlap() const {
   for (const PlannedRow& row : planned_) {
     if (row.child) return false;
