@@ -1,6 +1,7 @@
 // allowed_token_ids as a token mask: the bits of the ids, the intersection with a grammar's
-// mask, the Sampler picking only allowed ids, and masks_leave_a_token telling a request
-// whose masks exclude every token (allowed ids all banned or held back by min_tokens).
+// mask, the Sampler picking only allowed ids (whatever logit_bias says), and
+// masks_leave_a_token telling a request whose masks exclude every token (allowed ids all
+// banned or held back by min_tokens).
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -33,6 +34,11 @@ TEST_CASE("only allowed ids are picked, greedy or sampled") {
     REQUIRE(id.has_value());
     CHECK((*id == 1 || *id == 3));
   }
+  // logit_bias +100 on an id outside the mask changes its logit, not the mask.
+  params.temperature = 0.0;
+  params.logit_bias = {{4, 100.0}, {3, 100.0}};
+  const std::vector<TokenId> prompt = {0};
+  CHECK(sampler.sample(logits, SamplingRow{0, &params, 0, 0, mask, prompt}, {}) == TokenId{3});
 }
 
 TEST_CASE("masks_leave_a_token: false only when the masks together exclude every token") {

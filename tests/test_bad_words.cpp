@@ -1,7 +1,8 @@
 // bad_words: the banned tokens worked by hand on token ids (a word of one token, of
 // several, a prefix that does not follow, only generated tokens counting), through
-// masked_ids and the Sampler (greedy and sampled never pick a banned token), and the
-// words' tokenization by vLLM's rule on the default model's tokenizer.
+// masked_ids and the Sampler (greedy and sampled never pick a banned token, a logit_bias
+// of +100 on it included), and the words' tokenization by vLLM's rule on the default
+// model's tokenizer.
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -69,6 +70,10 @@ TEST_CASE("the sampler never picks a banned token, greedy or sampled") {
     const uint64_t random_bits = bits * 0x9E3779B97F4A7C15ull;
     CHECK(sampler.sample(logits, SamplingRow{0, &params, 1, random_bits, {}, after_two}, {}) != TokenId{1});
   }
+  // A bias changes a logit, never a mask: +100 does not bring a banned token back.
+  params.temperature = 0.0;
+  params.logit_bias = {{1, 100.0}};
+  CHECK(sampler.sample(logits, SamplingRow{0, &params, 1, 0, {}, after_two}, {}) == TokenId{2});
 }
 
 TEST_CASE("tokenized as written and with a leading space, where that gives its own first token (vLLM's rule)") {
