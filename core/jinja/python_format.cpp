@@ -1,0 +1,181 @@
+// %-formatting and str.format over template values. Format specs ([fill][align][sign]
+// [0][width][.precision][type]) go through fmt, whose spec language is Python's.
+#include "jinja/python_format.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "jinja/arguments.h"
+#include "jinja/interpreter.h"
+#include "jinja/unicode_text.h"
+#include "jinja/value_text.h"
+
+namespace pagedgen::jinja {
+
+namespace {
+
+// `value` formatted with a Python format spec (after the ':').
+std::string format_with_spec(const Value& value, const std::string& spec) {
+  if (spec.empty()) return to_text(value);
+  try {
+    const std::string pattern = "{:" + spec + "}";
+    if (value.is_int() || value.is_bool()) {
+      if (!spec.empty() && std::strchr("eEfFgG%", spec.back()) != nullptr)
+        return fmt::format(fmt::runtime(pattern), static_cast<double>(integer_of(value)));
+      return fmt::format(fmt::runtime(pattern), integer_of(value));
+    }
+    if (value.is_float()) return fmt::format(fmt::runtime(pattern), value.as_float());
+    return fmt::format(fmt::runtime(pattern), to_text(value));
+  } catch (const fmt::format_error& error) {
+    fail_render("invalid format spec '{}' for {}: {}", spec, type_name(value), error.what());
+  }
+}
+
+// One %-conversion: flags, width, precision and type -> an fmt spec.
+std::string percent_conversion(const Value& value, std::string_view flags, std::string_view width,
+                               std::string_view precision, char type) {
+  if (type == 's')
+    return fmt::format(
+        fmt::runtime("{:" + std::string(flags.find('-') != flags.npos ? "<" : ">") + std::string(width) + "}"),
+        precision.empty() ? to_text(value) : to_text(value).substr(0, std::stoul(std::string(precision.substr(1)))));
+  if (type == 'r') return repr(value);
+  if (!value.is_number()) fail_render("%{} format: a real number is required, not {}", type, type_name(value));
+  std::string spec;
+  if (flags.find('-') != flags.npos) spec += '<';
+  if (flags.find('+') != flags.npos)
+    spec += '+';
+  else if (flags.find(' ') != flags.npos)
+    spec += ' ';
+  if (flags.find('0') != flags.npos && flags.find('-') == flags.npos) spec += '0';
+  spec += width;
+  if (type == 'd' || type == 'i' || type == 'x' || type == 'X' || type == 'o') {
+    const std::int64_t integer = value.is_float() ? static_cast<std::int64_t>(value.as_float()) : integer_of(value);
+    return format_with_spec(Value(integer), spec + (type == 'i' ? 'd' : type));
+  }
+  spec += precision.empty() ? ".6" : std::string(precision);
+  return format_with_spec(Value(number_as_double(value)), spec + type);
+}
+
+}  // namespace
+
+std::string python_percent_format(Interpreter& interpreter, std::string_view text, const Value& values) {
+  const List items = values.is_list() ? values.as_list() : List{values};
+  std::size_t next = 0;
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    std::size_t at = i + 1;
+    const Value* named = nullptr;
+    if (at < text.size() && text[at] == '(') {
+      const std::size_t close = text.find(')', at);
+      if (close == std::string_view::npos || !values.is_dict()) fail_render("format requires a mapping");
+      named = values.as_dict().find(text.substr(at + 1, close - at - 1));
+      if (named == nullptr) fail_render("format key '{}' not found", text.substr(at + 1, close - at - 1));
+      at = close + 1;
+    }
+    const std::size_t flags_start = at;
+    while (at < text.size() && std::strchr("-+ #0", text[at]) != nullptr) ++at;
+    const std::size_t width_start = at;
+    while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]))) ++at;
+    const std::size_t precision_start = at;
+    if (at < text.size() && text[at] == '.')
+      for (++at; at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]));) ++at;
+    if (at >= text.size()) fail_render("incomplete format");
+    const char type = text[at];
+    i = at;
+    if (type == '%') {
+      out += '%';
+      continue;
+    }
+    if (std::strchr("srdixXofFeEgG", type) == nullptr) fail_render("unsupported format character '{}'", type);
+    if (named == nullptr && next >= items.size()) fail_render("not enough arguments for format string");
+    const Value& value = named != nullptr ? *named : items[next++];
+    out += percent_conversion(value, text.substr(flags_start, width_start - flags_start),
+                              text.substr(width_start, precision_start - width_start),
+                              text.substr(precision_start, at - precision_start), type);
+    interpreter.check_growing_size(out.size());
+  }
+  interpreter.check_string_size(out.size());
+  if (values.is_list() && next < items.size()) fail_render("not all arguments converted during string formatting");
+  return out;
+}
+
+std::string python_str_format(Interpreter& interpreter, std::string_view text, const CallArgs& args) {
+  std::string out;
+  std::size_t auto_index = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if ((c == '{' || c == '}') && i + 1 < text.size() && text[i + 1] == c) {
+      out += c;
+      ++i;
+      continue;
+    }
+    if (c == '}') fail_render("single '}}' encountered in format string");
+    if (c != '{') {
+      out += c;
+      continue;
+    }
+    const std::size_t close = text.find('}', i);
+    if (close == std::string_view::npos) fail_render("single '{{' encountered in format string");
+    std::string field(text.substr(i + 1, close - i - 1));
+    i = close;
+    std::string spec;
+    if (const std::size_t colon = field.find(':'); colon != std::string::npos) {
+      spec = field.substr(colon + 1);
+      field.resize(colon);
+    }
+    bool use_repr = false;
+    if (field.ends_with("!r") || field.ends_with("!s")) {
+      use_repr = field.back() == 'r';
+      field.resize(field.size() - 2);
+    }
+    const Value* value = nullptr;
+    if (field.empty())
+      value = argument(args, auto_index++, "");
+    else if (std::isdigit(static_cast<unsigned char>(field[0])))
+      value = argument(args, std::stoul(field), "");
+    else
+      value = argument(args, args.positional.size(), field);
+    if (value == nullptr) fail_render("format: no argument for field '{}'", field);
+    out += use_repr ? repr(*value) : format_with_spec(*value, spec);
+    interpreter.check_growing_size(out.size());
+  }
+  interpreter.check_string_size(out.size());
+  return out;
+}
+
+std::string python_replace(std::string_view text, std::string_view old_text, std::string_view new_text,
+                           std::int64_t count) {
+  std::string out;
+  std::int64_t done = 0;
+  if (old_text.empty()) {  // Python inserts `new` before every code point and at the end
+    std::size_t pos = 0;
+    for (; pos <= text.size() && (count < 0 || done < count); ++done) {
+      out += new_text;
+      if (pos == text.size()) {
+        ++pos;
+        break;
+      }
+      const std::size_t length = decode_at(text, pos).length;
+      out += text.substr(pos, length);
+      pos += length;
+    }
+    if (pos < text.size()) out += text.substr(pos);
+    return out;
+  }
+  std::size_t pos = 0;
+  for (std::size_t at; (count < 0 || done < count) && (at = text.find(old_text, pos)) != std::string_view::npos;
+       ++done) {
+    out += text.substr(pos, at - pos);
+    out += new_text;
+    pos = at + old_text.size();
+  }
+  out += text.substr(pos);
+  return out;
+}
+
+}  // namespace pagedgen::jinja
