@@ -58,7 +58,7 @@ std::string check_template_option(const std::string& chat_template) {
     (void)jinja::Template::parse(template_text(chat_template));
     return "";
   } catch (const jinja::TemplateError& error) {
-    return fmt::format("'{}' does not parse: line {}: {}", chat_template, error.line(), error.what());
+    return fmt::format("'{}' does not parse: {}", chat_template, error.what());
   } catch (const Error& error) {
     return error.what();
   }
@@ -126,9 +126,9 @@ ResolvedChatTemplate resolve_chat_template(const ModelVocabulary& vocabulary, co
             ""};
   } catch (const jinja::TemplateError& error) {
     // Only the model's own text gets here: a --chat-template was parsed with the flags.
-    return {std::nullopt, fmt::format("the model's chat template does not parse (line {}: {}); run with "
-                                      "--chat-template FILE or NAME",
-                                      error.line(), error.what())};
+    return {std::nullopt, fmt::format("the model's chat template does not parse ({}); run with --chat-template "
+                                      "FILE or NAME",
+                                      error.what())};
   }
 }
 

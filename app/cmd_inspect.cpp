@@ -124,8 +124,8 @@ void print_chat_template(const ModelFiles& files) {
     fmt::print("chat template  {} bytes of Jinja (see a rendered prompt with `pagedgen render`)\n",
                template_text->size());
   } catch (const jinja::TemplateError& error) {
-    fmt::print("chat template  {} bytes that do not parse (line {}: {}); chat input needs --chat-template\n",
-               template_text->size(), error.line(), error.what());
+    fmt::print("chat template  {} bytes that do not parse ({}); chat input needs --chat-template\n",
+               template_text->size(), error.what());
   }
 }
 

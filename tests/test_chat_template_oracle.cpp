@@ -81,7 +81,7 @@ TEST_CASE("real chat templates render as transformers' jinja2 renders them, byte
   std::string template_name, template_text;
   for (simdjson::dom::element c : simdjson::dom::array(root["cases"])) {
     ++num_cases;
-    const std::string name(std::string_view(c["name"]));
+    const std::string name{std::string_view(c["name"])};
     if (std::string(std::string_view(c["template"])) != template_name) {
       template_name = std::string_view(c["template"]);
       template_text = read_file(data_dir() / "chat_templates" / template_name);

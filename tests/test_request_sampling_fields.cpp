@@ -143,7 +143,7 @@ TEST_CASE("nothing silently ignored: every refused key is unsupported_field in b
       {"tool_choice", R"("required")", R"("auto")"},
       {"parallel_tool_calls", "false", "true"},
       {"functions", R"([{"name": "f"}])", "[]"},
-      {"function_call", R"("auto")", R"("none")"},
+      {"function_call", R"({"name": "f"})", R"("auto")"},
       {"modalities", R"(["text", "audio"])", R"(["text"])"},
       {"audio", R"({"voice": "alloy", "format": "wav"})", "null"},
       {"prediction", R"({"type": "content", "content": "x"})", "null"},
@@ -168,7 +168,7 @@ TEST_CASE("nothing silently ignored: every refused key is unsupported_field in b
       {"chat_template", R"("{{ x }}")", "null"},
   };
   for (const auto& field : kRefused) {
-    CAPTURE(field.key);
+    CAPTURE(std::string(field.key));
     const std::string asking = fmt::format("\"{}\": {}", field.key, field.value);
     const std::string neutral = fmt::format("\"{}\": {}", field.key, field.neutral);
     const std::string prefix = fmt::format("E unsupported_field: body.{} is not supported by pagedgen (", field.key);

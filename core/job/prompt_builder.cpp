@@ -23,7 +23,8 @@ std::variant<std::string, RequestError> PromptBuilder::prompt_text(const Request
   try {
     return chat_template_->render(request.chat());
   } catch (const jinja::TemplateError& e) {
-    return error("chat_template_error", fmt::format("the chat template failed at its line {}: {}", e.line(), e.what()));
+    // The message names the template's line ("line 3: ...").
+    return error("chat_template_error", fmt::format("the chat template failed: {}", e.what()));
   } catch (const Error& e) {
     return error("invalid_messages", e.what());
   }
