@@ -19,7 +19,8 @@ Value trim(Interpreter&, const Value& input, CallArgs& args) {
   const std::string text = to_text(input);
   const Value chars = argument_or(args, 0, "chars", Value(None{}));
   if (chars.is_none()) return Value(strip(text, StripSide::kBoth));
-  const std::string_view set = string_argument(chars, "trim's chars");
+  const std::string set_text = string_argument(chars, "trim's chars");
+  const std::string_view set = set_text;
   return Value(strip(text, StripSide::kBoth, &set));
 }
 
