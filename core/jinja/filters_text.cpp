@@ -136,7 +136,7 @@ Value format_filter(Interpreter& interpreter, const Value& input, CallArgs& args
     for (const auto& [key, value] : args.keywords) named.set(Value(key), value);
     return Value(python_percent_format(interpreter, to_text(input), Value(std::move(named))));
   }
-  return Value(python_percent_format(interpreter, to_text(input), Value(List(args.positional))));
+  return Value(python_percent_format(interpreter, to_text(input), Value::make_tuple(List(args.positional))));
 }
 
 Value wordcount_filter(Interpreter&, const Value& input, CallArgs&) {

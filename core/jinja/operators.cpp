@@ -100,7 +100,7 @@ Value binary_operation(Interpreter& interpreter, std::string_view op, const Valu
   if (left.is_undefined()) throw Failure(left.undefined_hint());
   if (right.is_undefined()) throw Failure(right.undefined_hint());
   if (left.is_number() && right.is_number()) {
-    if (left.is_float() || right.is_float() || op == "/")
+    if (left.is_float() || right.is_float())
       return float_arithmetic(op, number_as_double(left), number_as_double(right));
     return integer_arithmetic(op, integer_of(left), integer_of(right));
   }
