@@ -57,6 +57,8 @@ std::optional<std::size_t> normalize_index(std::int64_t index, std::size_t size)
 Value get_attribute(const Value& target, const std::string& name) {
   if (target.is_undefined()) throw Failure(target.undefined_hint());
   if (auto method = find_method(target, name)) return Value(std::move(method));
+  if (is_mutating_method(target, name))
+    return Value::undefined(fmt::format("access to attribute '{}' of '{}' object is unsafe.", name, type_name(target)));
   if (target.is_dict()) {
     if (const Value* value = target.as_dict().find(std::string_view(name))) return *value;
   } else if (target.is_namespace()) {

@@ -22,8 +22,9 @@ inline Value argument_or(const CallArgs& args, std::size_t position, std::string
   return value != nullptr ? *value : fallback;
 }
 
-// A str argument; fails naming `what` when it is another type.
-inline const std::string& string_argument(const Value& value, std::string_view what) {
+// A str argument (a copy: the argument is often a temporary); fails naming `what` when it
+// is another type.
+inline std::string string_argument(const Value& value, std::string_view what) {
   if (!value.is_string()) fail_render("{} must be a str, not '{}'", what, type_name(value));
   return value.as_string();
 }

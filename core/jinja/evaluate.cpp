@@ -117,7 +117,7 @@ Value Interpreter::evaluate_compound(const Expr& expr) {
       List items;
       items.reserve(expr.children.size());
       for (const ExprPtr& child : expr.children) items.push_back(evaluate(*child));
-      return Value(std::move(items));
+      return expr.kind == ExprKind::kTuple ? Value::make_tuple(std::move(items)) : Value(std::move(items));
     }
     case ExprKind::kDict: {
       Dict dict;

@@ -17,11 +17,10 @@ Interpreter::Flow Interpreter::execute(const Body& body, std::string& out) {
   return Flow::kNormal;
 }
 
-Interpreter::Flow Interpreter::execute_in_scope(const Body& body, std::shared_ptr<Scope> parent, std::string& out) {
+std::shared_ptr<Scope> Interpreter::child_scope() const {
   auto scope = std::make_shared<Scope>();
-  scope->parent = std::move(parent);
-  ScopeGuard guard(*this, std::move(scope));
-  return execute(body, out);
+  scope->parent = scope_;
+  return scope;
 }
 
 namespace {
@@ -66,12 +65,12 @@ Interpreter::Flow Interpreter::execute_one(const Stmt& stmt, std::string& out) {
     execute_call_block(*call_block, out);
   } else if (const auto* filter_block = std::get_if<FilterBlockStmt>(&stmt.node)) {
     std::string body;
-    execute_in_scope(filter_block->body, scope_, body);
+    ScopeGuard guard(*this, child_scope());
+    execute(filter_block->body, body);
     const Value input(std::move(body));
     write(out, to_text(evaluate_filter(*filter_block->filter, &input)));
   } else if (const auto* with = std::get_if<WithStmt>(&stmt.node)) {
-    auto scope = std::make_shared<Scope>();
-    scope->parent = scope_;
+    std::shared_ptr<Scope> scope = child_scope();
     for (const auto& [name, expr] : with->assignments) scope->set(name, evaluate(*expr));
     ScopeGuard guard(*this, std::move(scope));
     return execute(with->body, out);
@@ -103,13 +102,11 @@ Interpreter::Flow Interpreter::execute_for(const ForStmt& node, std::string& out
   const Value iterable = evaluate(*node.iterable);
   line_ = node.iterable->line;
   List items = iterate(iterable);
-  auto scope = std::make_shared<Scope>();
-  scope->parent = scope_;
-  ScopeGuard guard(*this, std::move(scope));
   if (node.condition) {  // filtered first: loop.index and loop.length count what passes
     List kept;
     for (Value& item : items) {
       count_steps();
+      ScopeGuard guard(*this, child_scope());
       assign_targets(*this, node.targets, item);
       if (truthy(evaluate(*node.condition))) kept.push_back(std::move(item));
     }
@@ -120,6 +117,7 @@ Interpreter::Flow Interpreter::execute_for(const ForStmt& node, std::string& out
   return Flow::kNormal;
 }
 
+// Each iteration runs in a fresh scope: what the body sets is gone by the next one.
 void Interpreter::run_loop(const ForStmt& node, const List& items, std::string& out) {
   const auto length = static_cast<std::int64_t>(items.size());
   for (std::int64_t i = 0; i < length; ++i) {
@@ -129,6 +127,7 @@ void Interpreter::run_loop(const ForStmt& node, const List& items, std::string& 
     loop->length = length;
     if (i > 0) loop->previtem = items[static_cast<std::size_t>(i - 1)];
     if (i + 1 < length) loop->nextitem = items[static_cast<std::size_t>(i + 1)];
+    ScopeGuard guard(*this, child_scope());
     assign_targets(*this, node.targets, items[static_cast<std::size_t>(i)]);
     assign("loop", Value(std::shared_ptr<const LoopState>(std::move(loop))));
     if (execute(node.body, out) == Flow::kBreak) break;
@@ -141,7 +140,10 @@ void Interpreter::execute_set(const SetStmt& node) {
     value = evaluate(*node.value);
   } else {
     std::string body;
-    execute_in_scope(node.body, scope_, body);
+    {
+      ScopeGuard guard(*this, child_scope());
+      execute(node.body, body);
+    }
     value = Value(std::move(body));
     if (node.filter) value = evaluate_filter(*node.filter, &value);
   }

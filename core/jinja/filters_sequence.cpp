@@ -73,7 +73,7 @@ Value items(Interpreter&, const Value& input, CallArgs&) {
   if (input.is_undefined()) return Value(List{});
   if (!input.is_dict()) fail_render("items: can only get items from a mapping, not '{}'", type_name(input));
   List out;
-  for (const auto& [key, value] : input.as_dict().entries) out.emplace_back(List{key, value});
+  for (const auto& [key, value] : input.as_dict().entries) out.push_back(Value::make_tuple(List{key, value}));
   return Value(std::move(out));
 }
 

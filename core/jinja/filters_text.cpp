@@ -19,7 +19,8 @@ Value trim(Interpreter&, const Value& input, CallArgs& args) {
   const std::string text = to_text(input);
   const Value chars = argument_or(args, 0, "chars", Value(None{}));
   if (chars.is_none()) return Value(strip(text, StripSide::kBoth));
-  const std::string_view set = string_argument(chars, "trim's chars");
+  const std::string set_text = string_argument(chars, "trim's chars");
+  const std::string_view set = set_text;
   return Value(strip(text, StripSide::kBoth, &set));
 }
 
@@ -135,7 +136,7 @@ Value format_filter(Interpreter& interpreter, const Value& input, CallArgs& args
     for (const auto& [key, value] : args.keywords) named.set(Value(key), value);
     return Value(python_percent_format(interpreter, to_text(input), Value(std::move(named))));
   }
-  return Value(python_percent_format(interpreter, to_text(input), Value(List(args.positional))));
+  return Value(python_percent_format(interpreter, to_text(input), Value::make_tuple(List(args.positional))));
 }
 
 Value wordcount_filter(Interpreter&, const Value& input, CallArgs&) {

@@ -30,6 +30,10 @@ std::optional<std::int64_t> parse_int(std::string_view text, int base) {
     negative = text[0] == '-';
     text.remove_prefix(1);
   }
+  static constexpr std::string_view kPrefixes[] = {"", "", "0b", "", "", "", "", "",  "0o",
+                                                   "", "", "",   "", "", "", "", "0x"};
+  if (base < 17 && !kPrefixes[base].empty() && text.size() > 2 && lower(text.substr(0, 2)) == kPrefixes[base])
+    text.remove_prefix(2);  // int('0x1f', 16) takes the prefix of its base
   std::string digits;
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '_' && i > 0 && i + 1 < text.size() && text[i - 1] != '_') continue;

@@ -12,7 +12,7 @@ namespace pagedgen::jinja {
 namespace {
 
 // jinja2's sandbox refuses ranges longer than this (MAX_RANGE).
-constexpr std::int64_t kMaxRange = 100'000;
+constexpr std::uint64_t kMaxRange = 100'000;
 
 Value range(Interpreter& interpreter, CallArgs& args) {
   if (args.positional.empty() || args.positional.size() > 3) fail_render("range expected 1 to 3 arguments");
@@ -27,16 +27,19 @@ Value range(Interpreter& interpreter, CallArgs& args) {
     if (args.positional.size() == 3) step = int_argument(args.positional[2], "range's step");
   }
   if (step == 0) fail_render("range() arg 3 must not be zero");
-  // The length in 128 bits: stop - start may not fit in 64.
-  const __int128 span = step > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
-  const __int128 magnitude = step > 0 ? step : -static_cast<__int128>(step);
-  const __int128 length = span <= 0 ? 0 : (span + magnitude - 1) / magnitude;
+  // The length in unsigned 64 bits: stop - start may not fit in a signed one.
+  const bool empty = step > 0 ? stop <= start : stop >= start;
+  const std::uint64_t span = empty      ? 0
+                             : step > 0 ? static_cast<std::uint64_t>(stop) - static_cast<std::uint64_t>(start)
+                                        : static_cast<std::uint64_t>(start) - static_cast<std::uint64_t>(stop);
+  const std::uint64_t magnitude = step > 0 ? static_cast<std::uint64_t>(step) : 0 - static_cast<std::uint64_t>(step);
+  const std::uint64_t length = span / magnitude + (span % magnitude != 0 ? 1 : 0);
   if (length > kMaxRange)
     fail_render("range too big: the sandbox blocks ranges larger than {} items, as jinja2's does", kMaxRange);
-  interpreter.count_steps(static_cast<std::uint64_t>(length));
+  interpreter.count_steps(length);
   List items;
-  items.reserve(static_cast<std::size_t>(length));
-  for (__int128 i = 0; i < length; ++i) items.emplace_back(static_cast<std::int64_t>(start + i * step));
+  items.reserve(length);
+  for (std::uint64_t i = 0; i < length; ++i) items.emplace_back(start + static_cast<std::int64_t>(i) * step);
   return Value(std::move(items));
 }
 

@@ -52,8 +52,8 @@ class Interpreter {
   void assign(std::string_view name, Value value) { scope_->set(name, std::move(value)); }
   const std::shared_ptr<Scope>& scope() const { return scope_; }
 
-  // Runs a body in a new scope under `parent`; restores the scope after.
-  Flow execute_in_scope(const Body& body, std::shared_ptr<Scope> parent, std::string& out);
+  // A new scope under the current one.
+  std::shared_ptr<Scope> child_scope() const;
 
   // One frame of nested evaluation (kMaxFrames).
   class Frame {
@@ -119,6 +119,8 @@ List iterate(const Value& value);
 
 // A method of a str, dict or list (methods.cpp); null when there is none of that name.
 std::shared_ptr<const Callable> find_method(const Value& receiver, const std::string& name);
+// list.append, dict.update, ...: the sandbox hands out an Undefined that fails when called.
+bool is_mutating_method(const Value& receiver, const std::string& name);
 
 // Binary operators (operators.cpp).
 Value binary_operation(Interpreter& interpreter, std::string_view op, const Value& left, const Value& right);

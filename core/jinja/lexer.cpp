@@ -73,11 +73,7 @@ class Lexer {
     }
     const char kind = source_[open + 1];
     const char sign = open + 2 < source_.size() ? source_[open + 2] : '\0';
-    if (sign == '-') {
-      text = text.substr(0, python_rstrip_length(text));
-    } else if (sign != '+' && kind != '{') {
-      text = lstrip_block(text);
-    }
+    text = controlled_text(text, sign, kind != '{');
     const int text_line = line_;
     advance_to(open);
     if (!text.empty()) tokens_.push_back({TokenKind::kText, text_line, std::string(text)});
@@ -85,6 +81,15 @@ class Lexer {
     if (kind == '#') return lex_comment(after);
     if (kind == '%' && lex_raw(after)) return;
     lex_tag(after, kind == '{');
+  }
+
+  // The text before a tag as the tag's whitespace control leaves it: `-` strips its trailing
+  // whitespace, lstrip_blocks (block and comment tags, unless `+`) the spaces that start its
+  // last line.
+  std::string_view controlled_text(std::string_view text, char sign, bool block) const {
+    if (sign == '-') return text.substr(0, python_rstrip_length(text));
+    if (sign != '+' && block) return lstrip_block(text);
+    return text;
   }
 
   std::size_t find_tag(std::size_t from) const {
@@ -132,16 +137,17 @@ class Lexer {
     if (!strip_after && source_.compare(pos, 2, "%}") != 0) return false;
     pos += strip_after ? 3 : 2;
     if (strip_after) pos = skip_python_space(source_, pos);
+    line_starting_ = source_[pos - 1] == '\n';
     advance_to(pos);
     for (std::size_t open = source_.find("{%", pos); open != std::string::npos; open = source_.find("{%", open + 1)) {
       std::size_t at = open + 2;
-      if (at < source_.size() && (source_[at] == '-' || source_[at] == '+')) ++at;
+      const char sign = at < source_.size() && (source_[at] == '-' || source_[at] == '+') ? source_[at++] : '\0';
       at = skip_python_space(source_, at);
       if (source_.compare(at, 6, "endraw") != 0) continue;
       at = skip_python_space(source_, at + 6);
       const char end_sign = at < source_.size() && (source_[at] == '-' || source_[at] == '+') ? source_[at++] : '\0';
       if (source_.compare(at, 2, "%}") != 0) continue;
-      emit_text(std::string_view(source_).substr(pos, open - pos));
+      emit_text(controlled_text(std::string_view(source_).substr(pos, open - pos), sign, true));
       advance_to(open);
       finish_block_end(at + 2, end_sign);
       return true;

@@ -40,7 +40,7 @@ void bind_parameters(Interpreter& interpreter, const std::vector<Parameter>& par
     else if (!is_parameter)
       kwargs.set(Value(name), value);
   }
-  interpreter.assign("varargs", Value(std::move(varargs)));
+  interpreter.assign("varargs", Value::make_tuple(std::move(varargs)));
   interpreter.assign("kwargs", Value(std::move(kwargs)));
 }
 

@@ -20,7 +20,8 @@ using Method = Value (*)(Interpreter&, const Value& self, CallArgs& args);
 Value strip_method(const Value& self, const CallArgs& args, StripSide side) {
   const Value chars = argument_or(args, 0, "chars", Value(None{}));
   if (chars.is_none()) return Value(strip(self.as_string(), side));
-  const std::string_view set = string_argument(chars, "strip's chars");
+  const std::string set_text = string_argument(chars, "strip's chars");
+  const std::string_view set = set_text;
   return Value(strip(self.as_string(), side, &set));
 }
 
@@ -140,7 +141,7 @@ Value dict_method(std::string_view name, const Value& self, CallArgs& args) {
     else if (name == "values")
       out.push_back(value);
     else
-      out.emplace_back(List{key, value});
+      out.push_back(Value::make_tuple(List{key, value}));
   }
   return Value(std::move(out));
 }
@@ -177,11 +178,11 @@ std::shared_ptr<const Callable> find_method(const Value& receiver, const std::st
     return bound(receiver, name, [](std::string_view n, Interpreter&, const Value& self, CallArgs& args) {
       return dict_method(n, self, args);
     });
-  if ((receiver.is_dict() || receiver.is_list()) && listed(kMutators, name))
-    return bound(receiver, name, [](std::string_view n, Interpreter&, const Value& self, CallArgs&) -> Value {
-      fail_render("access to attribute '{}' of '{}' object is unsafe", n, type_name(self));
-    });
   return nullptr;
+}
+
+bool is_mutating_method(const Value& receiver, const std::string& name) {
+  return (receiver.is_dict() || receiver.is_list()) && listed(kMutators, name);
 }
 
 namespace {

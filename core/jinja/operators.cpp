@@ -17,30 +17,34 @@ namespace {
   fail_render("unsupported operand type(s) for {}: '{}' and '{}'", op, type_name(left), type_name(right));
 }
 
-std::int64_t checked(bool overflow, std::int64_t result, std::string_view op) {
+// Python's ints are unbounded; ours stop at 64 bits with an error rather than wrap.
+void check_overflow(bool overflow, std::string_view op) {
   if (overflow) fail_render("integer overflow in '{}' (beyond 64 bits)", op);
-  return result;
 }
 
 Value integer_power(std::int64_t base, std::int64_t exponent) {
   if (exponent < 0) return Value(std::pow(static_cast<double>(base), static_cast<double>(exponent)));
   std::int64_t result = 1;
   for (; exponent > 0; exponent >>= 1) {
-    if (exponent & 1) result = checked(__builtin_mul_overflow(result, base, &result), result, "**");
-    if (exponent > 1) base = checked(__builtin_mul_overflow(base, base, &base), base, "**");
+    if (exponent & 1) check_overflow(__builtin_mul_overflow(result, base, &result), "**");
+    if (exponent > 1) check_overflow(__builtin_mul_overflow(base, base, &base), "**");
   }
   return Value(result);
 }
 
 Value integer_arithmetic(std::string_view op, std::int64_t a, std::int64_t b) {
   std::int64_t r = 0;
-  if (op == "+") return Value(checked(__builtin_add_overflow(a, b, &r), r, op));
-  if (op == "-") return Value(checked(__builtin_sub_overflow(a, b, &r), r, op));
-  if (op == "*") return Value(checked(__builtin_mul_overflow(a, b, &r), r, op));
+  if (op == "+" || op == "-" || op == "*") {
+    check_overflow(op == "+"   ? __builtin_add_overflow(a, b, &r)
+                   : op == "-" ? __builtin_sub_overflow(a, b, &r)
+                               : __builtin_mul_overflow(a, b, &r),
+                   op);
+    return Value(r);
+  }
   if (op == "**") return integer_power(a, b);
   if (b == 0) fail_render("{} by zero", op == "%" ? "integer modulo" : "division");
   if (op == "/") return Value(static_cast<double>(a) / static_cast<double>(b));
-  if (a == INT64_MIN && b == -1) fail_render("integer overflow in '{}' (beyond 64 bits)", op);
+  check_overflow(a == INT64_MIN && b == -1, op);
   std::int64_t quotient = a / b;
   std::int64_t remainder = a % b;
   if (remainder != 0 && ((remainder < 0) != (b < 0))) {  // Python floors
@@ -96,7 +100,7 @@ Value binary_operation(Interpreter& interpreter, std::string_view op, const Valu
   if (left.is_undefined()) throw Failure(left.undefined_hint());
   if (right.is_undefined()) throw Failure(right.undefined_hint());
   if (left.is_number() && right.is_number()) {
-    if (left.is_float() || right.is_float() || op == "/")
+    if (left.is_float() || right.is_float())
       return float_arithmetic(op, number_as_double(left), number_as_double(right));
     return integer_arithmetic(op, integer_of(left), integer_of(right));
   }

@@ -12,6 +12,12 @@ Parser::Nested::Nested(Parser& parser) : parser_(parser) {
     parser_.fail_here(fmt::format("nesting deeper than {} levels (blocks and expressions)", kMaxNesting));
 }
 
+void Parser::Chain::link() {
+  ++links_;
+  if (++parser_.nesting_ > kMaxNesting)
+    parser_.fail_here(fmt::format("nesting deeper than {} levels (blocks and expressions)", kMaxNesting));
+}
+
 const Token& Parser::peek(std::size_t ahead) const { return tokens_[std::min(index_ + ahead, tokens_.size() - 1)]; }
 
 bool Parser::at_operator(std::string_view op) const {
@@ -79,7 +85,9 @@ ExprPtr Parser::node(ExprKind kind, int line) {
 ExprPtr Parser::parse_expression(bool with_conditional) {
   Nested nested(*this);
   ExprPtr expr = parse_or();
+  Chain chain(*this);
   while (with_conditional && at_name("if")) {
+    chain.link();
     ExprPtr conditional = node(ExprKind::kConditional, next().line);
     ++soft_;
     ExprPtr condition = parse_or();
@@ -123,7 +131,9 @@ ExprPtr binary(ExprKind kind, std::string op, ExprPtr left, ExprPtr right, int l
 
 ExprPtr Parser::parse_or() {
   ExprPtr left = parse_and();
+  Chain chain(*this);
   while (at_name("or")) {
+    chain.link();
     const int line = next().line;
     left = binary(ExprKind::kOr, "or", std::move(left), parse_and(), line);
   }
@@ -132,7 +142,9 @@ ExprPtr Parser::parse_or() {
 
 ExprPtr Parser::parse_and() {
   ExprPtr left = parse_not();
+  Chain chain(*this);
   while (at_name("and")) {
+    chain.link();
     const int line = next().line;
     left = binary(ExprKind::kAnd, "and", std::move(left), parse_not(), line);
   }
@@ -179,7 +191,9 @@ ExprPtr Parser::parse_compare() {
 
 ExprPtr Parser::parse_math1() {
   ExprPtr left = parse_concat();
+  Chain chain(*this);
   while (at_operator("+") || at_operator("-")) {
+    chain.link();
     const Token& op = next();
     left = binary(ExprKind::kBinary, op.text, std::move(left), parse_concat(), op.line);
   }
@@ -188,7 +202,9 @@ ExprPtr Parser::parse_math1() {
 
 ExprPtr Parser::parse_concat() {
   ExprPtr left = parse_math2();
+  Chain chain(*this);
   while (at_operator("~")) {
+    chain.link();
     const int line = next().line;
     left = binary(ExprKind::kBinary, "~", std::move(left), parse_math2(), line);
   }
@@ -197,7 +213,9 @@ ExprPtr Parser::parse_concat() {
 
 ExprPtr Parser::parse_math2() {
   ExprPtr left = parse_pow();
+  Chain chain(*this);
   while (at_operator("*") || at_operator("/") || at_operator("//") || at_operator("%")) {
+    chain.link();
     const Token& op = next();
     left = binary(ExprKind::kBinary, op.text, std::move(left), parse_pow(), op.line);
   }
@@ -206,7 +224,9 @@ ExprPtr Parser::parse_math2() {
 
 ExprPtr Parser::parse_pow() {
   ExprPtr left = parse_unary();
+  Chain chain(*this);
   while (at_operator("**")) {
+    chain.link();
     const int line = next().line;
     left = binary(ExprKind::kBinary, "**", std::move(left), parse_unary(), line);
   }
@@ -214,9 +234,9 @@ ExprPtr Parser::parse_pow() {
 }
 
 ExprPtr Parser::parse_unary(bool with_filter) {
-  Nested nested(*this);
   ExprPtr expr;
   if (at_operator("-") || at_operator("+")) {
+    Nested nested(*this);
     const Token& op = next();
     expr = node(ExprKind::kUnary, op.line);
     expr->name = op.text;

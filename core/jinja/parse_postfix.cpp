@@ -8,7 +8,8 @@
 namespace pagedgen::jinja {
 
 ExprPtr Parser::parse_postfix(ExprPtr expr) {
-  for (;;) {
+  Chain chain(*this);
+  for (;; chain.link()) {
     if (at_operator(".") || at_operator("[")) {
       expr = parse_subscript(std::move(expr));
     } else if (at_operator("(")) {
@@ -23,7 +24,8 @@ ExprPtr Parser::parse_postfix(ExprPtr expr) {
 }
 
 ExprPtr Parser::parse_filter_expression(ExprPtr expr) {
-  for (;;) {
+  Chain chain(*this);
+  for (;; chain.link()) {
     if (at_operator("|")) {
       expr = parse_filter(std::move(expr));
     } else if (at_name("is")) {
@@ -40,7 +42,6 @@ ExprPtr Parser::parse_filter_expression(ExprPtr expr) {
 }
 
 ExprPtr Parser::parse_subscript(ExprPtr target) {
-  Nested nested(*this);
   const Token& token = next();
   if (token.text == ".") {
     if (current().kind == TokenKind::kInteger) {  // `x.0` is x[0]
@@ -95,7 +96,9 @@ void Parser::parse_call_arguments(Expr& call) {
 }
 
 ExprPtr Parser::parse_filter(ExprPtr input) {
+  Chain chain(*this);
   do {
+    chain.link();
     const int line = next().line;  // '|'
     ExprPtr filter = node(ExprKind::kFilter, line);
     filter->name = expect_name();

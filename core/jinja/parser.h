@@ -92,6 +92,21 @@ class Parser {
     Parser& parser_;
   };
 
+  // A chain of operators (`a + b + c`, `x | f | g`, `x[0][1]`) nests its tree one level per
+  // link without recursing: each link counts as a level until the chain is parsed.
+  class Chain {
+   public:
+    explicit Chain(Parser& parser) : parser_(parser) {}
+    ~Chain() { parser_.nesting_ -= links_; }
+    Chain(const Chain&) = delete;
+    Chain& operator=(const Chain&) = delete;
+    void link();
+
+   private:
+    Parser& parser_;
+    int links_ = 0;
+  };
+
   std::vector<Token> tokens_;
   std::size_t index_ = 0;
   int nesting_ = 0;

@@ -60,7 +60,8 @@ std::string percent_conversion(const Value& value, std::string_view flags, std::
 }  // namespace
 
 std::string python_percent_format(Interpreter& interpreter, std::string_view text, const Value& values) {
-  const List items = values.is_list() ? values.as_list() : List{values};
+  const bool several = values.is_list() && values.tuple;  // only a tuple spreads over the conversions
+  const List items = several ? values.as_list() : List{values};
   std::size_t next = 0;
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -100,7 +101,7 @@ std::string python_percent_format(Interpreter& interpreter, std::string_view tex
     interpreter.check_growing_size(out.size());
   }
   interpreter.check_string_size(out.size());
-  if (values.is_list() && next < items.size()) fail_render("not all arguments converted during string formatting");
+  if (several && next < items.size()) fail_render("not all arguments converted during string formatting");
   return out;
 }
 

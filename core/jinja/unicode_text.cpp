@@ -160,7 +160,11 @@ std::string map_code_points(std::string_view text, Map map) {
 }  // namespace
 
 std::string upper(std::string_view text) {
-  return map_code_points(text, [](char32_t c, std::size_t) { return to_upper(c); });
+  std::string out = map_code_points(text, [](char32_t c, std::size_t) { return to_upper(c); });
+  // ß has no one-letter capital: Python writes "SS".
+  for (std::size_t at = out.find("\xC3\x9F"); at != std::string::npos; at = out.find("\xC3\x9F", at))
+    out.replace(at, 2, "SS");
+  return out;
 }
 
 std::string lower(std::string_view text) {

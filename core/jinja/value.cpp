@@ -59,7 +59,7 @@ std::int64_t integer_of(const Value& value) {
 std::string_view type_name(const Value& value) {
   static constexpr std::string_view kNames[] = {"Undefined", "NoneType", "bool",     "int",       "float",      "str",
                                                 "list",      "dict",     "function", "Namespace", "LoopContext"};
-  return kNames[value.data.index()];
+  return value.tuple ? "tuple" : kNames[value.data.index()];
 }
 
 namespace {

@@ -41,6 +41,7 @@ struct Value {
                                std::shared_ptr<const Dict>, std::shared_ptr<const Callable>, std::shared_ptr<Namespace>,
                                std::shared_ptr<const LoopState>>;
   Storage data;
+  bool tuple = false;  // a list that prints as a Python tuple: (1, 2)
 
   Value() : data(Undefined{}) {}
   Value(None) : data(None{}) {}
@@ -57,6 +58,11 @@ struct Value {
   Value(std::shared_ptr<Namespace> ns) : data(std::move(ns)) {}
   Value(std::shared_ptr<const LoopState> loop) : data(std::move(loop)) {}
   static Value undefined(std::string hint) { return Value(Storage(Undefined{std::move(hint)})); }
+  static Value make_tuple(List items) {
+    Value value(std::move(items));
+    value.tuple = true;
+    return value;
+  }
 
   bool is_undefined() const { return std::holds_alternative<Undefined>(data); }
   bool is_none() const { return std::holds_alternative<None>(data); }

@@ -20,7 +20,8 @@ std::string float_repr(double value) {
   const auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
   const std::string_view text(buffer, result.ptr - buffer);
   const std::size_t e = text.find('e');
-  const int exponent = std::atoi(text.data() + e + 1);
+  int exponent = 0;
+  std::from_chars(text.data() + e + (text[e + 1] == '+' ? 2 : 1), text.data() + text.size(), exponent);
   const bool negative = text[0] == '-';
   std::string digits;
   for (char c : text.substr(0, e))
@@ -78,13 +79,14 @@ void append_escaped(std::string& out, char32_t c) {
 
 void append_repr(std::string& out, const Value& value, int depth);
 
-void append_list_repr(std::string& out, const List& list, int depth) {
-  out += '[';
+void append_list_repr(std::string& out, const List& list, bool tuple, int depth) {
+  out += tuple ? '(' : '[';
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (i > 0) out += ", ";
     append_repr(out, list[i], depth + 1);
   }
-  out += ']';
+  if (tuple && list.size() == 1) out += ',';
+  out += tuple ? ')' : ']';
 }
 
 void append_dict_repr(std::string& out, const Dict& dict, int depth) {
@@ -105,7 +107,7 @@ void append_repr(std::string& out, const Value& value, int depth) {
   if (value.is_string()) {
     append_string_repr(out, value.as_string());
   } else if (value.is_list()) {
-    append_list_repr(out, value.as_list(), depth);
+    append_list_repr(out, value.as_list(), value.tuple, depth);
   } else if (value.is_dict()) {
     append_dict_repr(out, value.as_dict(), depth);
   } else if (value.is_namespace()) {
