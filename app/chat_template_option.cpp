@@ -118,7 +118,8 @@ ResolvedChatTemplate resolve_chat_template(const ModelVocabulary& vocabulary, co
   const Tokenizer& tokenizer = vocabulary.tokenizer();
   const SpecialTokens& special = tokenizer.special();
   const std::chrono::year_month_day date = *parse_date(chat_template_date(options, std::nullopt));
-  const ChatTemplateKwargs kwargs = options.kwargs.empty() ? ChatTemplateKwargs{} : parse_chat_template_kwargs(options.kwargs);
+  const ChatTemplateKwargs kwargs =
+      options.kwargs.empty() ? ChatTemplateKwargs{} : parse_chat_template_kwargs(options.kwargs);
   const std::string text = options.chat_template.empty() ? *model_text : template_text(options.chat_template);
   try {
     return {ChatTemplate(jinja::Template::parse(text), special.bos ? tokenizer.piece(*special.bos) : "",

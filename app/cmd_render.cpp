@@ -42,7 +42,8 @@ int run_render(const RenderOptions& options) {
     if (!file) fail("-o: cannot create '{}'", options.output);
   }
   std::ostream& output = options.output == "-" ? std::cout : file;
-  const RenderSummary summary = render_prompts(input.stream(), output, builder, RenderSettings{std::nullopt, options.ids});
+  const RenderSummary summary =
+      render_prompts(input.stream(), output, builder, RenderSettings{std::nullopt, options.ids});
   return summary.num_error_lines > 0 ? kExitLinesFailed : kExitOk;
 }
 

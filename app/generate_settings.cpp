@@ -65,7 +65,9 @@ std::vector<ManifestSetting> rows_recorded_when_set() {
       // The date strftime_now gave (run_generate sets it: pinned, resumed, or today).
       {"chat_template_date",
        {"--chat-template-date"},
-       [](const GenerateOptions& o, const std::filesystem::path&) -> Value { return o.engine.chat.date.empty() ? std::nullopt : Value(o.engine.chat.date); }},
+       [](const GenerateOptions& o, const std::filesystem::path&) -> Value {
+         return o.engine.chat.date.empty() ? std::nullopt : Value(o.engine.chat.date);
+       }},
       {"chat_template_kwargs",
        {"--chat-template-kwargs"},
        [](const GenerateOptions& o, const std::filesystem::path&) -> Value {

@@ -17,8 +17,8 @@ namespace pagedgen::test {
 
 struct ReferencePrompt {
   std::string name;
-  std::string text;                   // a chat: `messages` rendered by the model's template
-  std::optional<ChatRequest> chat;    // the `messages` as a request line gives them; none for a plain prompt
+  std::string text;                 // a chat: `messages` rendered by the model's template
+  std::optional<ChatRequest> chat;  // the `messages` as a request line gives them; none for a plain prompt
   std::vector<TokenId> prompt_ids;
   std::vector<TokenId> greedy_ids;
   std::vector<float> greedy_margins;

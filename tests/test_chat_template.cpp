@@ -43,9 +43,12 @@ ChatRequest conversation(std::string messages_json) {
 
 TEST_CASE("the built-in templates are the real texts of their families") {
   const std::pair<const char*, const char*> kFiles[] = {
-      {"chatml", "openhermes-2.5-mistral-7b.jinja"},   {"llama2", "llama-2-13b-chat.jinja"},
-      {"llama3", "meta-llama-3-8b-instruct.jinja"},    {"mistral", "mistral-7b-instruct-v0.2.jinja"},
-      {"gemma", "gemma-3-it.jinja"},                   {"phi3", "phi-3-mini-4k-instruct.jinja"},
+      {"chatml", "openhermes-2.5-mistral-7b.jinja"},
+      {"llama2", "llama-2-13b-chat.jinja"},
+      {"llama3", "meta-llama-3-8b-instruct.jinja"},
+      {"mistral", "mistral-7b-instruct-v0.2.jinja"},
+      {"gemma", "gemma-3-it.jinja"},
+      {"phi3", "phi-3-mini-4k-instruct.jinja"},
   };
   CHECK(builtin_chat_template_names() ==
         std::vector<std::string_view>{"chatml", "llama2", "llama3", "mistral", "gemma", "phi3"});
@@ -100,16 +103,17 @@ TEST_CASE("continue_final_message cuts after the final message's text, as transf
 }
 
 TEST_CASE("render: the template's text, cut for continue_final_message, kwargs visible to the template") {
-  const ChatTemplate chat =
-      make_template("{% for m in messages %}[{{ m.role }}]{{ m.content }}[/]{% endfor %}"
-                    "{% if add_generation_prompt %}[assistant]{% endif %}"
-                    "{% if enable_thinking is defined and not enable_thinking %}<think></think>{% endif %}",
-                    {{"enable_thinking", "false"}});
+  const ChatTemplate chat = make_template(
+      "{% for m in messages %}[{{ m.role }}]{{ m.content }}[/]{% endfor %}"
+      "{% if add_generation_prompt %}[assistant]{% endif %}"
+      "{% if enable_thinking is defined and not enable_thinking %}<think></think>{% endif %}",
+      {{"enable_thinking", "false"}});
   ChatRequest request = conversation(R"([{"role": "user", "content": "Hi"}])");
   CHECK(chat.render(request) == "[user]Hi[/][assistant]<think></think>");
   request.kwargs = {{"enable_thinking", "true"}};
   CHECK(chat.render(request) == "[user]Hi[/][assistant]");
-  ChatRequest continued = conversation(R"([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yes,"}])");
+  ChatRequest continued =
+      conversation(R"([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yes,"}])");
   continued.add_generation_prompt = false;
   continued.continued_text = "Yes,";
   CHECK(chat.render(continued) == "[user]Hi[/][assistant]Yes,");

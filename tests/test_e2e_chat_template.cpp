@@ -76,8 +76,9 @@ TEST_CASE("render: --chat-template FILE with its date, kwargs, tools, continue_f
   CHECK(result.exit_code == 1);  // two lines failed
   REQUIRE(lines.size() == 7);
   // The default kwargs apply; the BOS text is the model's.
-  CHECK(lines[0] ==
-        R"({"id":"a","index":0,"prompt":"<|im_start|>Today 29 Feb 2024.\n<user>Hi</user>\n<assistant><think></think>"})");
+  CHECK(
+      lines[0] ==
+      R"({"id":"a","index":0,"prompt":"<|im_start|>Today 29 Feb 2024.\n<user>Hi</user>\n<assistant><think></think>"})");
   // A line's own kwargs override the default.
   CHECK(lines[1] == R"({"id":"b","index":1,"prompt":"<|im_start|>Today 29 Feb 2024.\n<user>Hi</user>\n<assistant>"})");
   // continue_final_message: no generation prompt, cut after the final message's text.
@@ -93,7 +94,7 @@ TEST_CASE("render: --chat-template FILE with its date, kwargs, tools, continue_f
   CHECK(lines[6].starts_with(R"({"id":"g","index":6,"error":{"code":"conflicting_fields")"));
 
   // --ids: the token ids generate decodes (the prompt line with the model's add_bos: none).
-  REQUIRE(files.run(files.render_args("--ids"), &lines) .exit_code == 1);
+  REQUIRE(files.run(files.render_args("--ids"), &lines).exit_code == 1);
   CHECK(lines[4].starts_with(R"({"id":"e","index":4,"prompt":[)"));
   CHECK(lines[0].starts_with(R"({"id":"a","index":0,"prompt":[1,)"));  // <|im_start|> is id 1
 }
@@ -120,9 +121,9 @@ TEST_CASE("a --chat-template FILE that does not parse exits 2 at startup, naming
   const CliResult render = files.run(files.render_args("--chat-template " + sh_quote(files.dir / "bad.jinja")));
   CHECK(render.exit_code == 2);
   CHECK_MESSAGE(says(render, "does not parse: line "), render.stderr_text);
-  const CliResult generate = files.run(fmt::format("generate -q -m {} -i {} -o {} --chat-template {}",
-                                                   sh_quote(files.model), sh_quote(files.input),
-                                                   sh_quote(files.dir / "out.jsonl"), sh_quote(files.dir / "bad.jinja")));
+  const CliResult generate = files.run(
+      fmt::format("generate -q -m {} -i {} -o {} --chat-template {}", sh_quote(files.model), sh_quote(files.input),
+                  sh_quote(files.dir / "out.jsonl"), sh_quote(files.dir / "bad.jinja")));
   CHECK(generate.exit_code == 2);
   CHECK_FALSE(std::filesystem::exists(files.dir / "out.jsonl"));
   CHECK(files.run(files.render_args("--chat-template nosuchname")).exit_code == 2);
@@ -154,12 +155,12 @@ TEST_CASE("a model template that does not parse fails every chat line; prompt li
 TEST_CASE("generate records the template's date; --resume reuses it; merge refuses shards of different dates") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   const Files files;
-  write_file(files.input, "{\"id\": 1, \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}\n"
-                          "{\"id\": 2, \"prompt\": \"Once upon a time\"}\n");
+  write_file(files.input,
+             "{\"id\": 1, \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}\n"
+             "{\"id\": 2, \"prompt\": \"Once upon a time\"}\n");
   const std::filesystem::path out = files.dir / "out.jsonl";
   const std::string generate = fmt::format("generate -q -m {} -i {} --max-tokens 2 --chat-template {}",
-                                           sh_quote(files.model), sh_quote(files.input),
-                                           sh_quote(files.template_file));
+                                           sh_quote(files.model), sh_quote(files.input), sh_quote(files.template_file));
   REQUIRE(files.run(fmt::format("{} -o {}", generate, sh_quote(out))).exit_code == 0);
   std::optional<Manifest> manifest = read_manifest(manifest_path(out));
   REQUIRE(manifest);
@@ -174,15 +175,15 @@ TEST_CASE("generate records the template's date; --resume reuses it; merge refus
   write_manifest(manifest_path(out), *manifest);
   const CliResult resumed = files.run(fmt::format("{} -o {} --resume", generate, sh_quote(out)));
   CHECK_MESSAGE(resumed.exit_code == 0, resumed.stderr_text);
-  const CliResult pinned = files.run(fmt::format("{} -o {} --resume --chat-template-date 2021-01-01", generate,
-                                                 sh_quote(out)));
+  const CliResult pinned =
+      files.run(fmt::format("{} -o {} --resume --chat-template-date 2021-01-01", generate, sh_quote(out)));
   CHECK(pinned.exit_code == 3);
   CHECK_MESSAGE(says(pinned, "chat_template_date was 2020-01-01, now 2021-01-01"), pinned.stderr_text);
 
   // Shards rendered on different dates are two jobs.
   const auto shard = [&](const std::string& name, const std::string& k, const std::string& date) {
-    return files.run(fmt::format("{} -o {} --shard {}/2 --chat-template-date {}", generate,
-                                 sh_quote(files.dir / name), k, date));
+    return files.run(
+        fmt::format("{} -o {} --shard {}/2 --chat-template-date {}", generate, sh_quote(files.dir / name), k, date));
   };
   REQUIRE(shard("s0.jsonl", "0", "2024-01-01").exit_code == 0);
   REQUIRE(shard("s1.jsonl", "1", "2024-01-02").exit_code == 0);

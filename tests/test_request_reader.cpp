@@ -271,7 +271,8 @@ TEST_CASE("messages: shapes and errors") {
   CHECK(parse_one("{\"messages\": [{\"role\": \"user\", \"content\": \"a\"}, {\"role\": \"user\"}]}") ==
         "E 0 id=null missing_field: messages[1].content is missing");
   CHECK(parse_one("{\"messages\": [{\"role\": \"user\", \"content\": 3}]}") ==
-        "E 0 id=null invalid_type: messages[0].content must be a string, null or a list of {\"type\": \"text\", \"text\": "
+        "E 0 id=null invalid_type: messages[0].content must be a string, null or a list of {\"type\": \"text\", "
+        "\"text\": "
         "...} parts, got a number");
   CHECK(parse_one(
             "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\", \"image_url\": {}}]}]}") ==

@@ -88,7 +88,8 @@ std::optional<std::string> check_content(dom::element content, const std::string
 std::optional<std::string> check_message(dom::element message, const std::string& path) {
   if (!message.is_object()) wrong_dom_type(path, "an object with \"role\" and \"content\"", message);
   dom::element role, content;
-  if (message["role"].get(role)) throw_line_error(request_error::kMissingField, fmt::format("{}.role is missing", path));
+  if (message["role"].get(role))
+    throw_line_error(request_error::kMissingField, fmt::format("{}.role is missing", path));
   if (!role.is_string()) wrong_dom_type(path + ".role", "a string", role);
   if (role.get_string().value_unsafe().empty())
     throw_line_error(
@@ -138,9 +139,9 @@ ChatTemplateKwargs read_chat_template_kwargs(od::value value, std::string_view p
     if (field.unescaped_key().get(key) || field.value().get(field_value))
       throw_line_error(request_error::kInvalidJson, "bad object");
     if (is_reserved_chat_variable(key))
-      throw_line_error(request_error::kInvalidValue,
-                       fmt::format("{}.{}: \"{}\" is a variable pagedgen sets itself; give it as its own field", path,
-                                   key, key));
+      throw_line_error(
+          request_error::kInvalidValue,
+          fmt::format("{}.{}: \"{}\" is a variable pagedgen sets itself; give it as its own field", path, key, key));
     kwargs.emplace_back(std::string(key), raw_text(field_value));
   }
   return kwargs;

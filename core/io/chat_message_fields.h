@@ -45,7 +45,7 @@ class ChatFields {
   ChatRequest request_;
   std::optional<bool> add_generation_prompt_;
   bool continue_final_message_ = false;
-  std::optional<std::string> final_text_;  // the last message's text, as continue_final_message needs it
+  std::optional<std::string> final_text_;             // the last message's text, as continue_final_message needs it
   std::optional<std::string> first_chat_only_field_;  // for check_prompt_line()
 };
 
