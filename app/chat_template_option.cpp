@@ -117,13 +117,15 @@ ResolvedChatTemplate resolve_chat_template(const ModelVocabulary& vocabulary, co
                                       fmt::join(builtin_chat_template_names(), ", "))};
   const Tokenizer& tokenizer = vocabulary.tokenizer();
   const SpecialTokens& special = tokenizer.special();
-  const std::chrono::year_month_day date = *parse_date(chat_template_date(options, std::nullopt));
+  const std::string date_text = chat_template_date(options, std::nullopt);
+  const std::optional<std::chrono::year_month_day> date = parse_date(date_text);
+  if (!date) fail("the chat template's date '{}' is not a date YYYY-MM-DD", date_text);
   const ChatTemplateKwargs kwargs =
       options.kwargs.empty() ? ChatTemplateKwargs{} : parse_chat_template_kwargs(options.kwargs);
   const std::string text = options.chat_template.empty() ? *model_text : template_text(options.chat_template);
   try {
     return {ChatTemplate(jinja::Template::parse(text), special.bos ? tokenizer.piece(*special.bos) : "",
-                         special.eos ? tokenizer.piece(*special.eos) : "", date, kwargs),
+                         special.eos ? tokenizer.piece(*special.eos) : "", *date, kwargs),
             ""};
   } catch (const jinja::TemplateError& error) {
     // Only the model's own text gets here: a --chat-template was parsed with the flags.
