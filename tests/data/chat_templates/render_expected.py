@@ -113,6 +113,14 @@ REQUESTS = {
         {"role": "user", "content": "Weather in Paris?"},
         {"role": "assistant", "content": None, "tool_calls": [CALL_DICT_ARGUMENTS]}, TOOL_RESULT],
         "tools": [WEATHER_TOOL]},
+    # Two calls in one turn, non-ASCII arguments (tojson keeps them: ensure_ascii=False).
+    "two_tool_calls": {"messages": [
+        {"role": "user", "content": "Weather in Zürich and 東京?"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            CALL, {"id": "call_2", "type": "function",
+                   "function": {"name": "get_weather", "arguments": {"city": "東京", "days": 2, "metric": True}}}]},
+        TOOL_RESULT, {"role": "tool", "tool_call_id": "call_2", "name": "get_weather", "content": "18 C"}],
+        "tools": [WEATHER_TOOL]},
     "documents": {"messages": [{"role": "user", "content": "What does the note say?"}],
                   "documents": [{"title": "Note", "text": "The meeting moved to 3 pm."}]},
     "think_in_history": {"messages": [
@@ -128,8 +136,7 @@ REQUESTS = {
         "add_generation_prompt": False, "continue_final_message": True},
     # A trailing space the template trims: the cut keeps what the template wrote.
     "continue_final_message_space": {"messages": [
-        SYSTEM, USER, {"role": "assistant", "content": "Sure: "}],
-        "add_generation_prompt": False, "continue_final_message": True},
+        SYSTEM, USER, {"role": "assistant", "content": "Sure: "}], "continue_final_message": True},
 }
 
 
@@ -174,8 +181,10 @@ def continue_final_message(text: str, messages: list) -> str:
 
 def render(template: jinja2.Template, bos: str, eos: str, request: dict) -> str:
     messages = request["messages"]
+    # pagedgen's default, as vLLM's: a generation prompt, unless the final message is continued.
+    add_generation_prompt = request.get("add_generation_prompt", not request.get("continue_final_message", False))
     text = template.render(messages=messages, tools=request.get("tools"), documents=request.get("documents"),
-                           add_generation_prompt=request.get("add_generation_prompt", True),
+                           add_generation_prompt=add_generation_prompt,
                            bos_token=bos, eos_token=eos, **request.get("chat_template_kwargs", {}))
     if request.get("continue_final_message"):
         text = continue_final_message(text, messages)
