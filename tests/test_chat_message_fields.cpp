@@ -105,6 +105,12 @@ TEST_CASE("chat fields on a prompt line are refused, add_generation_prompt aside
         "invalid_type: body.tools must be a list of tools, got an object");
 }
 
+TEST_CASE("fields the reader does not check pass whatever they hold, numbers of any size included") {
+  CHECK(chat_of(R"({"messages": [{"role": "user", "content": "Hi", "n": 123456789012345678901234567890, "f": 1e400}]})")
+            .messages_json ==
+        R"([{"role": "user", "content": "Hi", "n": 123456789012345678901234567890, "f": 1e400}])");
+}
+
 TEST_CASE("a message's content may be left out only beside tool_calls") {
   CHECK(error_of(RequestFormat::kPlain, R"({"messages": [{"role": "assistant"}]})") ==
         "missing_field: messages[0].content is missing");

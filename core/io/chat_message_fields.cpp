@@ -10,30 +10,6 @@ namespace pagedgen::json_fields {
 
 namespace {
 
-namespace dom = simdjson::dom;
-
-std::string_view dom_type_name(dom::element_type type) {
-  switch (type) {
-    case dom::element_type::ARRAY:
-      return "a list";
-    case dom::element_type::OBJECT:
-      return "an object";
-    case dom::element_type::STRING:
-      return "a string";
-    case dom::element_type::BOOL:
-      return "a boolean";
-    case dom::element_type::NULL_VALUE:
-      return "null";
-    default:
-      return "a number";
-  }
-}
-
-[[noreturn]] void wrong_dom_type(std::string_view path, std::string_view expected, dom::element element) {
-  throw_line_error(request_error::kInvalidType,
-                   fmt::format("{} must be {}, got {}", path, expected, dom_type_name(element.type())));
-}
-
 // The JSON text of a value as written (objects and lists whole).
 std::string raw_text(od::value value) {
   std::string_view text;
@@ -52,70 +28,87 @@ std::string raw_text(od::value value) {
   return std::string(text);
 }
 
+// The fields of an object, each as (key, value); `path` names it in errors.
+template <typename Visit>
+void for_each_field(od::value value, std::string_view path, std::string_view expected, Visit visit) {
+  const od::json_type type = type_of(value);
+  if (type != od::json_type::object) wrong_type(path, expected, type);
+  od::object object;
+  if (value.get_object().get(object)) throw_line_error(request_error::kInvalidJson, "bad object");
+  for (auto field : object) {
+    std::string_view key;
+    od::value field_value;
+    if (field.unescaped_key().get(key) || field.value().get(field_value))
+      throw_line_error(request_error::kInvalidJson, "bad object");
+    visit(key, field_value);
+  }
+}
+
 // A content part: {"type": "text", "text": "..."}; returns its text.
-std::string check_content_part(dom::element part, const std::string& path) {
-  if (!part.is_object()) wrong_dom_type(path, "an object", part);
-  std::string_view type, text;
-  const simdjson::error_code type_error = part["type"].get(type);
-  if (type_error == simdjson::NO_SUCH_FIELD)
-    throw_line_error(request_error::kMissingField, fmt::format("{}.type is missing", path));
-  if (type_error) wrong_dom_type(path + ".type", "a string", part["type"].value_unsafe());
-  if (type != "text")
+std::string check_content_part(od::value part, std::string_view part_path) {
+  const std::string path(part_path);
+  std::optional<std::string> type, text;
+  for_each_field(part, path, "an object", [&](std::string_view key, od::value value) {
+    if (key == "type") type = read_string(value, path + ".type");
+    if (key == "text") text = read_string(value, path + ".text");
+  });
+  if (!type) throw_line_error(request_error::kMissingField, fmt::format("{}.type is missing", path));
+  if (*type != "text")
     throw_line_error(request_error::kInvalidValue,
-                     fmt::format("{}.type must be \"text\" (only text parts are supported), got \"{}\"", path, type));
-  const simdjson::error_code text_error = part["text"].get(text);
-  if (text_error == simdjson::NO_SUCH_FIELD)
-    throw_line_error(request_error::kMissingField, fmt::format("{}.text is missing", path));
-  if (text_error) wrong_dom_type(path + ".text", "a string", part["text"].value_unsafe());
-  return std::string(text);
+                     fmt::format("{}.type must be \"text\" (only text parts are supported), got \"{}\"", path, *type));
+  if (!text) throw_line_error(request_error::kMissingField, fmt::format("{}.text is missing", path));
+  return *text;
 }
 
 // The content's text, as continue_final_message continues it: a string, or the last text
 // part of a list; nullopt for null (beside tool_calls).
-std::optional<std::string> check_content(dom::element content, const std::string& path) {
-  if (content.is_string()) return std::string(content.get_string().value_unsafe());
-  if (content.is_null()) return std::nullopt;
-  if (!content.is_array())
-    wrong_dom_type(path, "a string, null or a list of {\"type\": \"text\", \"text\": ...} parts", content);
-  std::optional<std::string> last;
-  std::size_t i = 0;
-  for (dom::element part : dom::array(content)) last = check_content_part(part, element_path(path, i++));
-  return last;
+std::optional<std::string> check_content(od::value content, const std::string& path) {
+  const od::json_type type = type_of(content);
+  if (type == od::json_type::string) return read_string(content, path);
+  if (type == od::json_type::null) return std::nullopt;
+  if (type != od::json_type::array)
+    wrong_type(path, "a string, null or a list of {\"type\": \"text\", \"text\": ...} parts", type);
+  std::vector<std::string> texts = read_list(content, path, "a list", check_content_part);
+  if (texts.empty()) return std::nullopt;
+  return std::move(texts.back());
 }
 
 // One message: an object with a non-empty string role and a content (which may be left
-// out beside tool_calls). Returns its text (check_content).
-std::optional<std::string> check_message(dom::element message, const std::string& path) {
-  if (!message.is_object()) wrong_dom_type(path, "an object with \"role\" and \"content\"", message);
-  dom::element role, content;
-  if (message["role"].get(role))
-    throw_line_error(request_error::kMissingField, fmt::format("{}.role is missing", path));
-  if (!role.is_string()) wrong_dom_type(path + ".role", "a string", role);
-  if (role.get_string().value_unsafe().empty())
+// out beside tool_calls). Returns its text (check_content). Other fields are the
+// template's: they are not read here, so numbers of any size pass through.
+std::optional<std::string> check_message(od::value message, std::string_view message_path) {
+  const std::string path(message_path);
+  std::optional<std::string> role;
+  std::optional<std::optional<std::string>> content;
+  bool has_tool_calls = false;
+  for_each_field(message, path, "an object with \"role\" and \"content\"", [&](std::string_view key, od::value value) {
+    if (key == "role") role = read_string(value, path + ".role");
+    if (key == "content") content = check_content(value, path + ".content");
+    has_tool_calls |= key == "tool_calls";
+  });
+  if (!role) throw_line_error(request_error::kMissingField, fmt::format("{}.role is missing", path));
+  if (role->empty())
     throw_line_error(
         request_error::kInvalidValue,
         fmt::format("{}.role must be a role such as \"system\", \"user\" or \"assistant\", got \"\"", path));
-  if (message["content"].get(content)) {
-    if (message["tool_calls"].error() == simdjson::NO_SUCH_FIELD)
-      throw_line_error(request_error::kMissingField, fmt::format("{}.content is missing", path));
-    return std::nullopt;
-  }
-  return check_content(content, path + ".content");
+  if (!content && !has_tool_calls)
+    throw_line_error(request_error::kMissingField, fmt::format("{}.content is missing", path));
+  return content.value_or(std::nullopt);
 }
 
-// Checks the messages' JSON text; returns the last message's text.
+// Checks the messages' JSON text (a copy of the line's, read again); returns the last
+// message's text.
 std::optional<std::string> check_messages(std::string_view text, const std::string& path) {
-  dom::parser parser;
-  const simdjson::simdjson_result<dom::element> root = parser.parse(text.data(), text.size());
-  if (root.error() || !root.value_unsafe().is_array())
-    throw_line_error(request_error::kInvalidJson, fmt::format("{} is not a valid JSON list", path));
-  const dom::array messages(root.value_unsafe());
-  if (messages.size() == 0)
+  od::parser parser;
+  const simdjson::padded_string padded(text);
+  od::document document;
+  od::value messages;
+  if (parser.iterate(padded).get(document) || document.get_value().get(messages))
+    throw_line_error(request_error::kInvalidJson, fmt::format("{} is not valid JSON", path));
+  std::vector<std::optional<std::string>> texts = read_list(messages, path, "a list", check_message);
+  if (texts.empty())
     throw_line_error(request_error::kInvalidValue, fmt::format("{} must hold at least one message", path));
-  std::optional<std::string> last;
-  std::size_t i = 0;
-  for (dom::element message : messages) last = check_message(message, element_path(path, i++));
-  return last;
+  return std::move(texts.back());
 }
 
 // A list passed to the template as given (tools, documents).
