@@ -86,8 +86,7 @@ Value indent_filter(Interpreter& interpreter, const Value& input, CallArgs& args
     indentation = width.as_string();
   } else {
     const std::int64_t spaces = int_argument(width, "indent's width");
-    interpreter.check_string_size(static_cast<std::uint64_t>(std::max<std::int64_t>(spaces, 0)));
-    indentation.assign(static_cast<std::size_t>(std::max<std::int64_t>(spaces, 0)), ' ');
+    indentation = interpreter.spaces(spaces);
   }
   const std::string text = to_text(input) + "\n";
   const std::vector<std::string_view> lines = split_lines(text);
