@@ -74,6 +74,17 @@ TEST_CASE("jinja: select, reject, selectattr, rejectattr and map") {
       "['A', 'B'] 3-1-2 ['m', 'm', 'm'] ['xb']");
 }
 
+TEST_CASE("jinja: safe makes a Markup: what + adds to it is escaped, ~ is plain text") {
+  CHECK(render("{{ 'Use \\'' | safe + '<b>\"x\"' + '\\'' | safe }} {{ '<' + ('&' | safe) }} {{ ('<' | safe) ~ '<' }} "
+               "{{ '<i>' | escape + '<' }} {{ '<i>' | e | e }}") ==
+        "Use '&lt;b&gt;&#34;x&#34;' &lt;& << &lt;i&gt;&lt; &lt;i&gt;");
+}
+
+TEST_CASE("jinja: select, selectattr and map over none give nothing, as jinja2's walk only a true sequence") {
+  CHECK(render("{{ none | selectattr('type', 'equalto', 'x') | list | length }} {{ none | reject('none') | list }} {{ "
+               "none | map('upper') | list }}") == "0 [] []");
+}
+
 TEST_CASE("jinja: default, with and without boolean") {
   CHECK(
       render(

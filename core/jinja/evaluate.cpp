@@ -48,6 +48,12 @@ void Interpreter::check_string_size(std::uint64_t bytes) {
   count_steps(bytes / 64);
 }
 
+std::string Interpreter::spaces(std::int64_t count) {
+  const auto size = static_cast<std::uint64_t>(std::max<std::int64_t>(count, 0));
+  check_string_size(size);
+  return std::string(static_cast<std::size_t>(std::min<std::uint64_t>(size, limits_.max_output_bytes)), ' ');
+}
+
 void Interpreter::write(std::string& out, std::string_view text) {
   bytes_ += text.size();
   if (bytes_ > limits_.max_output_bytes)

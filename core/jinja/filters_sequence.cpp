@@ -85,6 +85,7 @@ Value select_items(Interpreter& interpreter, const Value& input, CallArgs& args,
     test_args.positional.assign(args.positional.begin() + static_cast<std::ptrdiff_t>(test_at + 1),
                                 args.positional.end());
   List out;
+  if (!truthy(input)) return Value(std::move(out));  // jinja2 walks only a true sequence: none selects nothing
   for (const Value& item : iterate(input)) {
     interpreter.count_steps();
     const Value subject = by_attribute ? lookup_path(item, argument_or(args, 0, "attribute", Value())) : item;
@@ -108,6 +109,7 @@ Value rejectattr(Interpreter& i, const Value& input, CallArgs& args) {
 
 Value map(Interpreter& interpreter, const Value& input, CallArgs& args) {
   List out;
+  if (!truthy(input)) return Value(std::move(out));
   const Value* attribute = argument(args, args.positional.size(), "attribute");
   if (attribute != nullptr) {
     const Value* fallback = argument(args, args.positional.size(), "default");

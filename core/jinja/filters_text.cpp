@@ -29,6 +29,13 @@ Value lower_filter(Interpreter&, const Value& input, CallArgs&) { return Value(l
 Value capitalize_filter(Interpreter&, const Value& input, CallArgs&) { return Value(capitalize(to_text(input))); }
 Value string_filter(Interpreter&, const Value& input, CallArgs&) { return Value(to_text(input)); }
 
+// markupsafe's Markup: a str that escapes what + adds to it.
+Value safe_filter(Interpreter&, const Value& input, CallArgs&) {
+  Value text(to_text(input));
+  text.markup = true;
+  return text;
+}
+
 // jinja2's title: each word (after '-', whitespace or an opening bracket) capitalized.
 Value title_filter(Interpreter&, const Value& input, CallArgs&) {
   const std::string text = to_text(input);
@@ -86,8 +93,7 @@ Value indent_filter(Interpreter& interpreter, const Value& input, CallArgs& args
     indentation = width.as_string();
   } else {
     const std::int64_t spaces = int_argument(width, "indent's width");
-    interpreter.check_string_size(static_cast<std::uint64_t>(std::max<std::int64_t>(spaces, 0)));
-    indentation.assign(static_cast<std::size_t>(std::max<std::int64_t>(spaces, 0)), ' ');
+    indentation = interpreter.spaces(spaces);
   }
   const std::string text = to_text(input) + "\n";
   const std::vector<std::string_view> lines = split_lines(text);
@@ -103,31 +109,11 @@ Value indent_filter(Interpreter& interpreter, const Value& input, CallArgs& args
   return Value(std::move(out));
 }
 
-// markupsafe's escape: & < > " ' as entities.
 Value escape_filter(Interpreter&, const Value& input, CallArgs&) {
-  std::string out;
-  for (char c : to_text(input)) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&#34;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return Value(std::move(out));
+  if (input.markup) return input;
+  Value text(markup_escape(to_text(input)));
+  text.markup = true;
+  return text;
 }
 
 Value format_filter(Interpreter& interpreter, const Value& input, CallArgs& args) {
@@ -164,7 +150,7 @@ constexpr FilterEntry kTextFilters[] = {
     {"replace", replace_filter},
     {"indent", indent_filter},
     {"string", string_filter},
-    {"safe", string_filter},
+    {"safe", safe_filter},
     {"escape", escape_filter},
     {"e", escape_filter},
     {"format", format_filter},

@@ -118,8 +118,7 @@ Value tojson_filter(Interpreter& interpreter, const Value& input, CallArgs& args
     style.indent = indent.as_string();
   } else if (!indent.is_none()) {
     const std::int64_t spaces = int_argument(indent, "tojson's indent");
-    interpreter.check_string_size(static_cast<std::uint64_t>(std::max<std::int64_t>(spaces, 0)));
-    style.indent = std::string(static_cast<std::size_t>(std::max<std::int64_t>(spaces, 0)), ' ');
+    style.indent = interpreter.spaces(spaces);
   }
   style.indented = !indent.is_none();
   const Value separators = argument_or(args, 2, "separators", Value(None{}));
@@ -129,7 +128,7 @@ Value tojson_filter(Interpreter& interpreter, const Value& input, CallArgs& args
     style.item_separator = string_argument(parts[0], "tojson's item separator");
     style.key_separator = string_argument(parts[1], "tojson's key separator");
   } else if (style.indented) {
-    style.item_separator = ",";
+    style.item_separator.assign(1, ',');
   }
   style.sort_keys = truthy(argument_or(args, 3, "sort_keys", Value(false)));
   style.ensure_ascii = truthy(argument_or(args, 0, "ensure_ascii", Value(false)));

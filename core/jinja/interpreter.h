@@ -45,6 +45,7 @@ class Interpreter {
   void check_string_size(std::uint64_t bytes);  // a string built (join, ~, *): bounded, charged 1 step per 64 bytes
   void check_growing_size(std::uint64_t bytes) const;  // a string still growing: bounded only
   void write(std::string& out, std::string_view text);
+  std::string spaces(std::int64_t count);  // indent's and tojson's indentation, within the output budget
 
   int line() const { return line_; }
   std::chrono::year_month_day today() const { return today_; }

@@ -88,6 +88,16 @@ Value repeat(Interpreter& interpreter, const Value& sequence, std::int64_t count
   return Value(std::move(out));
 }
 
+// str + str; with a Markup on either side the other side is escaped and the sum is Markup.
+Value concatenate(Interpreter& interpreter, const Value& left, const Value& right) {
+  const bool markup = left.markup || right.markup;
+  const auto side = [&](const Value& v) { return markup && !v.markup ? markup_escape(v.as_string()) : v.as_string(); };
+  Value sum(side(left) + side(right));
+  interpreter.check_string_size(sum.as_string().size());
+  sum.markup = markup;
+  return sum;
+}
+
 }  // namespace
 
 Value binary_operation(Interpreter& interpreter, std::string_view op, const Value& left, const Value& right) {
@@ -104,10 +114,7 @@ Value binary_operation(Interpreter& interpreter, std::string_view op, const Valu
       return float_arithmetic(op, number_as_double(left), number_as_double(right));
     return integer_arithmetic(op, integer_of(left), integer_of(right));
   }
-  if (op == "+" && left.is_string() && right.is_string()) {
-    interpreter.check_string_size(left.as_string().size() + right.as_string().size());
-    return Value(left.as_string() + right.as_string());
-  }
+  if (op == "+" && left.is_string() && right.is_string()) return concatenate(interpreter, left, right);
   if (op == "+" && left.is_list() && right.is_list()) {
     interpreter.count_steps(left.as_list().size() + right.as_list().size());
     List out = left.as_list();

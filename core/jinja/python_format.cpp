@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cmath>
+#include <cstring>
 
 #include "jinja/arguments.h"
 #include "jinja/interpreter.h"
@@ -15,13 +17,32 @@ namespace pagedgen::jinja {
 
 namespace {
 
+// The number spelled at the start of `text`, saturating (widths and precisions are bounded
+// by the output budget before anything is formatted).
+std::uint64_t leading_number(std::string_view text) {
+  std::uint64_t number = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') break;
+    number = number > UINT64_MAX / 16 ? UINT64_MAX : number * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return number;
+}
+
+// Every width and precision of `spec` within the output budget.
+void check_spec_numbers(Interpreter& interpreter, std::string_view spec) {
+  for (std::size_t i = 0; i < spec.size(); ++i)
+    if (spec[i] >= '0' && spec[i] <= '9' && (i == 0 || spec[i - 1] < '0' || spec[i - 1] > '9'))
+      interpreter.check_string_size(leading_number(spec.substr(i)));
+}
+
 // `value` formatted with a Python format spec (after the ':').
-std::string format_with_spec(const Value& value, const std::string& spec) {
+std::string format_with_spec(Interpreter& interpreter, const Value& value, const std::string& spec) {
   if (spec.empty()) return to_text(value);
+  check_spec_numbers(interpreter, spec);
   try {
     const std::string pattern = "{:" + spec + "}";
     if (value.is_int() || value.is_bool()) {
-      if (!spec.empty() && std::strchr("eEfFgG%", spec.back()) != nullptr)
+      if (std::strchr("eEfFgG%", spec.back()) != nullptr)
         return fmt::format(fmt::runtime(pattern), static_cast<double>(integer_of(value)));
       return fmt::format(fmt::runtime(pattern), integer_of(value));
     }
@@ -32,13 +53,27 @@ std::string format_with_spec(const Value& value, const std::string& spec) {
   }
 }
 
+// %s: at most `precision` code points, padded to `width` on the left (or right with '-').
+std::string percent_string(Interpreter& interpreter, const Value& value, std::string_view flags, std::string_view width,
+                           std::string_view precision) {
+  std::string text = to_text(value);
+  if (!precision.empty()) {
+    const std::vector<std::size_t> offsets = code_point_offsets(text);
+    const std::uint64_t keep = leading_number(precision.substr(1));
+    if (keep + 1 < offsets.size()) text.resize(offsets[keep]);
+  }
+  const std::uint64_t pad_to = leading_number(width);
+  interpreter.check_string_size(pad_to);
+  const std::size_t length = code_point_count(text);
+  if (pad_to <= length) return text;
+  const std::string padding(static_cast<std::size_t>(pad_to) - length, ' ');
+  return flags.find('-') != std::string_view::npos ? text + padding : padding + text;
+}
+
 // One %-conversion: flags, width, precision and type -> an fmt spec.
-std::string percent_conversion(const Value& value, std::string_view flags, std::string_view width,
-                               std::string_view precision, char type) {
-  if (type == 's')
-    return fmt::format(
-        fmt::runtime("{:" + std::string(flags.find('-') != flags.npos ? "<" : ">") + std::string(width) + "}"),
-        precision.empty() ? to_text(value) : to_text(value).substr(0, std::stoul(std::string(precision.substr(1)))));
+std::string percent_conversion(Interpreter& interpreter, const Value& value, std::string_view flags,
+                               std::string_view width, std::string_view precision, char type) {
+  if (type == 's') return percent_string(interpreter, value, flags, width, precision);
   if (type == 'r') return repr(value);
   if (!value.is_number()) fail_render("%{} format: a real number is required, not {}", type, type_name(value));
   std::string spec;
@@ -50,11 +85,13 @@ std::string percent_conversion(const Value& value, std::string_view flags, std::
   if (flags.find('0') != flags.npos && flags.find('-') == flags.npos) spec += '0';
   spec += width;
   if (type == 'd' || type == 'i' || type == 'x' || type == 'X' || type == 'o') {
-    const std::int64_t integer = value.is_float() ? static_cast<std::int64_t>(value.as_float()) : integer_of(value);
-    return format_with_spec(Value(integer), spec + (type == 'i' ? 'd' : type));
+    const double number = number_as_double(value);
+    if (value.is_float() && !(std::abs(number) < 9.2e18)) fail_render("%{} format: {} is out of range", type, number);
+    const std::int64_t integer = value.is_float() ? static_cast<std::int64_t>(number) : integer_of(value);
+    return format_with_spec(interpreter, Value(integer), spec + (type == 'i' ? 'd' : type));
   }
   spec += precision.empty() ? ".6" : std::string(precision);
-  return format_with_spec(Value(number_as_double(value)), spec + type);
+  return format_with_spec(interpreter, Value(number_as_double(value)), spec + type);
 }
 
 }  // namespace
@@ -95,7 +132,7 @@ std::string python_percent_format(Interpreter& interpreter, std::string_view tex
     if (std::strchr("srdixXofFeEgG", type) == nullptr) fail_render("unsupported format character '{}'", type);
     if (named == nullptr && next >= items.size()) fail_render("not enough arguments for format string");
     const Value& value = named != nullptr ? *named : items[next++];
-    out += percent_conversion(value, text.substr(flags_start, width_start - flags_start),
+    out += percent_conversion(interpreter, value, text.substr(flags_start, width_start - flags_start),
                               text.substr(width_start, precision_start - width_start),
                               text.substr(precision_start, at - precision_start), type);
     interpreter.check_growing_size(out.size());
@@ -142,7 +179,7 @@ std::string python_str_format(Interpreter& interpreter, std::string_view text, c
     else
       value = argument(args, args.positional.size(), field);
     if (value == nullptr) fail_render("format: no argument for field '{}'", field);
-    out += use_repr ? repr(*value) : format_with_spec(*value, spec);
+    out += use_repr ? repr(*value) : format_with_spec(interpreter, *value, spec);
     interpreter.check_growing_size(out.size());
   }
   interpreter.check_string_size(out.size());

@@ -12,6 +12,37 @@ constexpr std::string_view kMonths[] = {"January", "February", "March",     "Apr
                                         "July",    "August",   "September", "October", "November", "December"};
 constexpr std::string_view kWeekdays[] = {"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"};
 
+// The directives that do not depend on the date: the time of day is midnight, the zone
+// empty (a naive datetime).
+std::optional<std::string> fixed_directive(char letter) {
+  switch (letter) {
+    case 'H':
+    case 'M':
+    case 'S':
+      return std::string("00");
+    case 'I':
+      return std::string("12");
+    case 'p':
+      return std::string("AM");
+    case 'Z':
+    case 'z':
+      return std::string();
+    case 'T':
+    case 'X':
+      return std::string("00:00:00");
+    case 'R':
+      return std::string("00:00");
+    case 'n':
+      return std::string("\n");
+    case 't':
+      return std::string("\t");
+    case '%':
+      return std::string("%");
+    default:
+      return std::nullopt;
+  }
+}
+
 // One directive's text; nullopt for a letter strftime does not know (written as is).
 std::optional<std::string> directive(char letter, std::chrono::year_month_day date) {
   using namespace std::chrono;
@@ -48,38 +79,16 @@ std::optional<std::string> directive(char letter, std::chrono::year_month_day da
       return fmt::format("{}", weekday);
     case 'u':
       return fmt::format("{}", weekday == 0 ? 7 : weekday);
-    case 'H':
-    case 'M':
-    case 'S':
-      return std::string("00");
-    case 'I':
-      return std::string("12");
-    case 'p':
-      return std::string("AM");
-    case 'Z':
-    case 'z':
-      return std::string();
     case 'F':
       return fmt::format("{}-{:02}-{:02}", year, month, day);
     case 'D':
     case 'x':
       return fmt::format("{:02}/{:02}/{:02}", month, day, ((year % 100) + 100) % 100);
-    case 'T':
-    case 'X':
-      return std::string("00:00:00");
-    case 'R':
-      return std::string("00:00");
     case 'c':
       return fmt::format("{} {} {:>2} 00:00:00 {}", kWeekdays[weekday].substr(0, 3), kMonths[month - 1].substr(0, 3),
                          day, year);
-    case 'n':
-      return std::string("\n");
-    case 't':
-      return std::string("\t");
-    case '%':
-      return std::string("%");
     default:
-      return std::nullopt;
+      return fixed_directive(letter);
   }
 }
 

@@ -160,10 +160,16 @@ std::string map_code_points(std::string_view text, Map map) {
 }  // namespace
 
 std::string upper(std::string_view text) {
-  std::string out = map_code_points(text, [](char32_t c, std::size_t) { return to_upper(c); });
-  // ß has no one-letter capital: Python writes "SS".
-  for (std::size_t at = out.find("\xC3\x9F"); at != std::string::npos; at = out.find("\xC3\x9F", at))
-    out.replace(at, 2, "SS");
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t pos = 0; pos < text.size();) {
+    const CodePoint cp = decode_at(text, pos);
+    if (cp.value == 0xDF)
+      out += "SS";  // ß has no one-letter capital: Python writes "SS"
+    else
+      append_utf8(out, to_upper(cp.value));
+    pos += cp.length;
+  }
   return out;
 }
 

@@ -41,7 +41,8 @@ struct Value {
                                std::shared_ptr<const Dict>, std::shared_ptr<const Callable>, std::shared_ptr<Namespace>,
                                std::shared_ptr<const LoopState>>;
   Storage data;
-  bool tuple = false;  // a list that prints as a Python tuple: (1, 2)
+  bool tuple = false;   // a list that prints as a Python tuple: (1, 2)
+  bool markup = false;  // a str marked safe (the safe and escape filters): what + adds to it is escaped
 
   Value() : data(Undefined{}) {}
   Value(None) : data(None{}) {}

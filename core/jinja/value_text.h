@@ -11,6 +11,8 @@ namespace pagedgen::jinja {
 std::string to_text(const Value& value);  // str(value); Undefined is ''
 std::string repr(const Value& value);
 std::string float_repr(double value);
+// markupsafe's escape: & < > " ' as entities (&#34; and &#39; for the quotes).
+std::string markup_escape(std::string_view text);
 // Python's repr of a str: quoted, with escapes for what is not printable.
 void append_string_repr(std::string& out, const std::string& text);
 
