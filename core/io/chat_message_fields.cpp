@@ -121,22 +121,14 @@ std::string read_list_text(od::value value, std::string_view path, std::string_v
 }  // namespace
 
 ChatTemplateKwargs read_chat_template_kwargs(od::value value, std::string_view path) {
-  const od::json_type type = type_of(value);
-  if (type != od::json_type::object) wrong_type(path, "an object of template variables", type);
-  od::object object;
-  if (value.get_object().get(object)) throw_line_error(request_error::kInvalidJson, "bad object");
   ChatTemplateKwargs kwargs;
-  for (auto field : object) {
-    std::string_view key;
-    od::value field_value;
-    if (field.unescaped_key().get(key) || field.value().get(field_value))
-      throw_line_error(request_error::kInvalidJson, "bad object");
+  for_each_field(value, path, "an object of template variables", [&](std::string_view key, od::value field_value) {
     if (is_reserved_chat_variable(key))
       throw_line_error(
           request_error::kInvalidValue,
           fmt::format("{}.{}: \"{}\" is a variable pagedgen sets itself; give it as its own field", path, key, key));
     kwargs.emplace_back(std::string(key), raw_text(field_value));
-  }
+  });
   return kwargs;
 }
 
