@@ -61,8 +61,8 @@ TEST_CASE("jinja: conditional expressions") {
 TEST_CASE("jinja: % formatting") {
   CHECK(render("{{ '%s-%d-%05.2f-%r-%%' % ('a', 3, 2.5, 'x') }} {{ '%s' % 'solo' }} {{ '%(a)s' % {'a': 1} }} {{ '%x' % "
                "255 }} {{ '%.3f' % 3.14159 }}") == "a-3-02.50-'x'-% solo 1 ff 3.142");
-  CHECK(render("{{ '%5s|%-5s|' % ('a', 'b') }} {{ '%03d' % 7 }} {{ '%+d' % 5 }} {{ '%s' % [1, 2] }}") ==
-        "    a|b    | 007 +5 [1, 2]");
+  CHECK(render("{{ '%5s|%-5s|' % ('a', 'b') }} {{ '%03d' % 7 }} {{ '%+d' % 5 }} {{ '%s' % [1, 2] }} {{ 'no conversion' "
+               "% [1, 2] }} {{ '%.2s' % 'abc' }}") == "    a|b    | 007 +5 [1, 2] no conversion ab");
 }
 
 TEST_CASE("jinja: item and attribute access, slicing with steps and negative indices") {
@@ -98,6 +98,10 @@ TEST_CASE("jinja: string methods") {
                "}} {{ '{:>5}|{:.2f}'.format('a', 3.14159) }}") == "bbb bba 1 and n     a|3.14");
   CHECK(render("{{ '-'.join(['a', 'b']) }} {{ 'banana'.count('a') }} {{ 'banana'.find('n') }} {{ 'banana'.rfind('n') "
                "}} {{ 'x'.find('y') }}") == "a-b 3 2 4 -1");
+}
+
+TEST_CASE("jinja: list methods that do not change the list") {
+  CHECK(render("{{ [1, 2, 1].count(1) }} {{ ['a', 'b'].index('b') }}") == "2 1");
 }
 
 TEST_CASE("jinja: dict methods") {

@@ -131,7 +131,8 @@ TEST_CASE("jinja: tests") {
           "{{ 3 is number }} {{ 3 is integer }} {{ 2.5 is float }} {{ 2.5 is integer }} {{ true is boolean }} {{ 1 is "
           "boolean }} {{ true is number }} {{ true is true }} {{ 1 is true }} {{ false is false }} {{ 0 is false }}") ==
       "True True True False True False True True False True False");
-  CHECK(render("{{ 'a' is equalto 'a' }} {{ 1 is eq 2 }} {{ 3 is odd }} {{ 3 is even }} {{ 9 is divisibleby 3 }} {{ "
-               "'a' is in 'abc' }} {{ none is sameas none }} {{ 2 is gt 1 }} {{ 'ab' is lower }} {{ x is not none }} "
-               "{{ not x is defined }}") == "True False True False True True True True True True True");
+  CHECK(render("{{ 'a' is equalto 'a' }} {{ 1 is eq 2 }} {{ 3 is odd }} {{ 3 is even }} {{ 2.5 is odd }} {{ 4.0 is "
+               "even }} {{ 9 is divisibleby 3 }} {{ 'a' is in 'abc' }} {{ none is sameas none }} {{ 2 is gt 1 }} {{ "
+               "'ab' is lower }} {{ x is not none }} {{ not x is defined }}") ==
+        "True False True False False True True True True True True True True");
 }

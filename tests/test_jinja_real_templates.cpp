@@ -6,9 +6,7 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "test_jinja_render.h"
 #include "test_paths.h"
@@ -155,22 +153,13 @@ const RealRender kRenders[] = {
      "\"quoted\"\n\nAssistant: Oui<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Et toi?\n\n\n"},
 };
 
-std::string read_template(const std::string& file) {
-  const auto path = data_dir() / "chat_templates" / file;
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "cannot open ", path.string());
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return std::move(bytes).str();
-}
-
 }  // namespace
 
 TEST_CASE("jinja: the real chat templates render as jinja2 renders them") {
   for (const RealRender& row : kRenders) {
     CAPTURE(row.file);
     CAPTURE(row.add_generation_prompt);
-    const jinja::Template chat = jinja::Template::parse(read_template(row.file));
+    const jinja::Template chat = jinja::Template::parse(read_file(data_dir() / "chat_templates" / row.file));
     const std::string variables =
         fmt::format(R"({{"messages": {}, "bos_token": {}, "eos_token": {}, "add_generation_prompt": {}}})",
                     row.messages, json_quote(row.bos), json_quote(row.eos), row.add_generation_prompt);

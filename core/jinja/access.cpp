@@ -3,6 +3,8 @@
 // `[]`; negative indices from the end; strings indexed by code point.
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "jinja/interpreter.h"
 #include "jinja/unicode_text.h"
 #include "jinja/value_text.h"

@@ -204,6 +204,7 @@ Value min(Interpreter&, const Value& input, CallArgs& args) { return extreme(inp
 Value max(Interpreter&, const Value& input, CallArgs& args) { return extreme(input, args, true); }
 
 Value dictsort(Interpreter& interpreter, const Value& input, CallArgs& args) {
+  if (input.is_undefined()) throw Failure(input.undefined_hint());
   const bool case_sensitive = truthy(argument_or(args, 0, "case_sensitive", Value(false)));
   const bool by_value = to_text(argument_or(args, 1, "by", Value("key"))) == "value";
   const bool reverse = truthy(argument_or(args, 2, "reverse", Value(false)));

@@ -85,6 +85,8 @@ std::vector<std::string_view> split_lines(std::string_view text) {
 
 // jinja2 3.1's indent: lines after the first indented, blank ones only with blank=true.
 Value indent_filter(Interpreter& interpreter, const Value& input, CallArgs& args) {
+  if (input.is_undefined()) throw Failure(input.undefined_hint());
+  if (!input.is_string()) fail_render("indent: can only indent a str, not '{}'", type_name(input));
   const Value width = argument_or(args, 0, "width", Value(4));
   const bool first = truthy(argument_or(args, 1, "first", Value(false)));
   const bool blank = truthy(argument_or(args, 2, "blank", Value(false)));

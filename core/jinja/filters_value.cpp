@@ -1,9 +1,9 @@
 // Filters on single values: default, int, float, abs, round, tojson, attr.
 #include <fmt/format.h>
 
-#include <cfenv>
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "jinja/arguments.h"
 #include "jinja/builtins.h"

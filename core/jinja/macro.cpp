@@ -32,13 +32,12 @@ void bind_parameters(Interpreter& interpreter, const std::vector<Parameter>& par
   }
   List varargs(args.positional.begin() + static_cast<std::ptrdiff_t>(next_positional), args.positional.end());
   Dict kwargs;
-  for (auto& [name, value] : args.keywords) {
-    const bool is_parameter =
-        std::any_of(parameters.begin(), parameters.end(), [&](const Parameter& p) { return p.name == name; });
-    if (name == "caller")
-      interpreter.assign("caller", value);
-    else if (!is_parameter)
-      kwargs.set(Value(name), value);
+  for (const auto& keyword : args.keywords) {
+    const auto is_named = [&](const Parameter& p) { return p.name == keyword.first; };
+    if (keyword.first == "caller")
+      interpreter.assign("caller", keyword.second);
+    else if (std::none_of(parameters.begin(), parameters.end(), is_named))
+      kwargs.set(Value(keyword.first), keyword.second);
   }
   interpreter.assign("varargs", Value::make_tuple(std::move(varargs)));
   interpreter.assign("kwargs", Value(std::move(kwargs)));

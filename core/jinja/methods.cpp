@@ -146,11 +146,26 @@ Value dict_method(std::string_view name, const Value& self, CallArgs& args) {
   return Value(std::move(out));
 }
 
+// list.count(x) and list.index(x).
+Value list_method(std::string_view name, const Value& self, CallArgs& args) {
+  const Value item = argument_or(args, 0, "value", Value());
+  const List& list = self.as_list();
+  std::int64_t count = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!equals(list[i], item)) continue;
+    if (name == "index") return Value(static_cast<std::int64_t>(i));
+    ++count;
+  }
+  if (name == "index") fail_render("{} is not in list", repr(item));
+  return Value(count);
+}
+
 constexpr std::string_view kStringMethods[] = {
     "strip",      "lstrip",  "rstrip",  "split",   "startswith",   "endswith",     "upper",     "lower",   "title",
     "capitalize", "replace", "format",  "join",    "count",        "find",         "rfind",     "isdigit", "isalpha",
     "isalnum",    "isspace", "islower", "isupper", "removeprefix", "removesuffix", "splitlines"};
 constexpr std::string_view kDictMethods[] = {"items", "keys", "values", "get"};
+constexpr std::string_view kListMethods[] = {"count", "index"};
 constexpr std::string_view kMutators[] = {"append", "extend",  "insert", "pop",        "remove", "clear",
                                           "sort",   "reverse", "update", "setdefault", "popitem"};
 
@@ -174,6 +189,10 @@ std::shared_ptr<const Callable> bound(const Value& receiver, std::string name,
 
 std::shared_ptr<const Callable> find_method(const Value& receiver, const std::string& name) {
   if (receiver.is_string() && listed(kStringMethods, name)) return bound(receiver, name, string_method);
+  if (receiver.is_list() && listed(kListMethods, name))
+    return bound(receiver, name, [](std::string_view n, Interpreter&, const Value& self, CallArgs& args) {
+      return list_method(n, self, args);
+    });
   if (receiver.is_dict() && listed(kDictMethods, name))
     return bound(receiver, name, [](std::string_view n, Interpreter&, const Value& self, CallArgs& args) {
       return dict_method(n, self, args);

@@ -85,7 +85,7 @@ Value repeat(Interpreter& interpreter, const Value& sequence, std::int64_t count
   out.reserve(total);
   for (std::uint64_t i = 0; i < times && unit > 0; ++i)
     out.insert(out.end(), sequence.as_list().begin(), sequence.as_list().end());
-  return Value(std::move(out));
+  return sequence.tuple ? Value::make_tuple(std::move(out)) : Value(std::move(out));
 }
 
 // str + str; with a Markup on either side the other side is escaped and the sum is Markup.

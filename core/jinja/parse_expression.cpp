@@ -189,49 +189,22 @@ ExprPtr Parser::parse_compare() {
   return compare ? std::move(compare) : std::move(first);
 }
 
-ExprPtr Parser::parse_math1() {
-  ExprPtr left = parse_concat();
+ExprPtr Parser::parse_left_chain(ExprPtr (Parser::*operand)(), std::initializer_list<std::string_view> ops) {
+  ExprPtr left = (this->*operand)();
   Chain chain(*this);
-  while (at_operator("+") || at_operator("-")) {
-    chain.link();
-    const Token& op = next();
-    left = binary(ExprKind::kBinary, op.text, std::move(left), parse_concat(), op.line);
-  }
-  return left;
-}
-
-ExprPtr Parser::parse_concat() {
-  ExprPtr left = parse_math2();
-  Chain chain(*this);
-  while (at_operator("~")) {
+  for (;;) {
+    const auto op = std::find_if(ops.begin(), ops.end(), [&](std::string_view o) { return at_operator(o); });
+    if (op == ops.end()) return left;
     chain.link();
     const int line = next().line;
-    left = binary(ExprKind::kBinary, "~", std::move(left), parse_math2(), line);
+    left = binary(ExprKind::kBinary, std::string(*op), std::move(left), (this->*operand)(), line);
   }
-  return left;
 }
 
-ExprPtr Parser::parse_math2() {
-  ExprPtr left = parse_pow();
-  Chain chain(*this);
-  while (at_operator("*") || at_operator("/") || at_operator("//") || at_operator("%")) {
-    chain.link();
-    const Token& op = next();
-    left = binary(ExprKind::kBinary, op.text, std::move(left), parse_pow(), op.line);
-  }
-  return left;
-}
-
-ExprPtr Parser::parse_pow() {
-  ExprPtr left = parse_unary();
-  Chain chain(*this);
-  while (at_operator("**")) {
-    chain.link();
-    const int line = next().line;
-    left = binary(ExprKind::kBinary, "**", std::move(left), parse_unary(), line);
-  }
-  return left;
-}
+ExprPtr Parser::parse_math1() { return parse_left_chain(&Parser::parse_concat, {"+", "-"}); }
+ExprPtr Parser::parse_concat() { return parse_left_chain(&Parser::parse_math2, {"~"}); }
+ExprPtr Parser::parse_math2() { return parse_left_chain(&Parser::parse_pow, {"//", "/", "*", "%"}); }
+ExprPtr Parser::parse_pow() { return parse_left_chain(&Parser::parse_unary_operand, {"**"}); }
 
 ExprPtr Parser::parse_unary(bool with_filter) {
   ExprPtr expr;

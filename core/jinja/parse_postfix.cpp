@@ -13,14 +13,18 @@ ExprPtr Parser::parse_postfix(ExprPtr expr) {
     if (at_operator(".") || at_operator("[")) {
       expr = parse_subscript(std::move(expr));
     } else if (at_operator("(")) {
-      ExprPtr call = node(ExprKind::kCall, next().line);
-      call->children.push_back(std::move(expr));
-      parse_call_arguments(*call);
-      expr = std::move(call);
+      expr = parse_call(std::move(expr));
     } else {
       return expr;
     }
   }
+}
+
+ExprPtr Parser::parse_call(ExprPtr callee) {
+  ExprPtr call = node(ExprKind::kCall, next().line);
+  call->children.push_back(std::move(callee));
+  parse_call_arguments(*call);
+  return call;
 }
 
 ExprPtr Parser::parse_filter_expression(ExprPtr expr) {
@@ -31,10 +35,7 @@ ExprPtr Parser::parse_filter_expression(ExprPtr expr) {
     } else if (at_name("is")) {
       expr = parse_test(std::move(expr));
     } else if (at_operator("(")) {
-      ExprPtr call = node(ExprKind::kCall, next().line);
-      call->children.push_back(std::move(expr));
-      parse_call_arguments(*call);
-      expr = std::move(call);
+      expr = parse_call(std::move(expr));
     } else {
       return expr;
     }

@@ -55,13 +55,17 @@ class Parser {
   ExprPtr parse_math2();
   ExprPtr parse_pow();
   ExprPtr parse_unary(bool with_filter = true);
+  ExprPtr parse_unary_operand() { return parse_unary(true); }
   ExprPtr parse_primary();
   ExprPtr parse_postfix(ExprPtr node);
   ExprPtr parse_filter_expression(ExprPtr node);
   ExprPtr parse_subscript(ExprPtr node);
   ExprPtr parse_test(ExprPtr node);
   ExprPtr parse_filter(ExprPtr node);
+  ExprPtr parse_call(ExprPtr callee);  // at '('
   void parse_call_arguments(Expr& call);
+  // `operand (op operand)*` for the given operators, left-associative.
+  ExprPtr parse_left_chain(ExprPtr (Parser::*operand)(), std::initializer_list<std::string_view> ops);
   ExprPtr parse_list_literal(int line);
   ExprPtr parse_dict_literal(int line);
   ExprPtr parse_parenthesized(int line);

@@ -138,7 +138,10 @@ std::string python_percent_format(Interpreter& interpreter, std::string_view tex
     interpreter.check_growing_size(out.size());
   }
   interpreter.check_string_size(out.size());
-  if (several && next < items.size()) fail_render("not all arguments converted during string formatting");
+  // A tuple's values must all be used, and so must one value unless Python takes it for a
+  // mapping (a dict or a list, which %(name)s may leave unused).
+  const bool mapping = values.is_dict() || (values.is_list() && !values.tuple);
+  if (next < items.size() && (several || !mapping)) fail_render("not all arguments converted during string formatting");
   return out;
 }
 

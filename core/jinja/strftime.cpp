@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 namespace pagedgen::jinja {
 
 namespace {

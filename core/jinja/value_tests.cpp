@@ -52,18 +52,22 @@ bool sameas(Interpreter&, const Value& v, CallArgs& args) {
   return equals(v, o);
 }
 
-std::int64_t integer_subject(const Value& v) {
-  if (v.is_undefined()) throw Failure(v.undefined_hint());
-  if (!v.is_int() && !v.is_bool()) fail_render("the test needs an integer, not '{}'", type_name(v));
-  return integer_of(v);
+// odd, even, divisibleby: Python's % (floats too), compared with the remainder wanted.
+bool remainder_is(Interpreter& interpreter, const Value& v, const Value& divisor, std::int64_t wanted) {
+  return equals(binary_operation(interpreter, "%", v, divisor), Value(wanted));
 }
 
-bool odd(Interpreter&, const Value& v, CallArgs&) { return integer_subject(v) % 2 != 0; }
-bool even(Interpreter&, const Value& v, CallArgs&) { return integer_subject(v) % 2 == 0; }
-bool divisibleby(Interpreter&, const Value& v, CallArgs& args) {
-  const std::int64_t divisor = int_argument(other(args), "divisibleby's number");
-  if (divisor == 0) fail_render("integer modulo by zero");
-  return divisor == -1 || integer_subject(v) % divisor == 0;
+bool odd(Interpreter& i, const Value& v, CallArgs&) {
+  if (v.is_string()) fail_render("not all arguments converted during string formatting");
+  return remainder_is(i, v, Value(2), 1);
+}
+bool even(Interpreter& i, const Value& v, CallArgs&) {
+  if (v.is_string()) fail_render("not all arguments converted during string formatting");
+  return remainder_is(i, v, Value(2), 0);
+}
+bool divisibleby(Interpreter& i, const Value& v, CallArgs& args) {
+  if (v.is_string()) fail_render("not all arguments converted during string formatting");
+  return remainder_is(i, v, other(args), 0);
 }
 
 bool lower_test(Interpreter&, const Value& v, CallArgs&) {

@@ -143,28 +143,16 @@ void append_string_repr(std::string& out, const std::string& text) {
 }
 
 std::string markup_escape(std::string_view text) {
+  static constexpr std::string_view kSpecial = "&<>\"'";
+  static constexpr std::string_view kEntities[] = {"&amp;", "&lt;", "&gt;", "&#34;", "&#39;"};
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&#34;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
+    const std::size_t special = kSpecial.find(c);
+    if (special == std::string_view::npos)
+      out += c;
+    else
+      out += kEntities[special];
   }
   return out;
 }

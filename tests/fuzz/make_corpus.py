@@ -296,6 +296,8 @@ def chat_template_seeds():
         "huge-repeat": "{{ 'x' * 10**12 }}{{ [1] * 10**12 }}",
         "doubling-string": "{% set ns = namespace(s='ab') %}{% for i in range(80) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
         "runaway-macro": "{% macro f(n) %}{{ f(n + 1) }}{{ f(n + 2) }}{% endmacro %}{{ f(0) }}",
+        "deep-macro-frames": "{% macro f(n) %}" + "{% if true %}" * 120 + "{{ f(" + "-" * 60 + "n) }}" +
+                             "{% endif %}" * 120 + "{% endmacro %}{{ f(0) }}",
         "big-integers": "{{ 10**100 }}{{ 2**63 }}{{ -9223372036854775807 - 2 }}{{ 9223372036854775807 // -1 }}",
         "nesting-values": "{% set ns = namespace(v=[]) %}{% for i in range(2000) %}{% set ns.v = [ns.v] %}{% endfor %}{{ ns.v }}{{ ns.v | tojson }}",
         "format-widths": "{{ '%999999999s' % 'x' }}{{ '{:>999999999}'.format('x') }}{{ 'x' | indent(10**12) }}",
