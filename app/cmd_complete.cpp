@@ -29,7 +29,7 @@ struct CompleteOptions {
   std::string prompt;
   int32_t max_tokens = SamplingParams{}.max_tokens;
   bool chat = false;
-  std::string chat_template;
+  ChatTemplateOptions chat_template;
   bool ignore_eos = false;
   BackendOptions backend;
 };
@@ -77,7 +77,7 @@ void add_complete_command(CLI::App& app, CommandRunner& selected) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--chat", options->chat, "Send PROMPT as a user message through the model's chat template");
-  cmd->add_option("--chat-template", options->chat_template, chat_template_option_help());
+  add_chat_template_options(*cmd, options->chat_template);
   cmd->add_flag("--ignore-eos", options->ignore_eos, "Keep generating past end-of-generation tokens");
   add_backend_options(*cmd, options->backend);
   cmd->parse_complete_callback([&selected, options] { selected = [options] { return run_complete(*options); }; });

@@ -13,7 +13,7 @@
 #include "model/gguf.h"
 #include "loader/model_files.h"
 #include "model_option.h"
-#include "tokenizer/chat_template.h"
+#include "jinja/template.h"
 #include "tokenizer/tokenizer.h"
 #include "util/byte_units.h"
 
@@ -112,26 +112,21 @@ void print_vocabulary(const ModelFiles& files) {
              special_token_text(tokenizer, s.eos), special_token_text(tokenizer, s.eot), s.add_bos ? "yes" : "no");
 }
 
-// The chat template the model carries, by the name pagedgen recognises it under.
+// The chat template the model carries: its size, and whether it parses.
 void print_chat_template(const ModelFiles& files) {
   const auto& template_text = files.chat_template_text();
   if (!template_text) {
-    fmt::print("chat template  none in the model (use --chat-template NAME for chat input)\n");
+    fmt::print("chat template  none in the model (use --chat-template FILE or NAME for chat input)\n");
     return;
   }
-  const Tokenizer& tokenizer = files.tokenizer();
-  const SpecialTokens& s = tokenizer.special();
-  const std::string bos = s.bos ? tokenizer.piece(*s.bos) : "";
-  const std::string eos = s.eos ? tokenizer.piece(*s.eos) : "";
-  const std::optional<ChatTemplate> detected = detect_chat_template(*template_text, bos, eos);
-  if (detected)
-    fmt::print("chat template  {}{}\n", chat_template_name(detected->kind),
-               detected->default_system.empty()
-                   ? ""
-                   : fmt::format(" (default system message: \"{}\")", detected->default_system));
-  else
-    fmt::print("chat template  not recognised ({} characters); chat input needs --chat-template NAME\n",
+  try {
+    (void)jinja::Template::parse(*template_text);
+    fmt::print("chat template  {} bytes of Jinja (see a rendered prompt with `pagedgen render`)\n",
                template_text->size());
+  } catch (const jinja::TemplateError& error) {
+    fmt::print("chat template  {} bytes that do not parse ({}); chat input needs --chat-template\n",
+               template_text->size(), error.what());
+  }
 }
 
 // What the CUDA backend allocates for the weights, whatever the file's types: every

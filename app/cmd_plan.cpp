@@ -204,7 +204,7 @@ int run_plan(const PlanOptions& options) {
   InputFile input_file(options.input);
   const ModelFiles files(resolve_model_path(options.model));  // metadata and tokenizer; weights stay on disk
   const int64_t max_model_len = effective_max_model_len(options.engine, files.config().context_length);
-  const ResolvedChatTemplate chat = resolve_chat_template(files.vocabulary(), options.engine.chat_template);
+  const ResolvedChatTemplate chat = resolve_chat_template(files.vocabulary(), options.engine.chat);
   const std::unique_ptr<Backend> sizing = make_sizing_backend(options.backend, options.engine, files.config(), false);
   // On the CPU the sizing backend is a dry run standing for the CPU backend, which applies
   // token masks, penalties and logprobs; on a GPU it is the CUDA backend itself.

@@ -169,7 +169,7 @@ int run_sweep(const SweepOptions& options) {
       make_backend(options.backend, options.engine, source, options.block_sizes.front(), options.quiet);
   const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   const int64_t max_model_len = effective_max_model_len(options.engine, source.config.context_length);
-  const ResolvedChatTemplate chat = resolve_chat_template(source.vocabulary(), options.engine.chat_template);
+  const ResolvedChatTemplate chat = resolve_chat_template(source.vocabulary(), options.engine.chat);
   const PromptBuilder builder(source.vocabulary().tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len,
                               unsupported_sampling(*chosen.backend));
   const LoadedInput loaded = load_input(input_file.stream(), options.engine.sampling, builder);

@@ -14,6 +14,7 @@ using CommandRunner = std::function<int()>;
 
 void add_inspect_command(CLI::App& app, CommandRunner& selected);
 void add_tokenize_command(CLI::App& app, CommandRunner& selected);
+void add_render_command(CLI::App& app, CommandRunner& selected);
 void add_complete_command(CLI::App& app, CommandRunner& selected);
 void add_generate_command(CLI::App& app, CommandRunner& selected);
 // `generate` with its flags parsing into `options` (add_generate_command runs them).

@@ -82,7 +82,7 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o) {
   cmd.add_option("--seed", o.seed, "Run seed; a request without its own seed samples from (seed, its id, sample index)")
       ->capture_default_str()
       ->check(unsigned_64_bit);
-  cmd.add_option("--chat-template", o.chat_template, chat_template_option_help());
+  add_chat_template_options(cmd, o.chat);
   SamplingParams& s = o.sampling;
   cmd.add_option("--temperature", s.temperature, "Default sampling temperature; 0 is greedy")->capture_default_str();
   cmd.add_option("--top-p", s.top_p, "Default top-p")->capture_default_str();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backend/kv_pool_budget.h"
+#include "chat_template_option.h"
 #include "engine/engine.h"
 #include "sample/sampling_params.h"
 
@@ -22,14 +23,14 @@ struct EngineOptions {
   bool no_prefix_sharing = false;
   bool no_overlap = false;  // --no-overlap: wait for each step's ids before preparing the next
   uint64_t seed = 0;
-  std::string chat_template;
+  ChatTemplateOptions chat;      // --chat-template, --chat-template-date, --chat-template-kwargs
   std::string json_schema_path;  // --json-schema: every line's default response format
   bool json_object = false;      // --json-object
   SamplingParams sampling;       // the defaults of lines that do not set a field (response_format from the two above)
 };
 
 // --num-blocks, --kv-cache-memory, --max-num-seqs, --max-batch-tokens, --max-model-len,
-// --no-prefix-sharing, --no-overlap, --seed, --chat-template, the default sampling flags and the default
+// --no-prefix-sharing, --no-overlap, --seed, the chat-template flags, the default sampling flags and the default
 // response format (--json-schema FILE, --json-object). A schema file the grammar refuses,
 // or cannot read, fails the parse naming --json-schema (exit code 2).
 void add_engine_options(CLI::App& command, EngineOptions& options);

@@ -196,7 +196,7 @@ int run_job(const GenerateOptions& options, const InterruptGuard& interrupt) {
   const LoadedModel loaded = load_model(options, stop);
   const ModelVocabulary& vocabulary = loaded.source.vocabulary();
   const int64_t max_model_len = effective_max_model_len(options.engine, loaded.source.config.context_length);
-  const ResolvedChatTemplate chat = resolve_chat_template(vocabulary, options.engine.chat_template);
+  const ResolvedChatTemplate chat = resolve_chat_template(vocabulary, options.engine.chat);
   const PromptBuilder builder(vocabulary.tokenizer(), chat.chat_template, chat.reason_if_none, max_model_len,
                               unsupported_sampling(*loaded.chosen.backend));
   const EngineConfig engine_config =
@@ -221,10 +221,22 @@ int run_job(const GenerateOptions& options, const InterruptGuard& interrupt) {
   return result.any_line_failed ? kExitLinesFailed : kExitOk;
 }
 
+// The date the run renders chat templates with: pinned, or the one the resumed run recorded
+// (so a resume renders the prompts it rendered), or today.
+std::string chat_template_date_of(const GenerateOptions& options) {
+  std::optional<std::string> recorded;
+  if (options.resume && options.output != "-")
+    if (const std::optional<Manifest> saved = read_manifest(manifest_path(options.output)))
+      recorded = saved->setting("chat_template_date");
+  return chat_template_date(options.engine.chat, recorded);
+}
+
 }  // namespace
 
-int run_generate(const GenerateOptions& options) {
+int run_generate(const GenerateOptions& given) {
   const InterruptGuard interrupt;
+  GenerateOptions options = given;
+  options.engine.chat.date = chat_template_date_of(given);
   try {
     return run_job(options, interrupt);
   } catch (const Stopped&) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include "chat_template_option.h"
+#include "io/chat_template_kwargs.h"
 #include "util/file_fingerprint.h"
 #include "util/fnv_hash.h"
 #include "util/json_quote.h"
@@ -60,6 +62,18 @@ std::vector<ManifestSetting> rows_recorded_when_set() {
          return utilization == BackendOptions{}.gpu_memory_utilization ? std::nullopt
                                                                        : Value(fmt::format("{}", utilization));
        }},
+      // The date strftime_now gave (run_generate sets it: pinned, resumed, or today).
+      {"chat_template_date",
+       {"--chat-template-date"},
+       [](const GenerateOptions& o, const std::filesystem::path&) -> Value {
+         return o.engine.chat.date.empty() ? std::nullopt : Value(o.engine.chat.date);
+       }},
+      {"chat_template_kwargs",
+       {"--chat-template-kwargs"},
+       [](const GenerateOptions& o, const std::filesystem::path&) -> Value {
+         if (o.engine.chat.kwargs.empty()) return std::nullopt;
+         return format_chat_template_kwargs(parse_chat_template_kwargs(o.engine.chat.kwargs));
+       }},
   };
 }
 
@@ -70,9 +84,8 @@ std::vector<ManifestSetting> make_manifest_table() {
        {"--model"},
        [](const GenerateOptions&, const std::filesystem::path& path) -> Value { return fingerprint_model(path); }},
       field_row("format", "--format", [](const GenerateOptions& o) { return o.format; }),
-      field_row(
-          "chat_template", "--chat-template",
-          [](const GenerateOptions& o) { return o.engine.chat_template.empty() ? "auto" : o.engine.chat_template; }),
+      field_row("chat_template", "--chat-template",
+                [](const GenerateOptions& o) { return chat_template_setting(o.engine.chat.chat_template); }),
       field_row("seed", "--seed", [](const GenerateOptions& o) { return o.engine.seed; }),
       field_row("temperature", "--temperature", [=](const GenerateOptions& o) { return sampling(o).temperature; }),
       field_row("top_p", "--top-p", [=](const GenerateOptions& o) { return sampling(o).top_p; }),

@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   add_merge_command(app, selected);
   add_inspect_command(app, selected);
   add_tokenize_command(app, selected);
+  add_render_command(app, selected);
   add_complete_command(app, selected);
 
   try {

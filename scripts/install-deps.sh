@@ -3,7 +3,8 @@
 # nothing when everything is already there. The CUDA toolkit is optional and not
 # installed here: when nvcc is found, the gpu/ target is built too. clang and its runtime
 # libraries (libFuzzer, sanitizers) build the fuzz targets (scripts/fuzz.sh); python3-jsonschema
-# is the independent validator of tests/test_e2e_structured_outputs; slurm-wlm and munge run the
+# is the independent validator of tests/test_e2e_structured_outputs, python3-jinja2 the oracle of
+# tests/test_chat_template_oracle; slurm-wlm and munge run the
 # single-node Slurm cluster of the slurm_recipe test (scripts/test-slurm.sh).
 set -euo pipefail
 
@@ -12,7 +13,7 @@ packages=(
   libcli11-dev libfmt-dev libsimdjson-dev libsentencepiece-dev doctest-dev
   libopenblas-dev libpcre2-dev
   clang libclang-rt-dev
-  python3-jsonschema
+  python3-jsonschema python3-jinja2
   slurm-wlm munge
 )
 

@@ -28,9 +28,10 @@ std::vector<ReferencePrompt> load_reference_prompts(const std::string& name) {
     r.name = std::string(std::string_view(p["name"]));
     r.text = std::string(std::string_view(p["text"]));
     simdjson::dom::array messages;
-    if (p["messages"].get(messages) == simdjson::SUCCESS)
-      for (simdjson::dom::element m : messages)
-        r.messages.push_back({std::string(std::string_view(m["role"])), std::string(std::string_view(m["content"]))});
+    if (p["messages"].get(messages) == simdjson::SUCCESS) {
+      r.chat.emplace();
+      r.chat->messages_json = simdjson::minify(messages);
+    }
     for (int64_t id : p["prompt_ids"].get_array()) r.prompt_ids.push_back(static_cast<TokenId>(id));
     for (int64_t id : p["greedy_ids"].get_array()) r.greedy_ids.push_back(static_cast<TokenId>(id));
     for (double m : p["greedy_margins"].get_array()) r.greedy_margins.push_back(static_cast<float>(m));

@@ -5,6 +5,7 @@
 // reference-gemma3 and reference-gemma3-q4_k_m: the same for Gemma 3 270M (--model gemma3).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,8 +17,8 @@ namespace pagedgen::test {
 
 struct ReferencePrompt {
   std::string name;
-  std::string text;                   // a chat: `messages` rendered by the model's template
-  std::vector<ChatMessage> messages;  // empty for a plain prompt
+  std::string text;                 // a chat: `messages` rendered by the model's template
+  std::optional<ChatRequest> chat;  // the `messages` as a request line gives them; none for a plain prompt
   std::vector<TokenId> prompt_ids;
   std::vector<TokenId> greedy_ids;
   std::vector<float> greedy_margins;

@@ -11,6 +11,7 @@
 
 #include "job/complete_job.h"
 #include "loader/model_files.h"
+#include "model_chat_template.h"
 #include "position_hash_backend.h"
 #include "test_paths.h"
 #include "util/error.h"
@@ -70,15 +71,15 @@ TEST_CASE("complete sends a chat prompt through the template as one user message
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   const ModelFiles files(*test::default_model());
   const Tokenizer& tokenizer = files.tokenizer();
-  const SpecialTokens& special = tokenizer.special();
-  const std::optional<ChatTemplate> chat =
-      detect_chat_template(files.chat_template_text().value(), special.bos ? tokenizer.piece(*special.bos) : "",
-                           special.eos ? tokenizer.piece(*special.eos) : "");
-  REQUIRE(chat);
-  const ChatMessage messages[] = {{"user", "Name three colors."}};
-  const std::vector<TokenId> prompt_ids = tokenizer.encode(render_chat(*chat, messages, true), true);
+  const ChatTemplate chat = test::model_chat_template(files.chat_template_text().value(), tokenizer);
+  // SmolLM2's template adds its default system message before the user's.
+  const std::string text = chat.render(user_message_request("Name three colors."));
+  CHECK(text ==
+        "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+        "<|im_start|>user\nName three colors.<|im_end|>\n<|im_start|>assistant\n");
+  const std::vector<TokenId> prompt_ids = tokenizer.encode(text, true);
 
-  const CompleteJob job({"Name three colors.", &*chat, 4, true}, tokenizer, files.config().context_length);
+  const CompleteJob job({"Name three colors.", &chat, 4, true}, tokenizer, files.config().context_length);
   PositionHashBackend backend;
   const CompleteResult result = job.run(backend, job.num_pool_blocks());
   CHECK(result.stats.num_prompt_tokens == std::ssize(prompt_ids));

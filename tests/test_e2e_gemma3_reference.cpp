@@ -23,6 +23,7 @@
 #include "reference_data.h"
 #include "reference_engine.h"
 #include "test_paths.h"
+#include "tokenizer/builtin_chat_templates.h"
 #include "tokenizer/chat_template.h"
 
 using namespace pagedgen;
@@ -120,19 +121,20 @@ TEST_CASE("Gemma 3 270M: prompts and Gemma-template chats tokenize to llama.cpp'
   REQUIRE(tokenizer.vocab_size() == 262144);
   REQUIRE(tokenizer.special().bos);
   // As `--chat-template gemma` makes it (the file carries no template).
-  const ChatTemplate gemma{*chat_template_from_name("gemma"), tokenizer.piece(*tokenizer.special().bos),
-                           tokenizer.piece(*tokenizer.special().eos), ""};
+  const ChatTemplate gemma(jinja::Template::parse(*builtin_chat_template("gemma")),
+                           tokenizer.piece(*tokenizer.special().bos), tokenizer.piece(*tokenizer.special().eos),
+                           std::chrono::year(2025) / 1 / 1);
   std::size_t num_chats = 0;
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     const test::ReferencePrompt& p = prompts[i];
     CAPTURE(p.name);
     CHECK(quantized[i].prompt_ids == p.prompt_ids);
     std::vector<TokenId> ids;
-    if (!p.messages.empty()) {
+    if (p.chat) {
       // What generate does with `messages`: the template's text (written with Gemma 3's
       // own Jinja template by the script), special tokens parsed, BOS from the template.
       ++num_chats;
-      const std::string text = render_chat(gemma, p.messages, true);
+      const std::string text = gemma.render(*p.chat);
       CHECK(text == p.text);
       ids = tokenizer.encode(text, true);
     } else {

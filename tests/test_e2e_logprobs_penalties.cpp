@@ -28,7 +28,7 @@
 #include "loaded_model.h"
 #include "paged_batch_builder.h"
 #include "test_paths.h"
-#include "tokenizer/chat_template.h"
+#include "model_chat_template.h"
 #include "tokenizer/utf8.h"
 
 using namespace pagedgen;
@@ -184,12 +184,8 @@ TEST_CASE("logprobs: log-softmax of the CPU backend's logits to 1e-5, top-k in o
 
   // The prompts as the CLI builds them.
   const Tokenizer& tokenizer = model->files.tokenizer();
-  const SpecialTokens& special = tokenizer.special();
-  const std::optional<ChatTemplate> chat =
-      detect_chat_template(*model->files.chat_template_text(), special.bos ? tokenizer.piece(*special.bos) : "",
-                           special.eos ? tokenizer.piece(*special.eos) : "");
-  REQUIRE(chat.has_value());
-  const PromptBuilder builder(tokenizer, chat, "", model->files.config().context_length);
+  const PromptBuilder builder(tokenizer, test::model_chat_template(*model->files.chat_template_text(), tokenizer), "",
+                              model->files.config().context_length);
   const auto prompt_ids = [&](const std::string& line) {
     RequestParser parser(RequestFormat::kPlain, SamplingParams{});
     const auto built = builder.build(std::get<Request>(parser.parse(line, 0)));

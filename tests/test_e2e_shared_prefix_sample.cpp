@@ -30,7 +30,7 @@
 #include "io/request_reader.h"
 #include "loader/model_files.h"
 #include "test_paths.h"
-#include "tokenizer/chat_template.h"
+#include "model_chat_template.h"
 
 using namespace pagedgen;
 using namespace pagedgen::test;
@@ -40,12 +40,8 @@ namespace {
 // The token ids of every request of the sample, through the model's chat template.
 std::vector<std::vector<TokenId>> tokenize_sample(const ModelFiles& files, const std::filesystem::path& input) {
   const Tokenizer& tokenizer = files.tokenizer();
-  const SpecialTokens& special = tokenizer.special();
-  const std::optional<ChatTemplate> chat =
-      detect_chat_template(*files.chat_template_text(), special.bos ? tokenizer.piece(*special.bos) : "",
-                           special.eos ? tokenizer.piece(*special.eos) : "");
-  REQUIRE(chat.has_value());
-  const PromptBuilder builder(tokenizer, chat, "", files.config().context_length);
+  const PromptBuilder builder(tokenizer, test::model_chat_template(*files.chat_template_text(), tokenizer), "",
+                              files.config().context_length);
   std::istringstream lines(read_file(input));
   RequestReader reader(lines, SamplingParams{});
   std::vector<std::vector<TokenId>> prompts;

@@ -92,6 +92,8 @@ TEST_CASE("each manifest setting's value changes when one of its flags moves off
   const std::map<std::string, std::string> moved = {
       {"--format", "openai"},
       {"--chat-template", "chatml"},
+      {"--chat-template-date", "2025-01-02"},
+      {"--chat-template-kwargs", R"({"enable_thinking":false})"},
       {"--seed", "7"},
       {"--temperature", "0.5"},
       {"--top-p", "0.5"},

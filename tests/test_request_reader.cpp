@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <sstream>
@@ -40,6 +41,21 @@ std::string describe_sampling(const SamplingParams& p) {
                      p.max_tokens, p.min_tokens, p.ignore_eos, p.n);
 }
 
+// The conversation as [role|content]..., text parts joined, a null content as "null".
+std::string describe_messages(const std::string& messages_json) {
+  simdjson::dom::parser parser;
+  std::string out;
+  for (simdjson::dom::element message : simdjson::dom::array(parser.parse(messages_json).value())) {
+    const simdjson::dom::element content = message["content"].value();
+    std::string text = content.is_null() ? "null" : "";
+    if (content.is_string()) text = std::string(content.get_string().value());
+    if (content.is_array())
+      for (simdjson::dom::element part : simdjson::dom::array(content)) text += std::string_view(part["text"]);
+    out += fmt::format("[{}|{}]", std::string_view(message["role"]), text);
+  }
+  return out;
+}
+
 // One line per item, so a whole file's result compares as one vector of strings.
 std::string describe(const RequestItem& item) {
   if (const auto* error = std::get_if<RequestError>(&item))
@@ -47,7 +63,7 @@ std::string describe(const RequestItem& item) {
   const Request& request = std::get<Request>(item);
   std::string input;
   if (request.is_chat()) {
-    for (const ChatMessage& m : request.messages()) input += fmt::format("[{}|{}]", m.role, m.content);
+    input = describe_messages(request.chat().messages_json);
   } else {
     input = fmt::format("'{}'", request.prompt());
   }
@@ -255,7 +271,8 @@ TEST_CASE("messages: shapes and errors") {
   CHECK(parse_one("{\"messages\": [{\"role\": \"user\", \"content\": \"a\"}, {\"role\": \"user\"}]}") ==
         "E 0 id=null missing_field: messages[1].content is missing");
   CHECK(parse_one("{\"messages\": [{\"role\": \"user\", \"content\": 3}]}") ==
-        "E 0 id=null invalid_type: messages[0].content must be a string or a list of {\"type\": \"text\", \"text\": "
+        "E 0 id=null invalid_type: messages[0].content must be a string, null or a list of {\"type\": \"text\", "
+        "\"text\": "
         "...} parts, got a number");
   CHECK(parse_one(
             "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\", \"image_url\": {}}]}]}") ==

@@ -24,7 +24,7 @@ using json_fields::throw_line_error;
 struct Body {
   std::optional<std::string> model;
   std::optional<std::string> prompt;
-  std::optional<std::vector<ChatMessage>> messages;
+  json_fields::ChatFields chat{"body."};
   SamplingParams sampling;
   bool has_max_tokens = false;
   bool has_max_completion_tokens = false;
@@ -89,8 +89,8 @@ Body read_body(od::value value, const SamplingParams& defaults, json_fields::Res
       body.prompt = json_fields::read_string(field_value, path);
       if (body.prompt->empty())
         throw_line_error(request_error::kInvalidValue, "body.prompt must be a non-empty string, got \"\"");
-    } else if (key == "messages") {
-      if (!is_null) body.messages = json_fields::read_messages(field_value, path);
+    } else if (body.chat.read(key, field_value)) {
+      continue;
     } else if (key == "response_format") {
       if (!is_null) body.sampling.response_format = response_formats.read(field_value, path, poll.token());
     } else if (key == "max_completion_tokens") {
@@ -119,14 +119,15 @@ void check_body_input(const Body& body, bool chat, std::string_view url) {
   if (chat && body.prompt)
     throw_line_error(request_error::kConflictingFields,
                      fmt::format("body.prompt is for {}; a {} body gives messages", kCompletionsUrl, url));
-  if (!chat && body.messages)
+  if (!chat && body.chat.has_messages())
     throw_line_error(request_error::kConflictingFields,
                      fmt::format("body.messages is for {}; a {} body gives prompt", kChatCompletionsUrl, url));
-  if (chat && !body.messages)
+  if (chat && !body.chat.has_messages())
     throw_line_error(request_error::kMissingField,
                      fmt::format("body.messages is missing: {} needs a conversation", url));
   if (!chat && !body.prompt)
     throw_line_error(request_error::kMissingField, fmt::format("body.prompt is missing: {} needs a prompt", url));
+  if (!chat) body.chat.check_prompt_line();
 }
 
 }  // namespace
@@ -177,7 +178,7 @@ RequestItem parse_openai_batch_request(od::document& document, const char* line_
       throw_line_error(request_error::kConflictingFields,
                        "the body gives both max_tokens and max_completion_tokens; give one");
     Request request =
-        chat ? json_fields::make_request(index, identity, std::move(*body->messages), std::move(body->sampling))
+        chat ? json_fields::make_request(index, identity, body->chat.take(), std::move(body->sampling))
              : json_fields::make_request(index, identity, std::move(*body->prompt), std::move(body->sampling));
     request.model = std::move(body->model);
     return request;

@@ -34,7 +34,7 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
                                 StopPoll& poll) {
   const auto read_fields = [&](const json_fields::LineIdentity& identity, od::object& object) -> Request {
     std::optional<std::string> prompt;
-    std::optional<std::vector<ChatMessage>> messages;
+    json_fields::ChatFields chat("");
     SamplingParams sampling = defaults;
     bool has_batch_keys = false;
     for (auto field : object) {
@@ -48,9 +48,8 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
         prompt = json_fields::read_string(value, key);
         if (prompt->empty())
           throw_line_error(request_error::kInvalidValue, "prompt must be a non-empty string, got \"\"");
-      } else if (key == "messages") {
-        if (json_fields::type_of(value) == od::json_type::null) continue;
-        messages = json_fields::read_messages(value, key);
+      } else if (chat.read(key, value)) {
+        continue;
       } else if (key == "response_format") {
         if (json_fields::type_of(value) != od::json_type::null)
           sampling.response_format = response_formats.read(value, key, poll.token());
@@ -66,6 +65,7 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
         has_batch_keys |= key == "custom_id" || key == "body";  // other unknown keys are ignored
       }
     }
+    const bool messages = chat.has_messages();
     if (prompt && messages)
       throw_line_error(request_error::kConflictingFields, "the line gives both prompt and messages; give exactly one");
     if (!prompt && !messages && has_batch_keys)
@@ -76,8 +76,11 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
     if (!prompt && !messages)
       throw_line_error(request_error::kMissingField,
                        "the line needs \"prompt\" (text) or \"messages\" (a chat conversation)");
-    if (prompt) return json_fields::make_request(index, identity, std::move(*prompt), std::move(sampling));
-    return json_fields::make_request(index, identity, std::move(*messages), std::move(sampling));
+    if (prompt) {
+      chat.check_prompt_line();
+      return json_fields::make_request(index, identity, std::move(*prompt), std::move(sampling));
+    }
+    return json_fields::make_request(index, identity, chat.take(), std::move(sampling));
   };
   return json_fields::parse_identified_line(document, line_begin, index, {"id", true},
                                             R"({"prompt": ...} or {"messages": ...})", read_fields, poll);

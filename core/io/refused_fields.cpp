@@ -15,9 +15,9 @@ namespace {
 enum class Neutral : uint8_t {
   kEmpty,       // null, false, 0, "", [], {}
   kOne,         // those, or 1 (best_of, length_penalty)
-  kTrue,        // null or true (a default pagedgen follows: skip_special_tokens, ...)
+  kTrue,        // null or true (a default pagedgen follows: parallel_tool_calls)
   kTextOnly,    // those, or ["text"] (modalities)
-  kNoneString,  // those, or "none" (tool_choice, function_call)
+  kNoneString,  // those, or "none" or "auto" (tool_choice, function_call: the model decides)
 };
 
 struct RefusedField {
@@ -28,15 +28,17 @@ struct RefusedField {
 
 // OpenAI chat-completions and completions keys, then vLLM's extensions, that change the
 // output and are not implemented.
-constexpr std::array<RefusedField, 29> kRefusedFields = {{
+constexpr std::array<RefusedField, 25> kRefusedFields = {{
     {"stream", Neutral::kEmpty, "responses are written whole, one output line per request"},
     {"stream_options", Neutral::kEmpty, "it applies to streaming, which pagedgen does not do"},
     {"echo", Neutral::kEmpty, "outputs never repeat the prompt"},
     {"suffix", Neutral::kEmpty, "text insertion (a suffix after the completion) is not implemented"},
     {"best_of", Neutral::kOne, "best-of ranking is not implemented; ask for n samples instead"},
-    {"tools", Neutral::kEmpty, "tool calls are not implemented"},
-    {"tool_choice", Neutral::kNoneString, "tool calls are not implemented"},
-    {"parallel_tool_calls", Neutral::kEmpty, "tool calls are not implemented"},
+    // tools go to the chat template; a call the model writes stays text in the output.
+    {"tool_choice", Neutral::kNoneString,
+     "tools are passed to the chat template, but a tool call cannot be forced and is not parsed from the output"},
+    {"parallel_tool_calls", Neutral::kTrue,
+     "tools are passed to the chat template, but the number of tool calls cannot be limited"},
     {"functions", Neutral::kEmpty, "function calls are not implemented"},
     {"function_call", Neutral::kNoneString, "function calls are not implemented"},
     {"modalities", Neutral::kTextOnly, "pagedgen writes text only"},
@@ -56,10 +58,7 @@ constexpr std::array<RefusedField, 29> kRefusedFields = {{
     {"guided_grammar", Neutral::kEmpty, "grammar constraints are not implemented; response_format is"},
     {"structured_outputs", Neutral::kEmpty, "give response_format instead"},
     {"logits_processors", Neutral::kEmpty, "custom logits processors are not implemented"},
-    {"add_generation_prompt", Neutral::kTrue, "the chat template always ends with the assistant's turn"},
-    {"continue_final_message", Neutral::kEmpty, "the chat template always starts a new assistant turn"},
-    {"chat_template", Neutral::kEmpty, "the model's own chat template is always used"},
-    {"chat_template_kwargs", Neutral::kEmpty, "the model's chat template takes no arguments in pagedgen"},
+    {"chat_template", Neutral::kEmpty, "one template renders the whole run: give it with --chat-template FILE"},
 }};
 
 // null, false, 0, "", [], {}.
@@ -117,7 +116,7 @@ bool is_neutral(od::value value, Neutral neutral) {
     case Neutral::kNoneString: {
       if (type != od::json_type::string) return is_empty_value(value);
       const std::string text = read_string(value, "");
-      return text.empty() || text == "none";
+      return text.empty() || text == "none" || text == "auto";
     }
   }
   return false;

@@ -14,7 +14,7 @@ namespace pagedgen::json_fields {
 
 // Whether `key` is a refused key. Throws LineError(unsupported_field) naming `path` when it
 // is and `value` is not its neutral value (null, false, 0, "", [], {}, or the key's own
-// default: 1 for best_of, true for skip_special_tokens, ["text"] for modalities, ...).
+// default: 1 for best_of, true for parallel_tool_calls, ["text"] for modalities, ...).
 bool check_refused_field(std::string_view key, simdjson::ondemand::value value, std::string_view path);
 
 }  // namespace pagedgen::json_fields

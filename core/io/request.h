@@ -40,15 +40,15 @@ struct Request {
   // JSON text, or "#<index>" when there is no id.
   std::string seed_key;
   // Exactly one of them: plain text, or a chat conversation for the model's template.
-  std::variant<std::string, std::vector<ChatMessage>> input;
+  std::variant<std::string, ChatRequest> input;
   // The command-line defaults with this line's sampling fields applied; validated.
   SamplingParams sampling;
   // OpenAI batch lines: the body's "model", echoed in the response; it never picks weights.
   std::optional<std::string> model;
 
-  bool is_chat() const { return std::holds_alternative<std::vector<ChatMessage>>(input); }
+  bool is_chat() const { return std::holds_alternative<ChatRequest>(input); }
   const std::string& prompt() const { return std::get<std::string>(input); }
-  const std::vector<ChatMessage>& messages() const { return std::get<std::vector<ChatMessage>>(input); }
+  const ChatRequest& chat() const { return std::get<ChatRequest>(input); }
 };
 
 struct RequestError {

@@ -14,8 +14,7 @@ namespace {
 
 std::vector<TokenId> prompt_ids(const CompleteSettings& settings, const Tokenizer& tokenizer) {
   if (settings.chat_template) {
-    const ChatMessage messages[] = {{"user", settings.prompt}};
-    return tokenizer.encode(render_chat(*settings.chat_template, messages, true), true);
+    return tokenizer.encode(settings.chat_template->render(user_message_request(settings.prompt)), true);
   }
   std::vector<TokenId> ids;
   if (tokenizer.special().add_bos && tokenizer.special().bos) ids.push_back(*tokenizer.special().bos);

@@ -15,6 +15,22 @@ PromptBuilder::PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTempl
       max_model_len_(max_model_len),
       unsupported_(std::move(unsupported)) {}
 
+std::variant<std::string, RequestError> PromptBuilder::prompt_text(const Request& request) const {
+  if (!request.is_chat()) return request.prompt();
+  auto error = [&](std::string code, std::string message) {
+    return RequestError{request.index, request.id_json, std::move(code), std::move(message)};
+  };
+  if (!chat_template_) return error("chat_template_unavailable", no_template_reason_);
+  try {
+    return chat_template_->render(request.chat());
+  } catch (const jinja::TemplateError& e) {
+    // The message names the template's line ("line 3: ...").
+    return error("chat_template_error", fmt::format("the chat template failed: {}", e.what()));
+  } catch (const Error& e) {
+    return error("invalid_messages", e.what());
+  }
+}
+
 std::variant<PreparedRequest, RequestError> PromptBuilder::build(const Request& request) const {
   auto error = [&](std::string code, std::string message) {
     return RequestError{request.index, request.id_json, std::move(code), std::move(message)};
@@ -31,13 +47,10 @@ std::variant<PreparedRequest, RequestError> PromptBuilder::build(const Request& 
     return error("invalid_value", e.what());
   }
   if (request.is_chat()) {
-    if (!chat_template_) return error("chat_template_unavailable", no_template_reason_);
-    try {
-      // The template writes BOS itself where the family uses one.
-      prepared.prompt_ids = tokenizer_.encode(render_chat(*chat_template_, request.messages(), true), true);
-    } catch (const Error& e) {
-      return error("invalid_messages", e.what());
-    }
+    std::variant<std::string, RequestError> text = prompt_text(request);
+    if (auto* failed = std::get_if<RequestError>(&text)) return std::move(*failed);
+    // The template writes BOS itself where the model uses one.
+    prepared.prompt_ids = tokenizer_.encode(std::get<std::string>(text), true);
   } else {
     const SpecialTokens& special = tokenizer_.special();
     if (special.add_bos && special.bos) prepared.prompt_ids.push_back(*special.bos);

@@ -27,12 +27,16 @@ struct UnsupportedSampling {
 
 class PromptBuilder {
  public:
-  // `chat_template` is nullopt when the model has none pagedgen recognises;
-  // `no_template_reason` then says why, for the error records of chat lines.
+  // `chat_template` is nullopt when there is none to use (the model has none, or its text
+  // does not parse); `no_template_reason` then says why, for the error records of chat lines.
   PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTemplate> chat_template, std::string no_template_reason,
                 int64_t max_model_len, UnsupportedSampling unsupported = {});
 
   std::variant<PreparedRequest, RequestError> build(const Request& request) const;
+
+  // The prompt's text: a plain prompt as given, a conversation through the chat template
+  // (special-token text included, as build() tokenizes it); or the line's error record.
+  std::variant<std::string, RequestError> prompt_text(const Request& request) const;
 
  private:
   // The error record of a request whose sampling fields this model or backend cannot run.

@@ -1,62 +1,72 @@
-// Chat templates: render `messages` into the prompt text a model was trained on.
-// Families are recognised from the model's template text (GGUF tokenizer.chat_template or
-// tokenizer_config.json); `--chat-template NAME` overrides. No Jinja: one small renderer
-// per family, each checked against the template's documented output.
+// Chat templates: a model's Jinja template (core/jinja) rendering a request's conversation into
+// the prompt text it was trained on, with the variables transformers passes (messages, tools,
+// documents, add_generation_prompt, bos_token, eos_token, chat_template_kwargs) and its
+// continue_final_message, so pagedgen's prompt is the one vLLM or transformers would render.
 #pragma once
 
+#include <chrono>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "jinja/template.h"
 
 namespace pagedgen {
 
-enum class ChatTemplateKind { ChatML, Llama2, Llama3, Mistral, Gemma, Phi3 };
+// chat_template_kwargs: extra template variables, each a name and its JSON value's text, in
+// the order given.
+using ChatTemplateKwargs = std::vector<std::pair<std::string, std::string>>;
 
-// The Mistral template generations pagedgen reproduces (named after Mistral's tokenizer
-// versions); they differ in spacing and in where the system message goes:
-//   V1 (Mistral-7B-Instruct v0.1/v0.2, Mixtral-8x7B): "<s> [INST] system\n\nuser [/INST] answer</s>",
-//      the system message joined to the first user turn;
-//   V3 (Mistral-7B-Instruct v0.3, Mistral-Large-2407): "<s>[INST] user[/INST] answer</s>",
-//      the system message joined to the last user turn, answers trimmed.
-enum class MistralStyle { V1, V3 };
+// The template variables pagedgen sets itself; chat_template_kwargs may not name them.
+bool is_reserved_chat_variable(std::string_view name);
 
-struct ChatMessage {
-  std::string role;  // "system", "user", "assistant"
-  std::string content;
+// What a chat request line gives the template. The JSON texts are the line's own, passed
+// through as written (every field of every message, key order kept), so a template sees
+// what it would see in transformers.
+struct ChatRequest {
+  std::string messages_json;                  // the "messages" array
+  std::optional<std::string> tools_json;      // "tools"; absent: the template sees none
+  std::optional<std::string> documents_json;  // "documents"; absent: none
+  ChatTemplateKwargs kwargs;                  // the line's chat_template_kwargs
+  bool add_generation_prompt = true;
+  // continue_final_message: the final message's text (its content, or the last text part of
+  // it). The prompt then ends right after that text, as transformers cuts it: the model
+  // continues the final message instead of starting a new turn.
+  std::optional<std::string> continued_text;
 };
 
-struct ChatTemplate {
-  ChatTemplateKind kind;
-  // Text for special tokens the template writes itself (e.g. "<s>" for Llama 2).
-  std::string bos_text;
-  std::string eos_text;
-  // System message the template inserts when the conversation has none (SmolLM2's
-  // ChatML template does this); empty when it inserts none.
-  std::string default_system;
-  // Kind Mistral only (by name: V1).
-  MistralStyle mistral_style = MistralStyle::V1;
-  // Kind Phi3 only: Phi-3.5's template leaves out a system message with empty content,
-  // Phi-3's writes it.
-  bool skip_empty_system = false;
+// A conversation of one user message with this text, to which the assistant answers.
+ChatRequest user_message_request(std::string_view text);
+
+class ChatTemplate {
+ public:
+  // `bos_text`/`eos_text`: the model's special-token texts (bos_token, eos_token); `date`:
+  // what strftime_now formats; `default_kwargs`: --chat-template-kwargs, which a line's own
+  // chat_template_kwargs override name by name.
+  ChatTemplate(jinja::Template program, std::string bos_text, std::string eos_text, std::chrono::year_month_day date,
+               ChatTemplateKwargs default_kwargs = {});
+
+  // The prompt text, with special-token text, to tokenize with parse_special = true and
+  // without adding BOS. Throws jinja::TemplateError when the template fails (raise_exception,
+  // a budget spent, ...) and Error when the final message to continue is not in its text.
+  std::string render(const ChatRequest& request) const;
+
+  // The variables object render() passes to the template, as JSON text.
+  std::string variables_json(const ChatRequest& request) const;
+
+ private:
+  jinja::Template program_;
+  std::string bos_text_;
+  std::string eos_text_;
+  std::chrono::year_month_day date_;
+  ChatTemplateKwargs default_kwargs_;
 };
 
-std::string_view chat_template_name(ChatTemplateKind kind);
-// All names accepted by --chat-template, for --help and error messages.
-std::vector<std::string_view> chat_template_names();
-std::optional<ChatTemplateKind> chat_template_from_name(std::string_view name);
-
-// Recognises the family of a Jinja template text; nullopt when it is none we know, or a
-// variant whose output we cannot reproduce exactly (e.g. Llama 3.1+ templates that write
-// today's date, Mistral's original v0.1 template, Phi-3's first GGUF template).
-std::optional<ChatTemplate> detect_chat_template(std::string_view template_text, std::string_view bos_text,
-                                                 std::string_view eos_text);
-
-// Renders the conversation. The result contains special-token text and is tokenized with
-// parse_special = true and without adding BOS. Throws Error for a role the family does not
-// support or a conversation shape it rejects (e.g. Llama 2 requires alternating turns).
-std::string render_chat(const ChatTemplate& chat_template, std::span<const ChatMessage> messages,
-                        bool add_generation_prompt);
+// transformers' continue_final_message: `rendered` cut right after the last occurrence of
+// the final message's text (trimmed as Python's str.strip() does; the untrimmed text when the
+// template kept it whole). Throws Error when the template did not write that text.
+std::string cut_after_final_message(std::string_view rendered, std::string_view final_text);
 
 }  // namespace pagedgen

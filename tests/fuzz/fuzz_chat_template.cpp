@@ -1,61 +1,42 @@
-// Fuzz target: chat templates. The input is parts separated by 0x1E: a template text, the
-// BOS and EOS texts, then role and content of each message (at most 16). The template is
-// detected and, when recognised, rendered; every family renders the messages too, with and
-// without the generation prompt. Error (a role or shape a family rejects) is fine. The
-// name lookup takes the template text as a name.
+// Fuzz target: the Jinja interpreter of chat templates. The input is a template text, then
+// 0x1E, then the render's variables as a JSON object (messages, bos_token, ...; the seeds'
+// conversation when absent). Parsing and rendering may end in text or a TemplateError (a
+// template that does not parse, a raise_exception, a budget spent); any other exception, a
+// crash or a hang is a finding. The budgets are smaller than the defaults so that a mutated
+// loop stays fast.
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <vector>
+#include <string_view>
 
 #include "fuzz_files.h"
-#include "tokenizer/chat_template.h"
-#include "util/error.h"
+#include "jinja/template.h"
 
 using namespace pagedgen;
 
 namespace {
 
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  for (;;) {
-    const std::size_t end = text.find(separator);
-    parts.push_back(text.substr(0, end));
-    if (end == std::string_view::npos) return parts;
-    text.remove_prefix(end + 1);
-  }
-}
-
-void render(const ChatTemplate& chat_template, const std::vector<ChatMessage>& messages) {
-  for (const bool add_generation_prompt : {false, true}) {
-    try {
-      (void)render_chat(chat_template, messages, add_generation_prompt);
-    } catch (const Error&) {
-    }
-  }
-}
+constexpr std::string_view kConversation =
+    R"({"messages": [{"role": "system", "content": "Be terse."}, {"role": "user", "content": "Hi"},)"
+    R"( {"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "Bye"}],)"
+    R"( "bos_token": "<s>", "eos_token": "</s>", "add_generation_prompt": true})";
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
-  const std::vector<std::string_view> parts = split(fuzz::as_text(data, size), '\x1e');
-  const std::string_view template_text = parts[0];
-  const std::string_view bos = parts.size() > 1 ? parts[1] : "";
-  const std::string_view eos = parts.size() > 2 ? parts[2] : "";
-  std::vector<ChatMessage> messages;
-  for (std::size_t i = 3; i + 1 < parts.size() && messages.size() < 16; i += 2)
-    messages.push_back({std::string(parts[i]), std::string(parts[i + 1])});
-
-  (void)chat_template_from_name(template_text);
-  if (const std::optional<ChatTemplate> detected = detect_chat_template(template_text, bos, eos))
-    render(*detected, messages);
-  for (const std::string_view name : chat_template_names()) {
-    ChatTemplate chosen{*chat_template_from_name(name), std::string(bos), std::string(eos), ""};
-    render(chosen, messages);
-    chosen.default_system = "You are a helpful assistant.";
-    chosen.mistral_style = MistralStyle::V3;
-    chosen.skip_empty_system = true;
-    render(chosen, messages);
+  const std::string_view input = fuzz::as_text(data, size);
+  const std::size_t separator = input.find('\x1e');
+  const std::string_view source = input.substr(0, separator);
+  const std::string_view variables = separator == std::string_view::npos ? kConversation : input.substr(separator + 1);
+  jinja::RenderLimits limits;
+  limits.max_steps = 200'000;
+  limits.max_output_bytes = 1u << 20;
+  try {
+    const jinja::Template chat = jinja::Template::parse(source);
+    (void)chat.render(variables,
+                      std::chrono::year_month_day{std::chrono::year{2026}, std::chrono::December, std::chrono::day{6}},
+                      limits);
+  } catch (const jinja::TemplateError&) {
   }
   return 0;
 }

@@ -272,11 +272,41 @@ def request_seeds():
 
 
 def chat_template_seeds():
-    conversation = SEP.join([b"system", b"You are terse.", b"user", b"Hi", b"assistant", b"Hello!", b"user",
-                             b"Bye"])
+    """The real templates with a conversation (tools and content parts in some), and hostile
+    templates: deep nesting, huge ranges and repeats, runaway recursion and output."""
+    conversation = {"messages": [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Hi"},
+                                 {"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "Bye"}],
+                    "bos_token": "<s>", "eos_token": "</s>", "add_generation_prompt": True}
+    with_tools = dict(conversation, tools=[{"type": "function", "function": {
+        "name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}])
+    parts = dict(conversation, messages=[{"role": "user", "content": [{"type": "text", "text": "Hi \u00e9"}]},
+                                         {"role": "assistant", "content": None,
+                                          "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}]}])
     for path in sorted((ROOT / "tests" / "data" / "chat_templates").glob("*.jinja")):
-        write("fuzz_chat_template", path.stem, path.read_bytes() + SEP + b"<s>" + SEP + b"</s>" + SEP + conversation)
-    write("fuzz_chat_template", "by-name-chatml", b"chatml" + SEP + SEP + SEP + b"user" + SEP + b"x")
+        write("fuzz_chat_template", path.stem, path.read_bytes() + SEP + json.dumps(conversation).encode())
+        write("fuzz_chat_template", path.stem + "-tools", path.read_bytes() + SEP + json.dumps(with_tools).encode())
+        write("fuzz_chat_template", path.stem + "-parts", path.read_bytes() + SEP + json.dumps(parts).encode())
+    hostile = {
+        "deep-parentheses": "{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}",
+        "deep-ifs": "{% if true %}" * 500 + "x" + "{% endif %}" * 500,
+        "deep-subscripts": "{{ messages" + "[0]" * 5000 + " }}",
+        "long-operator-chain": "{{ 1" + " + 1" * 5000 + " }}",
+        "huge-range": "{% for i in range(10**9) %}{{ i }}{% endfor %}",
+        "nested-ranges": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+        "huge-repeat": "{{ 'x' * 10**12 }}{{ [1] * 10**12 }}",
+        "doubling-string": "{% set ns = namespace(s='ab') %}{% for i in range(80) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+        "runaway-macro": "{% macro f(n) %}{{ f(n + 1) }}{{ f(n + 2) }}{% endmacro %}{{ f(0) }}",
+        "deep-macro-frames": "{% macro f(n) %}" + "{% if true %}" * 120 + "{{ f(" + "-" * 60 + "n) }}" +
+                             "{% endif %}" * 120 + "{% endmacro %}{{ f(0) }}",
+        "big-integers": "{{ 10**100 }}{{ 2**63 }}{{ -9223372036854775807 - 2 }}{{ 9223372036854775807 // -1 }}",
+        "nesting-values": "{% set ns = namespace(v=[]) %}{% for i in range(2000) %}{% set ns.v = [ns.v] %}{% endfor %}{{ ns.v }}{{ ns.v | tojson }}",
+        "format-widths": "{{ '%999999999s' % 'x' }}{{ '{:>999999999}'.format('x') }}{{ 'x' | indent(10**12) }}",
+        "unclosed": "{% for m in messages %}{% if m %}{{ m.role",
+        "raise": "{{ raise_exception('no ' ~ messages[0].role) }}",
+    }
+    for name, template in hostile.items():
+        write("fuzz_chat_template", name, template.encode() + SEP + json.dumps(conversation).encode())
+    write("fuzz_chat_template", "deep-json", b"{{ x | tojson }}" + SEP + b'{"x": ' + b"[" * 5000 + b"]" * 5000 + b"}")
 
 
 # ---- JSON schemas (structured outputs) -----------------------------------------------------
