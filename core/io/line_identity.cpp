@@ -101,8 +101,8 @@ RequestItem parse_identified_line(od::document& document, const char* line_begin
   }
 }
 
-Request make_request(uint64_t index, const LineIdentity& identity,
-                     std::variant<std::string, std::vector<ChatMessage>> input, SamplingParams sampling) {
+Request make_request(uint64_t index, const LineIdentity& identity, decltype(Request::input) input,
+                     SamplingParams sampling) {
   try {
     validate(sampling);
   } catch (const Error& error) {

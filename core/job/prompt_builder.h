@@ -21,7 +21,7 @@ namespace pagedgen {
 struct UnsupportedSampling {
   std::optional<std::string> token_masks;  // a constrained response_format
   std::optional<std::string> penalties;    // presence/frequency/repetition_penalty, logit_bias
-  std::optional<std::string> logprobs;     // logprobs, top_logprobs
+  std::optional<std::string> logprobs;     // logprobs, top_logprobs, prompt_logprobs
 };
 
 class PromptBuilder {
