@@ -7,7 +7,8 @@
 //     (all compared); the generated tokens' values agree within 1e-5 (the maximum printed);
 //   - cache hits change no value: the scoring batch (a scoring request beside requests
 //     that share its prefix, chunked prefills) at block sizes 8, 16 and 32, sharing on and
-//     off, gives the same values as the first run;
+//     off, gives the same values as the first run; so do small pools where scoring
+//     requests are preempted and compute their prompt again;
 //   - the CLI: plain and OpenAI lines through the binary (echo, token ids, max_tokens 0).
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -18,13 +19,13 @@
 #include <cmath>
 #include <fstream>
 #include <numeric>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cli_runner.h"
 #include "cpu/cpu_backend.h"
 #include "engine/engine.h"
-#include "engine/run_to_completion.h"
 #include "job/prompt_builder.h"
 #include "loaded_model.h"
 #include "paged_batch_builder.h"
@@ -52,12 +53,14 @@ PreparedRequest prepare(const LoadedModel& model, uint64_t index, decltype(Reque
   return std::get<PreparedRequest>(builder.build(request));
 }
 
-// The batch's outputs in input order, run on a fresh engine.
+// The batch's outputs in input order, run on a fresh engine with a pool of `num_tokens`
+// token slots; adds to `scoring_preempted`, when given, the scoring sequences preempted.
 std::vector<RequestOutput> run(const LoadedModel& model, std::vector<PreparedRequest> requests, int32_t block_size,
-                               bool sharing) {
+                               bool sharing, int32_t num_tokens = 1024,
+                               std::set<uint64_t>* scoring_preempted = nullptr) {
   CpuBackend backend(model.files.config(), model.weights, 2, cpu::best_cpu_isa(), KvDtype::kFloat16);
   EngineConfig config{.block_size = block_size,
-                      .num_blocks = 1024 / block_size,
+                      .num_blocks = num_tokens / block_size,
                       .max_num_seqs = 4,
                       .max_batch_tokens = 24,  // prompts are prefilled in chunks
                       .prefix_sharing = sharing,
@@ -65,7 +68,13 @@ std::vector<RequestOutput> run(const LoadedModel& model, std::vector<PreparedReq
   Engine engine(config, backend, &model.files.tokenizer());
   engine.add_requests(std::move(requests));
   std::vector<RequestOutput> outputs;
-  for (OutputRecord& record : run_to_completion(engine)) outputs.push_back(std::get<RequestOutput>(std::move(record)));
+  while (engine.has_unfinished()) {
+    for (OutputRecord& record : engine.step().finished) outputs.push_back(std::get<RequestOutput>(std::move(record)));
+    if (scoring_preempted == nullptr || !engine.has_unfinished()) continue;
+    for (const uint64_t id : engine.scheduler().waiting())
+      if (engine.scheduler().sequence(id).scores_prompt && engine.scheduler().sequence(id).num_preemptions > 0)
+        scoring_preempted->insert(id);
+  }
   std::ranges::sort(outputs, {}, &RequestOutput::index);
   return outputs;
 }
@@ -99,6 +108,17 @@ double max_difference(const GeneratedTokenLogprobs& a, const GeneratedTokenLogpr
     diff = std::max(diff, static_cast<double>(std::abs(a.top[j].logprob - b.top[j].logprob)));
   }
   return diff;
+}
+
+// The scores of the batch of the generation test (1, 3: prompt_logprobs; 2: echo) are the
+// same bits in both runs.
+void check_same_scores(const std::vector<RequestOutput>& out, const std::vector<RequestOutput>& first) {
+  for (std::size_t r = 1; r < 4; ++r) {
+    const auto& a = r == 2 ? *out[r].echo_logprobs : *out[r].prompt_logprobs;
+    const auto& b = r == 2 ? *first[r].echo_logprobs : *first[r].prompt_logprobs;
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 1; i < a.size(); ++i) CHECK(max_difference(a[i], b[i]) == 0.0);
+  }
 }
 
 SamplingParams scoring(int32_t num_top) {
@@ -236,14 +256,31 @@ TEST_CASE("prompt_logprobs and echo: generated logprobs scored again agree, at e
       const auto& generated_now = *out[0].choices[0].logprobs;
       for (std::size_t i = 0; i < generated_now.size(); ++i)
         CHECK(max_difference(generated_now[i], (*(*first)[0].choices[0].logprobs)[i]) == 0.0);
-      for (std::size_t r = 1; r < 4; ++r) {
-        const auto& a = r == 2 ? *out[r].echo_logprobs : *out[r].prompt_logprobs;
-        const auto& b = r == 2 ? *(*first)[r].echo_logprobs : *(*first)[r].prompt_logprobs;
-        REQUIRE(a.size() == b.size());
-        for (std::size_t i = 1; i < a.size(); ++i) CHECK(max_difference(a[i], b[i]) == 0.0);
-      }
+      check_same_scores(out, *first);
     }
   }
+  // Pools too small for the batch at once, two more generating requests beside it:
+  // preempted scoring requests compute their prompt again, and their rows come again with
+  // the same values.
+  extending.max_tokens = 8;
+  batch.push_back(prepare(*model, 4, extended, extending));
+  batch.push_back(prepare(*model, 5, all_ids, extending));
+  std::vector<TokenId> twice = all_ids;
+  twice.insert(twice.end(), all_ids.begin(), all_ids.end());
+  batch.push_back(prepare(*model, 6, twice, scoring(3)));  // a third chunk to preempt it in
+  const std::vector<GeneratedTokenLogprobs> twice_alone = *run(*model, {batch.back()}, 8, true)[0].prompt_logprobs;
+  std::size_t num_preempted = 0;
+  for (const int32_t num_tokens : {56, 64, 72, 80}) {
+    CAPTURE(num_tokens);
+    std::set<uint64_t> preempted;
+    const std::vector<RequestOutput> out = run(*model, batch, 8, true, num_tokens, &preempted);
+    check_same_scores(out, *first);
+    for (std::size_t i = 1; i < twice_alone.size(); ++i)
+      CHECK(max_difference((*out[6].prompt_logprobs)[i], twice_alone[i]) == 0.0);
+    num_preempted += preempted.size();
+  }
+  MESSAGE(fmt::format("{} scoring sequences preempted in the small pools", num_preempted));
+  CHECK(num_preempted > 0);
 }
 
 TEST_CASE("prompt_logprobs, echo and token-id prompts through the CLI, plain and OpenAI lines") {
