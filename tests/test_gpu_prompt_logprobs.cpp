@@ -34,12 +34,8 @@ namespace {
 // The prompt_logprobs of each request, by request index, from the engine on `backend`.
 std::vector<std::vector<GeneratedTokenLogprobs>> engine_prompt_logprobs(Backend& backend,
                                                                         const std::vector<PreparedRequest>& requests) {
-  EngineConfig config;
-  config.block_size = 16;
-  config.num_blocks = 256;
-  config.max_batch_tokens = 256;
-  config.max_model_len = 2048;
-  Engine engine(config, backend, nullptr);
+  Engine engine(EngineConfig{.block_size = 16, .num_blocks = 256, .max_batch_tokens = 256, .max_model_len = 2048},
+                backend, nullptr);
   engine.add_requests(requests);
   std::vector<std::vector<GeneratedTokenLogprobs>> out(requests.size());
   for (OutputRecord& record : run_to_completion(engine)) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <variant>
 
+#include "io/openai_batch_format.h"
 #include "io/request_parser.h"
 
 using namespace pagedgen;
@@ -16,31 +17,33 @@ using namespace pagedgen;
 namespace {
 
 // "R prompt=<text or ids> prompt_logprobs=<k> echo=<0|1> max_tokens=<n>" or "E <code>: <message>".
-std::string parse(RequestFormat format, const std::string& line) {
-  RequestParser parser(format, SamplingParams{});
-  const RequestItem item = parser.parse(line, 0);
-  if (const auto* error = std::get_if<RequestError>(&item)) return fmt::format("E {}: {}", error->code, error->message);
-  const Request& r = std::get<Request>(item);
-  const std::string prompt = r.prompt_token_ids() ? fmt::format("{}", *r.prompt_token_ids())
-                                                  : (r.is_chat() ? std::string("chat") : r.prompt());
-  const SamplingParams& p = r.sampling;
+std::string describe(const RequestItem& item) {
+  const auto* r = std::get_if<Request>(&item);
+  if (r == nullptr) {
+    const RequestError& error = std::get<RequestError>(item);
+    return fmt::format("E {}: {}", error.code, error.message);
+  }
+  const std::string prompt = r->prompt_token_ids() ? fmt::format("{}", *r->prompt_token_ids())
+                                                   : (r->is_chat() ? std::string("chat") : r->prompt());
+  const SamplingParams& p = r->sampling;
   return fmt::format("R prompt={} prompt_logprobs={} echo={} max_tokens={}", prompt,
                      p.prompt_logprobs ? fmt::format("{}", *p.prompt_logprobs) : "none", p.echo ? 1 : 0, p.max_tokens);
 }
 
-std::string plain(const std::string& fields) { return parse(RequestFormat::kPlain, "{" + fields + "}"); }
-
-std::string completion(const std::string& fields) {
-  return parse(RequestFormat::kOpenAiBatch,
-               R"({"custom_id": "r", "method": "POST", "url": "/v1/completions", "body": {)" + fields + "}}");
+std::string plain(const std::string& fields) {
+  return describe(RequestParser(RequestFormat::kPlain, SamplingParams{}).parse("{" + fields + "}", 0));
 }
 
-std::string chat(const std::string& fields) {
-  return parse(RequestFormat::kOpenAiBatch,
-               R"({"custom_id": "r", "method": "POST", "url": "/v1/chat/completions", "body": {"messages": )"
-               R"([{"role": "user", "content": "c"}], )" +
-                   fields + "}}");
+// An OpenAI batch line to `url` whose body holds `fields` (and a conversation for chat).
+std::string openai(std::string_view url, const std::string& fields) {
+  const std::string messages = url == kChatCompletionsUrl ? R"("messages": [{"role": "user", "content": "c"}], )" : "";
+  const std::string line =
+      fmt::format(R"({{"custom_id": "r", "method": "POST", "url": "{}", "body": {{{}{}}}}})", url, messages, fields);
+  return describe(RequestParser(RequestFormat::kOpenAiBatch, SamplingParams{}).parse(line, 0));
 }
+
+std::string completion(const std::string& fields) { return openai(kCompletionsUrl, fields); }
+std::string chat(const std::string& fields) { return openai(kChatCompletionsUrl, fields); }
 
 }  // namespace
 
