@@ -292,12 +292,10 @@ void OutputProcessor::fail_row(PlannedRow& row) {
                                            "schema's enum, const or property names",
                                            num_generated)};
   }
-  if (!state.error)
-    state.error = RequestError{r.index, r.id_json, "numerical_error",
-                               fmt::format("the model's logits for this request are not finite (NaN or infinity) "
-                                           "after {} tokens; the weights or the computation in this dtype are broken "
-                                           "for this input",
-                                           row.num_tokens)};
+  fail_request(request_index, fmt::format("the model's logits for this request are not finite (NaN or infinity) "
+                                          "after {} tokens; the weights or the computation in this dtype are broken "
+                                          "for this input",
+                                          row.num_tokens));
   if (row.child) {
     ++stats_.num_samples;
   } else {

@@ -167,6 +167,7 @@ class OutputProcessor {
   void apply_prompt_rows(std::span<const SampledToken> results);
   // Ends the sequences of max_tokens 0 whose prompt the step computed: no token, length.
   void end_unsampled();
+  // The request's record becomes a numerical_error with `message`, unless it has an error.
   void fail_request(int64_t request_index, std::string message);
 
   const Tokenizer* tokenizer_;
