@@ -32,7 +32,8 @@ void DeviceSampler::enqueue(const float* logits, int32_t num_logits_rows, int32_
   const std::vector<DeviceSamplingRow> rows = gather_rows(num_logits_rows, vocab, sampling, slot);
   if (slot.copied == nullptr) CUDA_CHECK(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming));
   slot.num_rows = static_cast<int32_t>(sampling.rows.size());
-  if (slot.num_rows > 0) launch_step(logits, vocab, rows, slot, stream);
+  slot.num_prompt_rows = static_cast<int32_t>(sampling.prompt_rows.size());
+  if (!slot.logprob_rows.empty() || slot.num_rows > 0) launch_step(logits, vocab, rows, slot, stream);
   CUDA_CHECK(cudaEventRecord(slot.copied, stream));
   next_slot_ = (next_slot_ + 1) % kSlots;
   ++num_pending_;
@@ -53,7 +54,7 @@ std::vector<DeviceSamplingRow> DeviceSampler::gather_rows(int32_t num_logits_row
     const SamplingParams& params = *row.params;
     if (params.logprobs)
       slot.logprob_rows.push_back(
-          DeviceLogprobRow{row.logits_row, static_cast<int32_t>(rows.size()), std::min(*params.logprobs, vocab), 0});
+          DeviceLogprobRow{row.logits_row, static_cast<int32_t>(rows.size()), std::min(*params.logprobs, vocab), -1});
     const int32_t penalized_row = params.has_penalties() ? add_penalty_row(row, vocab) : -1;
     masked_ids(params, row.tokens, row.num_generated, sampling.end_of_generation, static_cast<std::size_t>(vocab),
                row_masked_);
@@ -64,7 +65,21 @@ std::vector<DeviceSamplingRow> DeviceSampler::gather_rows(int32_t num_logits_row
                                      mask_row.value_or(-1), 0});
     masked_.insert(masked_.end(), row_masked_.begin(), row_masked_.end());
   }
+  gather_prompt_rows(num_logits_rows, vocab, sampling, slot);
   return rows;
+}
+
+void DeviceSampler::gather_prompt_rows(int32_t num_logits_rows, int32_t vocab, const SamplingBatch& sampling,
+                                       Slot& slot) {
+  const auto first_result = static_cast<int32_t>(sampling.rows.size());
+  for (std::size_t i = 0; i < sampling.prompt_rows.size(); ++i) {
+    const PromptLogprobRow& row = sampling.prompt_rows[i];
+    PG_CHECK(row.logits_row >= 0 && row.logits_row < num_logits_rows, "prompt row reads logits row {} of {}",
+             row.logits_row, num_logits_rows);
+    PG_CHECK(row.token >= 0 && row.token < vocab, "prompt row of token {} in a vocabulary of {}", row.token, vocab);
+    slot.logprob_rows.push_back(DeviceLogprobRow{row.logits_row, first_result + static_cast<int32_t>(i),
+                                                 std::min(row.num_top, vocab), row.token});
+  }
 }
 
 int32_t DeviceSampler::add_penalty_row(const SamplingRow& row, int32_t vocab) {
@@ -94,7 +109,8 @@ void DeviceSampler::launch_step(const float* logits, int32_t vocab, std::span<co
   const std::size_t token_bytes = rows.size() * sizeof(int32_t);
   const std::size_t num_logprob_rows = slot.logprob_rows.size();
   const std::size_t logprob_bytes = num_logprob_rows * (1 + kMaxTopLogprobs) * sizeof(float);
-  const std::size_t logprob_out_bytes = logprob_bytes + num_logprob_rows * kMaxTopLogprobs * sizeof(int32_t);
+  const std::size_t top_ids_bytes = num_logprob_rows * kMaxTopLogprobs * sizeof(int32_t);
+  const std::size_t logprob_out_bytes = logprob_bytes + top_ids_bytes + num_logprob_rows * sizeof(int32_t);
   grow_results(slot, token_bytes, logprob_out_bytes, stream);
   launch_sample(SamplingArgs{logits, penalized_.as<float>(), inputs.rows, inputs.masked, inputs.allowed,
                              static_cast<int32_t>(mask_pack_.words_per_row()), slot.tokens.as<int32_t>(),
@@ -102,12 +118,15 @@ void DeviceSampler::launch_step(const float* logits, int32_t vocab, std::span<co
                 stream);
   // Log probabilities from the raw logits, after the tokens are known: per row the
   // token's value and the top k's, then their ids, back to the host with the ids.
+  std::byte* out = slot.logprob_out.as<std::byte>();
   launch_logprobs(LogprobArgs{logits, inputs.logprob_rows, slot.tokens.as<int32_t>(), slot.logprob_out.as<float>(),
-                              reinterpret_cast<int32_t*>(slot.logprob_out.as<std::byte>() + logprob_bytes),
+                              reinterpret_cast<int32_t*>(out + logprob_bytes),
+                              reinterpret_cast<int32_t*>(out + logprob_bytes + top_ids_bytes),
                               static_cast<int32_t>(num_logprob_rows), vocab},
                   stream);
   std::byte* host = slot.host_tokens.reserve(token_bytes + logprob_out_bytes);
-  CUDA_CHECK(cudaMemcpyAsync(host, slot.tokens.data(), token_bytes, cudaMemcpyDeviceToHost, stream));
+  if (token_bytes > 0)
+    CUDA_CHECK(cudaMemcpyAsync(host, slot.tokens.data(), token_bytes, cudaMemcpyDeviceToHost, stream));
   if (logprob_out_bytes > 0)
     CUDA_CHECK(cudaMemcpyAsync(host + token_bytes, slot.logprob_out.data(), logprob_out_bytes, cudaMemcpyDeviceToHost,
                                stream));
@@ -149,16 +168,21 @@ std::vector<SampledToken> DeviceSampler::collect() {
   Slot& slot = slots_[(next_slot_ + kSlots - num_pending_) % kSlots];
   --num_pending_;
   CUDA_CHECK(cudaEventSynchronize(slot.copied));
-  std::vector<SampledToken> tokens(static_cast<std::size_t>(slot.num_rows));
+  const auto num_rows = static_cast<std::size_t>(slot.num_rows);
+  std::vector<SampledToken> tokens(num_rows + static_cast<std::size_t>(slot.num_prompt_rows));
   const std::byte* host = slot.host_tokens.reserve(0);
   const auto* host_ids = reinterpret_cast<const int32_t*>(host);
-  for (std::size_t i = 0; i < tokens.size(); ++i)
+  for (std::size_t i = 0; i < num_rows; ++i)
     if (host_ids[i] >= 0) tokens[i].id = host_ids[i];
-  const std::byte* host_logprobs = host + tokens.size() * sizeof(int32_t);
+  const std::byte* host_logprobs = host + num_rows * sizeof(int32_t);
   const std::size_t logprob_bytes = slot.logprob_rows.size() * (1 + kMaxTopLogprobs) * sizeof(float);
+  const std::size_t top_ids_bytes = slot.logprob_rows.size() * kMaxTopLogprobs * sizeof(int32_t);
   for (std::size_t r = 0; r < slot.logprob_rows.size(); ++r) {
     const DeviceLogprobRow& row = slot.logprob_rows[r];
     SampledToken& token = tokens[static_cast<std::size_t>(row.sampling_row)];
+    int32_t rank = 0;
+    std::memcpy(&rank, host_logprobs + logprob_bytes + top_ids_bytes + r * sizeof(rank), sizeof(rank));
+    if (row.prompt_token >= 0 && rank > 0) token.id = row.prompt_token;  // rank 0: its logits were not usable
     if (!token.id) continue;
     float values[1 + kMaxTopLogprobs];
     int32_t ids[kMaxTopLogprobs];
@@ -166,6 +190,7 @@ std::vector<SampledToken> DeviceSampler::collect() {
     std::memcpy(ids, host_logprobs + logprob_bytes + r * sizeof(ids), sizeof(ids));
     TokenLogprobs& logprobs = token.logprobs.emplace();
     logprobs.logprob = values[0];
+    logprobs.rank = rank;
     for (int32_t j = 0; j < row.num_top; ++j) logprobs.top.push_back({ids[j], values[1 + j]});
   }
   return tokens;

@@ -4,7 +4,8 @@
 // penalized tokens (penalty_kernels.h) go over in one asynchronous copy from pinned
 // memory, and the ids (with the log probabilities rows ask for, logprob_kernels.h) come
 // back the same way into one of two pinned result slots, so that one step's ids can be
-// read while the next step is queued behind it. It runs eagerly after the forward pass
+// read while the next step is queued behind it. Prompt rows (sampling_batch.h) are log
+// probability rows of a given token, after the sampled ones. It runs eagerly after the forward pass
 // (never inside a decode CUDA graph), on the step's sampling rows only: a graph's padding
 // rows are never sampled, and the inputs may move whenever they grow.
 #pragma once
@@ -43,7 +44,7 @@ class DeviceSampler {
   // are not usable. Valid on the stream until a later enqueue() after the next one.
   const int32_t* last_device_tokens() const;
   // Waits for the oldest enqueued step's ids; one SampledToken per row, in order (none for
-  // a row whose logits are not usable).
+  // a row whose logits are not usable), then one per prompt row.
   std::vector<SampledToken> collect();
 
   // enqueue() then collect().
@@ -56,12 +57,13 @@ class DeviceSampler {
   // One step's results: device ids and log probabilities, their pinned copy, the rows that
   // asked for log probabilities, and the event after the copy.
   struct Slot {
-    DeviceBuffer tokens;       // [rows] int32 chosen ids
-    DeviceBuffer logprob_out;  // logprob_kernels.h's outputs: values, then ids
-    PinnedBuffer host_tokens;  // [rows] int32, then the logprob outputs, copied back
-    std::vector<DeviceLogprobRow> logprob_rows;
+    DeviceBuffer tokens;                         // [rows] int32 chosen ids
+    DeviceBuffer logprob_out;                    // logprob_kernels.h's outputs: values, then ids
+    PinnedBuffer host_tokens;                    // [rows] int32, then the logprob outputs, copied back
+    std::vector<DeviceLogprobRow> logprob_rows;  // the sampled rows' that ask, then the prompt rows
     cudaEvent_t copied = nullptr;
-    int32_t num_rows = 0;
+    int32_t num_rows = 0;         // sampled rows
+    int32_t num_prompt_rows = 0;  // prompt rows, whose results follow the sampled rows'
   };
   static constexpr int kSlots = 2;
 
@@ -86,6 +88,8 @@ class DeviceSampler {
   void launch_step(const float* logits, int32_t vocab, std::span<const DeviceSamplingRow> rows, Slot& slot,
                    cudaStream_t stream);
   StepInputs upload_inputs(std::span<const DeviceSamplingRow> rows, const Slot& slot, cudaStream_t stream);
+  // Appends the log probability rows of `sampling`'s prompt rows to `slot`'s.
+  static void gather_prompt_rows(int32_t num_logits_rows, int32_t vocab, const SamplingBatch& sampling, Slot& slot);
   // `slot`'s result buffers made large enough for this step's ids and log probabilities.
   void grow_results(Slot& slot, std::size_t token_bytes, std::size_t logprob_out_bytes, cudaStream_t stream);
 

@@ -26,6 +26,7 @@ __device__ bool ranks_before(const Ranked& a, const Ranked& b) {
 struct Shared {
   double chunk_sums[kMaxChunks];
   float warp_max[kWarps];
+  int32_t warp_count[kWarps];
   Ranked warp_best[kWarps];
   int32_t top[kMaxTopLogprobs];
   float max_logit;
@@ -73,13 +74,39 @@ __device__ int32_t block_next_best(const float* logits, int32_t vocab, int num_c
   return shared.top[num_chosen];
 }
 
+// Whether a thread of the block saw a NaN or +inf (the sampler's unusable row).
+__device__ bool block_breaks_row(const float* logits, int32_t vocab) {
+  bool broken = false;
+  for (int32_t i = threadIdx.x; i < vocab; i += kThreads) broken = broken || breaks_row(logits[i]);
+  return __syncthreads_or(broken) != 0;
+}
+
+// The ids whose logit is >= `logit`.
+__device__ int32_t block_count_at_least(const float* logits, int32_t vocab, float logit, Shared& shared) {
+  int32_t count = 0;
+  for (int32_t i = threadIdx.x; i < vocab; i += kThreads) count += logits[i] >= logit ? 1 : 0;
+  for (int offset = 16; offset > 0; offset /= 2) count += __shfl_down_sync(0xffffffffu, count, offset);
+  if (threadIdx.x % 32 == 0) shared.warp_count[threadIdx.x / 32] = count;
+  __syncthreads();
+  int32_t block = 0;
+  for (int w = 0; w < kWarps; ++w) block += shared.warp_count[w];
+  return block;
+}
+
 __global__ void __launch_bounds__(kThreads) logprobs_kernel(LogprobArgs args) {
   __shared__ Shared shared;
   const DeviceLogprobRow row = args.rows[blockIdx.x];
-  const int32_t token = args.tokens[row.sampling_row];
+  const bool prompt_row = row.prompt_token >= 0;
+  const int32_t token = prompt_row ? row.prompt_token : args.tokens[row.sampling_row];
   if (token < 0) return;  // the whole block: the row had no token
   const float* logits = args.logits + static_cast<int64_t>(row.logits_row) * args.vocab;
+  const bool broken = prompt_row && block_breaks_row(logits, args.vocab);
   const float max_logit = block_max(logits, args.vocab, shared);
+  if (broken || max_logit == -INFINITY) {  // only a prompt row gets here unusable: the sampler gave no token
+    if (threadIdx.x == 0) args.ranks[blockIdx.x] = 0;
+    return;
+  }
+  const int32_t rank = block_count_at_least(logits, args.vocab, logits[token], shared);
   const int32_t num_chunks = (args.vocab + kLogSumChunk - 1) / kLogSumChunk;
   for (int32_t c = threadIdx.x; c < num_chunks; c += kThreads) {
     double chunk_sum = 0.0;
@@ -105,7 +132,10 @@ __global__ void __launch_bounds__(kThreads) logprobs_kernel(LogprobArgs args) {
       out[1 + j] = log_softmax(logits[id], max_logit, log_sum);
     }
   }
-  if (threadIdx.x == 0) out[0] = log_softmax(logits[token], max_logit, log_sum);
+  if (threadIdx.x == 0) {
+    out[0] = log_softmax(logits[token], max_logit, log_sum);
+    args.ranks[blockIdx.x] = rank;
+  }
 }
 
 }  // namespace

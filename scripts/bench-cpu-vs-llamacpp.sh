@@ -39,48 +39,27 @@ bin="${PAGEDGEN:-}"
 llama_dir="${LLAMA_CPP_DIR:-}"
 reps=1
 keep=""
+# shellcheck source=scripts/bench-common.sh
+. "$(dirname "$0")/bench-common.sh"
 while [[ $# -gt 0 ]]; do
+  if bench_option "$@"; then shift 2; continue; fi
   case "$1" in
-    -t|--threads) threads="$2"; shift 2 ;;
-    -m|--model) model="$2"; shift 2 ;;
-    --pagedgen) bin="$2"; shift 2 ;;
     --llama-cpp-dir) llama_dir="$2"; shift 2 ;;
-    --reps) reps="$2"; shift 2 ;;
-    --keep) keep="$2"; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-cpu-vs-llamacpp: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-# Paths given relative to the caller's directory, before moving to the repository root.
-for var in model bin llama_dir keep; do
-  if [[ -n "${!var}" ]]; then printf -v "$var" '%s' "$(realpath -m -- "${!var}")"; fi
-done
+bench_absolute_paths model bin llama_dir keep
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/bench-contention.sh
 . scripts/bench-contention.sh
 run_begin=$(contention_sample)
-bin="${bin:-build/app/pagedgen}"
-if [[ ! -x "$bin" ]]; then
-  echo "bench-cpu-vs-llamacpp: $bin not found; build first (scripts/build.sh) or pass --pagedgen" >&2
-  exit 2
-fi
-if [[ -z "$model" ]]; then
-  model="${PAGEDGEN_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pagedgen/models}/SmolLM2-135M-Instruct.Q4_1.gguf"
-fi
-if [[ ! -f "$model" ]]; then
-  echo "bench-cpu-vs-llamacpp: model $model not found (scripts/fetch-model.sh, or -m)" >&2
-  exit 2
-fi
+bench_check_inputs bench-cpu-vs-llamacpp
 if [[ -n "$llama_dir" && ! ( -x "$llama_dir/llama-bench" && -x "$llama_dir/llama-batched-bench" ) ]]; then
   echo "bench-cpu-vs-llamacpp: $llama_dir lacks llama-bench or llama-batched-bench" >&2
   exit 2
 fi
 
-if [[ -n "$keep" ]]; then
-  tmp="$keep"; mkdir -p "$tmp"
-else
-  tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-fi
+bench_work_dir
 
 read -r -a extra_flags <<<"${PAGEDGEN_FLAGS:-}"
 modes=(exact)

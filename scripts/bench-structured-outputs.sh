@@ -46,16 +46,13 @@ requests=64
 max_tokens=192
 reps=3
 keep=""
+# shellcheck source=scripts/bench-common.sh
+. "$(dirname "$0")/bench-common.sh"
 while [[ $# -gt 0 ]]; do
+  if bench_option "$@"; then shift 2; continue; fi
   case "$1" in
-    -t|--threads) threads="$2"; shift 2 ;;
-    -m|--model) model="$2"; shift 2 ;;
-    --pagedgen) bin="$2"; shift 2 ;;
     --requests) requests="$2"; shift 2 ;;
     --max-tokens) max_tokens="$2"; shift 2 ;;
-    --reps) reps="$2"; shift 2 ;;
-    --keep) keep="$2"; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-structured-outputs: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -63,32 +60,13 @@ if ! [[ "$reps" =~ ^[1-9][0-9]*$ ]]; then
   echo "bench-structured-outputs: --reps must be a positive integer, got $reps" >&2
   exit 2
 fi
-# Paths given relative to the caller's directory, before moving to the repository root.
-for var in model bin keep; do
-  if [[ -n "${!var}" ]]; then printf -v "$var" '%s' "$(realpath -m -- "${!var}")"; fi
-done
+bench_absolute_paths model bin keep
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/bench-contention.sh
 . scripts/bench-contention.sh
 run_begin=$(contention_sample)
-bin="${bin:-build/app/pagedgen}"
-if [[ ! -x "$bin" ]]; then
-  echo "bench-structured-outputs: $bin not found; build first (scripts/build.sh) or pass --pagedgen" >&2
-  exit 2
-fi
-if [[ -z "$model" ]]; then
-  model="${PAGEDGEN_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pagedgen/models}/SmolLM2-135M-Instruct.Q4_1.gguf"
-fi
-if [[ ! -f "$model" ]]; then
-  echo "bench-structured-outputs: model $model not found (scripts/fetch-model.sh, or -m)" >&2
-  exit 2
-fi
-
-if [[ -n "$keep" ]]; then
-  tmp="$keep"; mkdir -p "$tmp"
-else
-  tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-fi
+bench_check_inputs bench-structured-outputs
+bench_work_dir
 
 read -r -a extra_flags <<<"${PAGEDGEN_FLAGS:-}"
 scripts/make-structured-workload.py --schema "$tmp/order.schema.json" -o "$tmp/orders.jsonl" \

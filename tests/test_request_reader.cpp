@@ -232,7 +232,8 @@ TEST_CASE("the line must be one object with prompt or messages") {
         "E 0 id=null missing_field: the line needs \"prompt\" (text) or \"messages\" (a chat conversation)");
   CHECK(parse_one("{\"prompt\": \"a\", \"prompt\": \"b\"}") ==
         "E 0 id=null duplicate_field: field \"prompt\" appears twice");
-  CHECK(parse_one("{\"prompt\": \"\"}") == "E 0 id=null invalid_value: prompt must be a non-empty string, got \"\"");
+  CHECK(parse_one("{\"prompt\": \"\"}") ==
+        "E 0 id=null invalid_value: prompt must be a non-empty string or list of token ids, got \"\"");
   CHECK(parse_one("{\"prompt\": null, \"messages\": [{\"role\": \"user\", \"content\": \"c\"}]}") ==
         "R 0 id=null key=#0 [user|c]");
 }
@@ -291,7 +292,9 @@ TEST_CASE("sampling fields: wrong types and out-of-range values name the field")
   CHECK(with("\"top_p\": 0") == "E 0 id=null invalid_value: top_p must be in (0, 1] (1 = off), got 0");
   CHECK(with("\"min_p\": 1.5") == "E 0 id=null invalid_value: min_p must be in [0, 1] (0 = off), got 1.5");
   CHECK(with("\"top_k\": -2") == "E 0 id=null invalid_value: top_k must be >= 0 (0 = off), got -2");
-  CHECK(with("\"max_tokens\": 0") == "E 0 id=null invalid_value: max_tokens must be >= 1, got 0");
+  CHECK(with("\"max_tokens\": 0") ==
+        "E 0 id=null invalid_value: max_tokens must be >= 1 (0 only with echo or prompt_logprobs: score the prompt, "
+        "generate nothing), got 0");
   CHECK(with("\"max_tokens\": 5.0") == "E 0 id=null invalid_type: max_tokens must be an integer, got 5.0");
   CHECK(with("\"max_tokens\": 99999999999") ==
         "E 0 id=null invalid_value: max_tokens must be an integer in [-2147483648, 2147483647], got 99999999999");
@@ -429,8 +432,8 @@ TEST_CASE("OpenAI batch lines: sampling fields of the body, and every error") {
   CHECK(parse_batch(batch_line("/v1/chat/completions", R"("model": "m")")) ==
         "E 0 id=\"r\" missing_field: body.messages is missing: /v1/chat/completions needs a conversation\n");
   CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": ["a", "b"])")) ==
-        "E 0 id=\"r\" invalid_type: body.prompt must be a string, got a list (one prompt per line: lists of prompts "
-        "or of token ids are not supported)\n");
+        "E 0 id=\"r\" invalid_type: body.prompt[0] must be a token id (one prompt per line: lists of prompts are not "
+        "supported), got a string\n");
   CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": "p", "max_tokens": 5, "max_completion_tokens": 5)")) ==
         "E 0 id=\"r\" conflicting_fields: the body gives both max_tokens and max_completion_tokens; give one\n");
   CHECK(parse_batch(batch_line("/v1/completions", R"("prompt": "p", "stream": true)")) ==

@@ -183,7 +183,6 @@ TEST_CASE("nothing silently ignored: every refused key is unsupported_field in b
   } kRefused[] = {
       {"stream", "true", "false"},
       {"stream_options", R"({"include_usage": true})", "null"},
-      {"echo", "true", "false"},
       {"suffix", R"("end")", R"("")"},
       {"best_of", "3", "1"},
       {"tool_choice", R"("required")", R"("auto")"},
@@ -196,7 +195,6 @@ TEST_CASE("nothing silently ignored: every refused key is unsupported_field in b
       {"web_search_options", R"({"search_context_size": "low"})", "{}"},
       {"reasoning_effort", R"("high")", "null"},
       {"verbosity", R"("low")", "null"},
-      {"prompt_logprobs", "1", "null"},
       {"use_beam_search", "true", "false"},
       {"length_penalty", "0.5", "1"},
       {"guided_json", R"({"type": "object"})", "null"},

@@ -242,6 +242,51 @@ TEST_CASE("chunked prefill: a long prompt is split across steps by max_batch_tok
   CHECK(s.kv().stats().num_used_blocks == 0);
 }
 
+TEST_CASE("prompt scoring: a logits row per scored position, at most max_prompt_logits_rows a step, no cache reads") {
+  Scheduler s({.max_num_seqs = 4, .max_batch_tokens = 16, .max_prompt_logits_rows = 5},
+              {.num_blocks = 32, .block_size = 4});
+  std::vector<TokenId> prompt(10);
+  std::iota(prompt.begin(), prompt.end(), 1);
+  s.add(make_sequence(0, prompt));  // computes and caches blocks 0 and 1 (tokens 1..8)
+  SchedulerOutput out = s.schedule();
+  s.on_step_done(out);
+  s.append_token(0, 99);
+
+  Sequence scoring = make_sequence(1, prompt);
+  scoring.scores_prompt = true;
+  s.add(std::move(scoring));
+  s.add(make_sequence(2, prompt));
+  // Tokens: seq 0's decode [0], seq 1's positions 0..4 [1..5], seq 2's positions 8, 9 [6, 7].
+  // Seq 1 computes from 0 though blocks 0 and 1 are cached, and stops at the 5 rows it may
+  // score; seq 2 reads them from the cache.
+  out = s.schedule();
+  REQUIRE(out.scheduled.size() == 3);
+  CHECK(same(out.scheduled[0], 0, 10, 1, true));
+  CHECK(same(out.scheduled[1], 1, 0, 5, false));
+  CHECK(same(out.scheduled[2], 2, 8, 2, true));
+  CHECK(out.batch.logits_rows == std::vector<int32_t>{0, 1, 2, 3, 4, 5, 7});
+  CHECK(out.scheduled[0].first_logits_row == 0);
+  CHECK(out.scheduled[1].first_logits_row == 1);
+  CHECK(out.scheduled[1].num_prompt_logits_rows == 5);
+  CHECK(out.scheduled[2].first_logits_row == 6);
+  CHECK(out.scheduled[2].num_prompt_logits_rows == 0);
+  CHECK(s.sequence(1).num_cached_prompt_tokens == 0);
+  CHECK(s.sequence(2).num_cached_prompt_tokens == 8);
+  s.on_step_done(out);
+  s.append_token(0, 98);
+  s.append_token(2, 97);
+  // Seq 1's positions 5..9: 5..8 scored (9, the last prompt token, scores nothing: its row
+  // samples the first generated token).
+  out = s.schedule();
+  REQUIRE(out.scheduled.size() == 3);
+  CHECK(same(out.scheduled[1], 1, 5, 5, true));
+  CHECK(out.scheduled[1].num_prompt_logits_rows == 4);
+  CHECK(out.scheduled[1].first_logits_row == 1);
+  CHECK(out.batch.logits_rows == std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6});
+  s.on_step_done(out);
+  check_invariants(s);
+}
+
 TEST_CASE("running sequences get their tokens first, then admissions fill the budget") {
   Scheduler s({.max_num_seqs = 4, .max_batch_tokens = 6}, {.num_blocks = 16, .block_size = 4});
   s.add(make_sequence(1, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));

@@ -72,3 +72,15 @@ TEST_CASE("a 50,000-token row: every value within 1e-6 of a plain double log-sof
     CHECK(num_better == 19);
   }
 }
+
+TEST_CASE("rank: the ids whose logit is >= the token's (ties count against it); usable rows") {
+  const std::vector<float> logits = {1.0f, 3.0f, 3.0f, 0.0f, -INFINITY};
+  CHECK(token_logprobs(logits, 1, 0).rank == 2);
+  CHECK(token_logprobs(logits, 2, 0).rank == 2);
+  CHECK(token_logprobs(logits, 0, 0).rank == 3);
+  CHECK(token_logprobs(logits, 4, 0).rank == 5);
+  CHECK(is_usable_logprobs_row(logits));
+  CHECK_FALSE(is_usable_logprobs_row(std::vector<float>{1.0f, NAN}));
+  CHECK_FALSE(is_usable_logprobs_row(std::vector<float>{INFINITY, 0.0f}));
+  CHECK_FALSE(is_usable_logprobs_row(std::vector<float>{-INFINITY, -INFINITY}));
+}

@@ -78,7 +78,8 @@ class Backend {
   // One engine step at once: writes the new tokens' K/V at their slots, attends over each
   // sequence's blocks, and samples every row of `sampling` from the logits of its
   // batch.logits_rows entry. Returns one SampledToken per sampling row, in order (none for
-  // a row whose logits are not usable). A row's token never depends on the other sequences
+  // a row whose logits are not usable), then one per prompt row (sampling_batch.h), which
+  // only a backend whose computes_logprobs() is true is given. A row's token never depends on the other sequences
   // in the batch, the block size or the block ids (determinism contract).
   virtual std::vector<SampledToken> step(const StepBatch& batch, const SamplingBatch& sampling) = 0;
 

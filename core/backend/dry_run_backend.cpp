@@ -25,9 +25,12 @@ DryRunBackend::DryRunBackend(const Backend& sizing)
 std::vector<SampledToken> DryRunBackend::step(const StepBatch&, const SamplingBatch& sampling) {
   // -1, -2, ...: distinct for the first 2^30 tokens of a run, then they repeat.
   std::vector<SampledToken> tokens;
-  tokens.reserve(sampling.rows.size());
+  tokens.reserve(sampling.rows.size() + sampling.prompt_rows.size());
   for (std::size_t i = 0; i < sampling.rows.size(); ++i)
     tokens.push_back({-1 - static_cast<TokenId>(num_sampled_++ % (uint64_t{1} << 30)), std::nullopt});
+  // Prompt rows (prompt_logprobs) are scheduled as in a real run, so their chunks and
+  // blocks are planned alike; their values are not computed (zeros).
+  for (const PromptLogprobRow& row : sampling.prompt_rows) tokens.push_back({row.token, TokenLogprobs{}});
   return tokens;
 }
 

@@ -8,13 +8,18 @@
 #include "grammar/token_bitmask.h"
 #include "sample/allowed_token_ids.h"
 #include "sample/sampler.h"
+#include "tokenizer/utf8.h"
 #include "util/error.h"
 
 namespace pagedgen {
 
 OutputProcessor::OutputProcessor(const Tokenizer* tokenizer, uint64_t run_seed, int64_t max_model_len,
                                  EngineStats& stats)
-    : tokenizer_(tokenizer), run_seed_(run_seed), max_model_len_(max_model_len), stats_(stats) {
+    : tokenizer_(tokenizer),
+      run_seed_(run_seed),
+      max_model_len_(max_model_len),
+      stats_(stats),
+      prompt_scores_(tokenizer) {
   if (tokenizer_) {
     end_of_generation_ = tokenizer_->special().end_of_generation;
     grammars_.emplace(*tokenizer_);
@@ -35,11 +40,6 @@ bool allows_only(std::span<const uint32_t> mask, std::span<const TokenId> ids) {
 
 bool allows_none(std::span<const uint32_t> mask) {
   return std::all_of(mask.begin(), mask.end(), [](uint32_t word) { return word == 0; });
-}
-
-// Characters of UTF-8 text (decoded text is valid UTF-8): bytes that start one.
-int64_t num_code_points(std::string_view text) {
-  return std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
 }
 
 }  // namespace
@@ -86,6 +86,7 @@ void OutputProcessor::start_batch(std::vector<PreparedRequest> requests, std::sp
   for (std::size_t i = 0; i < requests_.size(); ++i)
     if (tokenizer_ && !requests_[i].sampling.allowed_token_ids.empty())
       states_[i].allowed_ids = allowed_ids_mask(requests_[i].sampling.allowed_token_ids, tokenizer_->vocab_size());
+  prompt_scores_.start_batch();
   for (int32_t request_index : order) {
     const PreparedRequest& r = requests_[static_cast<std::size_t>(request_index)];
     states_[static_cast<std::size_t>(request_index)].choices.resize(static_cast<std::size_t>(r.sampling.n));
@@ -95,6 +96,7 @@ void OutputProcessor::start_batch(std::vector<PreparedRequest> requests, std::sp
     seq.sample_index = 0;
     seq.token_ids = r.prompt_ids;
     seq.num_prompt_tokens = static_cast<int32_t>(r.prompt_ids.size());
+    seq.scores_prompt = r.sampling.prompt_scoring_top().has_value();
     seq.max_tokens = r.sampling.max_tokens;
     samples_.emplace(seq.id, new_sample(request_index, 0));
     scheduler.add(std::move(seq));
@@ -134,15 +136,21 @@ SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out) {
   SamplingBatch batch;
   batch.end_of_generation = end_of_generation_;
   planned_.clear();
-  int32_t logits_row = 0;
+  unsampled_ends_.clear();
   const auto draw = [](const SamplingParams& params, SampleState& sample) {
     return params.is_greedy() ? uint64_t{0} : sample.rng.next_u64();
   };
   for (const ScheduledSequence& s : out.scheduled) {
-    if (!s.needs_logits) continue;
     const Sequence& seq = scheduler_->sequence(s.seq_id);
-    RequestState& state = states_[static_cast<std::size_t>(seq.request_index)];
     const PreparedRequest& r = requests_[static_cast<std::size_t>(seq.request_index)];
+    prompt_scores_.add_rows(s, seq, r, batch);
+    if (!s.needs_logits) continue;
+    if (r.sampling.scores_only()) {
+      unsampled_ends_.push_back(s.seq_id);
+      continue;
+    }
+    const int32_t logits_row = s.first_logits_row + s.num_prompt_logits_rows;
+    RequestState& state = states_[static_cast<std::size_t>(seq.request_index)];
     if (!state.forked && r.sampling.n > 1 && seq.num_generated_tokens() == 0) {
       state.forked = true;
       for (int32_t i = 1; i < r.sampling.n; ++i) {
@@ -161,7 +169,6 @@ SamplingBatch OutputProcessor::sampling_batch(const SchedulerOutput& out) {
                           sample.allowed_tokens, seq.token_ids});
     planned_.push_back(
         PlannedRow{.seq_id = s.seq_id, .request_index = seq.request_index, .num_tokens = seq.num_tokens()});
-    ++logits_row;
   }
   return batch;
 }
@@ -172,7 +179,7 @@ bool OutputProcessor::extend(SampleState& sample, const SampledToken& sampled, i
   const bool value_closed = sample.grammar && advance_grammar(sample, token);
   const std::string text = sample.decoder ? sample.decoder->push(token) : "";
   if (sampled.logprobs) record_logprobs(sample, token, *sampled.logprobs);
-  sample.num_text_chars += num_code_points(text);
+  sample.num_text_chars += utf8_num_code_points(text);
   std::optional<FinishReason> reason = sample.stop.append(token, text, value_closed);
   if (!reason && num_tokens + 1 >= max_model_len_) {
     sample.stop.finish_length();
@@ -211,9 +218,12 @@ bool OutputProcessor::advance_grammar(SampleState& sample, TokenId token) const 
   return closed;
 }
 
-void OutputProcessor::apply(std::span<const SampledToken> tokens) {
+void OutputProcessor::apply(std::span<const SampledToken> results) {
   Scheduler& scheduler = *scheduler_;
-  PG_CHECK(tokens.size() == planned_.size(), "{} token ids for {} sampling rows", tokens.size(), planned_.size());
+  PG_CHECK(results.size() >= planned_.size(), "{} token ids for {} sampling rows", results.size(), planned_.size());
+  // The prompt's scores first: a request may end at this step's token.
+  apply_prompt_rows(results.subspan(planned_.size()));
+  const std::span<const SampledToken> tokens = results.first(planned_.size());
   for (std::size_t i = 0; i < planned_.size(); ++i) {
     PlannedRow& row = planned_[i];
     if (!row.child && samples_.at(row.seq_id)->failed) {
@@ -244,6 +254,31 @@ void OutputProcessor::apply(std::span<const SampledToken> tokens) {
     complete_sequence(scheduler.finish(row.seq_id), token, sample);
   }
   planned_.clear();
+  end_unsampled();
+}
+
+void OutputProcessor::apply_prompt_rows(std::span<const SampledToken> results) {
+  for (const int64_t request_index : prompt_scores_.apply(results))
+    fail_request(request_index,
+                 "the model's logits at a prompt position of this request are not finite (NaN or infinity); the "
+                 "weights or the computation in this dtype are broken for this input");
+}
+
+void OutputProcessor::end_unsampled() {
+  for (const uint64_t seq_id : unsampled_ends_) {
+    SampleState& sample = *samples_.at(seq_id);
+    sample.stop.finish_length();
+    const Sequence finished = scheduler_->finish(seq_id);
+    complete_sample(finished, finished.sample_index, sample, {});
+    samples_.erase(seq_id);
+  }
+  unsampled_ends_.clear();
+}
+
+void OutputProcessor::fail_request(int64_t request_index, std::string message) {
+  RequestState& state = states_[static_cast<std::size_t>(request_index)];
+  const PreparedRequest& r = requests_[static_cast<std::size_t>(request_index)];
+  if (!state.error) state.error = RequestError{r.index, r.id_json, "numerical_error", std::move(message)};
 }
 
 // A sample whose sequence `finished` has left the scheduler, `last` its final token.
@@ -276,12 +311,10 @@ void OutputProcessor::fail_row(PlannedRow& row) {
                                            "bad_words and response_format, with min_tokens holding back the stop "
                                            "and end-of-generation ids, exclude every token; allow more tokens",
                                            num_generated)};
-  if (!state.error)
-    state.error = RequestError{r.index, r.id_json, "numerical_error",
-                               fmt::format("the model's logits for this request are not finite (NaN or infinity) "
-                                           "after {} tokens; the weights or the computation in this dtype are broken "
-                                           "for this input",
-                                           row.num_tokens)};
+  fail_request(request_index, fmt::format("the model's logits for this request are not finite (NaN or infinity) "
+                                          "after {} tokens; the weights or the computation in this dtype are broken "
+                                          "for this input",
+                                          row.num_tokens));
   if (row.child) {
     ++stats_.num_samples;
   } else {
@@ -348,6 +381,7 @@ void OutputProcessor::finish_request_if_done(int64_t request_index) {
   output.id_json = r.id_json;
   output.prompt_tokens = static_cast<int64_t>(r.prompt_ids.size());
   output.cached_tokens = state.cached_tokens;
+  prompt_scores_.fill_output(request_index, r, output);
   for (auto& c : state.choices) output.choices.push_back(std::move(*c));
   stats_.num_prompt_tokens += output.prompt_tokens;
   records_.push_back(std::move(output));

@@ -31,6 +31,10 @@
 // else after one more step (its token kFailedRowInputToken, that step's row discarded),
 // since with the overlap that step is already scheduled when the failure is known.
 //
+// Prompt log probabilities (prompt_logprobs, echo with logprobs): the scheduled chunks'
+// scored positions become prompt rows after the sampling rows (prompt_scores.h); a request
+// with max_tokens 0 samples nothing: its sequence ends when its prompt is computed.
+//
 // Each batch runs on its own scheduler (start_batch); the counts go to the engine's stats
 // given at construction, and the records of finished requests wait for take_records().
 #pragma once
@@ -46,6 +50,7 @@
 #include "engine/engine_stats.h"
 #include "engine/grammar_cache.h"
 #include "engine/prepared_request.h"
+#include "engine/prompt_scores.h"
 #include "engine/step_result.h"
 #include "grammar/grammar_matcher.h"
 #include "io/output_record.h"
@@ -80,8 +85,9 @@ class OutputProcessor {
   // The rows to sample after the step of `out` (draws each sample's random bits).
   SamplingBatch sampling_batch(const SchedulerOutput& out);
 
-  // Applies the step's token ids (one per row of the last sampling_batch()). A row with no
-  // token (unusable logits) fails its sample, and its request becomes an error record.
+  // Applies the step's token ids (one per row of the last sampling_batch(), then one per
+  // prompt row). A row with no token (unusable logits) fails its sample (a prompt row: its
+  // request), and its request becomes an error record.
   void apply(std::span<const SampledToken> tokens);
 
   // Whether the rows of the last sampling_batch() may be overlapped: no token value could
@@ -165,6 +171,12 @@ class OutputProcessor {
   // Fails the row's sample (the request's error record); the caller ends its sequence.
   void fail_row(PlannedRow& row);
   void start_child(const Sequence& parent, PlannedRow& row, const SampledToken& sampled);
+  // The prompt rows' results; a request whose row gave none becomes an error record.
+  void apply_prompt_rows(std::span<const SampledToken> results);
+  // Ends the sequences of max_tokens 0 whose prompt the step computed: no token, length.
+  void end_unsampled();
+  // The request's record becomes a numerical_error with `message`, unless it has an error.
+  void fail_request(int64_t request_index, std::string message);
 
   const Tokenizer* tokenizer_;
   std::optional<GrammarCache> grammars_;  // with a tokenizer
@@ -177,6 +189,8 @@ class OutputProcessor {
   std::vector<RequestState> states_;                                    // [requests_]
   std::unordered_map<uint64_t, std::unique_ptr<SampleState>> samples_;  // by sequence id
   std::vector<PlannedRow> planned_;                                     // the rows of the last sampling_batch()
+  PromptScores prompt_scores_;                                          // and its prompt rows
+  std::vector<uint64_t> unsampled_ends_;                                // its sequences that end unsampled
   std::optional<OverlappedStep> overlapped_;
   std::vector<OutputRecord> records_;  // finished requests', until take_records()
   uint64_t next_seq_id_ = 0;

@@ -24,8 +24,11 @@ constexpr TokenId kPlaceholderToken = 0;
 // stop_checker.h), or when it starts a sample of a fork. A grammar's next mask needs the
 // token too, and so do the penalties and bad words of several tokens, which read the
 // sequence's tokens when the next step's sampling batch is built (logit_bias does not).
-// Length ends and a failed sample's last step do not depend on the value.
+// Length ends and a failed sample's last step do not depend on the value. A step with
+// prompt rows (prompt_scores.h) is never overlapped.
 bool OutputProcessor::can_overlap() const {
+  // Prompt rows are applied at once, and a scoring sequence that samples nothing ends at once.
+  if (prompt_scores_.has_rows() || !unsampled_ends_.empty()) return false;
   for (const PlannedRow& row : planned_) {
     if (row.child) return false;
     const SampleState& sample = *samples_.at(row.seq_id);

@@ -17,6 +17,7 @@ struct PreparedRequest {
   std::string seed_key;                // Request::seed_key
   std::vector<TokenId> prompt_ids;
   SamplingParams sampling;
+  std::optional<std::string> echo_text;  // sampling.echo: the prompt's text as the output repeats it
 };
 
 }  // namespace pagedgen

@@ -101,7 +101,7 @@ RequestItem parse_identified_line(od::document& document, const char* line_begin
   }
 }
 
-Request make_request(uint64_t index, const LineIdentity& identity, std::variant<std::string, ChatRequest> input,
+Request make_request(uint64_t index, const LineIdentity& identity, decltype(Request::input) input,
                      SamplingParams sampling) {
   try {
     validate(sampling);

@@ -45,7 +45,7 @@ RequestItem parse_identified_line(simdjson::ondemand::document& document, const 
 
 // The Request of line `index` once its fields are read; throws LineError(invalid_value)
 // naming the first sampling value out of range.
-Request make_request(uint64_t index, const LineIdentity& identity, std::variant<std::string, ChatRequest> input,
+Request make_request(uint64_t index, const LineIdentity& identity, decltype(Request::input) input,
                      SamplingParams sampling);
 
 }  // namespace pagedgen::json_fields

@@ -10,6 +10,7 @@
 #include "io/chat_message_fields.h"
 #include "io/json_values.h"
 #include "io/line_identity.h"
+#include "io/prompt_field.h"
 #include "io/refused_fields.h"
 #include "io/sampling_fields.h"
 #include "util/error.h"
@@ -23,7 +24,7 @@ using json_fields::throw_line_error;
 
 struct Body {
   std::optional<std::string> model;
-  std::optional<std::string> prompt;
+  std::optional<std::variant<std::string, std::vector<TokenId>>> prompt;  // text or token ids
   json_fields::ChatFields chat{"body."};
   SamplingParams sampling;
   bool has_max_tokens = false;
@@ -81,14 +82,7 @@ Body read_body(od::value value, const SamplingParams& defaults, json_fields::Res
     if (key == "model") {
       if (!is_null) body.model = json_fields::read_string(field_value, path);
     } else if (key == "prompt") {
-      if (is_null) continue;
-      if (json_fields::type_of(field_value) == od::json_type::array)
-        throw_line_error(request_error::kInvalidType,
-                         "body.prompt must be a string, got a list (one prompt per line: lists of prompts or of "
-                         "token ids are not supported)");
-      body.prompt = json_fields::read_string(field_value, path);
-      if (body.prompt->empty())
-        throw_line_error(request_error::kInvalidValue, "body.prompt must be a non-empty string, got \"\"");
+      if (!is_null) body.prompt = json_fields::read_prompt(field_value, path);
     } else if (body.chat.read(key, field_value)) {
       continue;
     } else if (key == "response_format") {
@@ -102,6 +96,8 @@ Body read_body(od::value value, const SamplingParams& defaults, json_fields::Res
         body.logprobs_flag = json_fields::read_bool(field_value, path);
       else
         body.logprobs_count = json_fields::read_int32(field_value, path);
+    } else if (key == "echo") {
+      if (!is_null) body.sampling.echo = json_fields::read_bool(field_value, path);
     } else if (key == "top_logprobs") {
       if (!is_null) body.top_logprobs = json_fields::read_int32(field_value, path);
     } else if (json_fields::check_refused_field(key, field_value, path)) {
@@ -128,6 +124,10 @@ void check_body_input(const Body& body, bool chat, std::string_view url) {
   if (!chat && !body.prompt)
     throw_line_error(request_error::kMissingField, fmt::format("body.prompt is missing: {} needs a prompt", url));
   if (!chat) body.chat.check_prompt_line();
+  if (chat && body.sampling.echo)
+    throw_line_error(request_error::kUnsupportedField,
+                     fmt::format("body.echo is not supported for {} (it applies to {}); remove it or give false", url,
+                                 kCompletionsUrl));
 }
 
 }  // namespace
@@ -177,9 +177,10 @@ RequestItem parse_openai_batch_request(od::document& document, const char* line_
     if (body->has_max_tokens && body->has_max_completion_tokens)
       throw_line_error(request_error::kConflictingFields,
                        "the body gives both max_tokens and max_completion_tokens; give one");
-    Request request =
-        chat ? json_fields::make_request(index, identity, body->chat.take(), std::move(body->sampling))
-             : json_fields::make_request(index, identity, std::move(*body->prompt), std::move(body->sampling));
+    const auto request_of = [&](auto&& input) {
+      return json_fields::make_request(index, identity, std::move(input), std::move(body->sampling));
+    };
+    Request request = chat ? request_of(body->chat.take()) : std::visit(request_of, *body->prompt);
     request.model = std::move(body->model);
     return request;
   };

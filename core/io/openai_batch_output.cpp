@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <span>
 #include <vector>
 
 #include "io/logprob_json.h"
+#include "tokenizer/utf8.h"
 #include "util/error.h"
 #include "util/json_quote.h"
 
@@ -51,22 +53,31 @@ void append_chat_logprobs(std::string& out, const std::vector<GeneratedTokenLogp
 // Completions: {"tokens":[...],"token_logprobs":[...],"top_logprobs":[{"text":L,...},...],
 // "text_offset":[...]}. Each top_logprobs object holds the k most likely tokens and the
 // generated one when it is not among them (up to k + 1, as OpenAI says); a token whose text
-// repeats an earlier key of the object is left out (JSON keys are unique).
-void append_completion_logprobs(std::string& out, const std::vector<GeneratedTokenLogprobs>& entries) {
-  out += "{\"tokens\":[";
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (i > 0) out += ',';
-    append_json_string(out, entries[i].token.bytes);
-  }
-  out += "],\"token_logprobs\":[";
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (i > 0) out += ',';
-    append_logprob(out, entries[i].token.logprob);
-  }
-  out += "],\"top_logprobs\":[";
+// repeats an earlier key of the object is left out (JSON keys are unique). With echo the
+// prompt's entries come first, the first token's logprob and top_logprobs null, and the
+// generated tokens' offsets count the prompt's `prompt_chars` characters before them.
+void append_completion_logprobs(std::string& out, std::span<const GeneratedTokenLogprobs> prompt,
+                                std::span<const GeneratedTokenLogprobs> generated, int64_t prompt_chars) {
+  const std::size_t num_entries = prompt.size() + generated.size();
+  const auto entry = [&](std::size_t i) -> const GeneratedTokenLogprobs& {
+    return i < prompt.size() ? prompt[i] : generated[i - prompt.size()];
+  };
+  const auto append_list = [&](std::string_view key, const auto& append_item) {
+    fmt::format_to(std::back_inserter(out), "{}\"{}\":[", key == "tokens" ? "" : "],", key);
+    for (std::size_t i = 0; i < num_entries; ++i) {
+      if (i > 0) out += ',';
+      if (i == 0 && !prompt.empty() && key != "tokens" && key != "text_offset")
+        out += "null";  // nothing precedes the prompt's first token
+      else
+        append_item(entry(i), i < prompt.size() ? 0 : prompt_chars);
+    }
+  };
+  out += '{';
+  append_list("tokens", [&](const GeneratedTokenLogprobs& e, int64_t) { append_json_string(out, e.token.bytes); });
+  append_list("token_logprobs",
+              [&](const GeneratedTokenLogprobs& e, int64_t) { append_logprob(out, e.token.logprob); });
   std::vector<std::string> keys;
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    out += i == 0 ? "{" : ",{";
+  append_list("top_logprobs", [&](const GeneratedTokenLogprobs& e, int64_t) {
     keys.clear();
     const auto append_entry = [&](const LogprobToken& t) {
       std::string key = json_quote(t.bytes);
@@ -77,18 +88,61 @@ void append_completion_logprobs(std::string& out, const std::vector<GeneratedTok
       append_logprob(out, t.logprob);
       keys.push_back(std::move(key));
     };
+    out += '{';
     bool has_token = false;
-    for (const LogprobToken& t : entries[i].top) {
+    for (const LogprobToken& t : e.top) {
       append_entry(t);
-      has_token |= t.id == entries[i].token.id;
+      has_token |= t.id == e.token.id;
     }
-    if (!has_token) append_entry(entries[i].token);
+    if (!has_token) append_entry(e.token);
+    out += '}';
+  });
+  append_list("text_offset", [&](const GeneratedTokenLogprobs& e, int64_t shift) {
+    fmt::format_to(std::back_inserter(out), "{}", e.text_offset + shift);
+  });
+  out += "]}";
+}
+
+// vLLM's prompt_logprobs: [null, {"<id>":{"logprob":L,"rank":R,"decoded_token":"..."},...}, ...],
+// per token a map holding the prompt token first, then the top k (the token once: with a
+// top entry's rank, 1..k, when it is one).
+void append_prompt_logprobs(std::string& out, const std::vector<GeneratedTokenLogprobs>& entries) {
+  const auto append_token = [&](bool first, const LogprobToken& t, int32_t rank) {
+    fmt::format_to(std::back_inserter(out), "{}\"{}\":{{\"logprob\":", first ? "" : ",", t.id);
+    append_logprob(out, t.logprob);
+    fmt::format_to(std::back_inserter(out), ",\"rank\":{},\"decoded_token\":", rank);
+    append_json_string(out, t.bytes);
+    out += '}';
+  };
+  out += "[null";
+  for (std::size_t i = 1; i < entries.size(); ++i) {
+    const GeneratedTokenLogprobs& e = entries[i];
+    const auto in_top =
+        std::find_if(e.top.begin(), e.top.end(), [&](const LogprobToken& t) { return t.id == e.token.id; });
+    out += ",{";
+    append_token(true, e.token, in_top != e.top.end() ? static_cast<int32_t>(in_top - e.top.begin()) + 1 : e.rank);
+    for (std::size_t j = 0; j < e.top.size(); ++j)
+      if (e.top[j].id != e.token.id) append_token(false, e.top[j], static_cast<int32_t>(j) + 1);
     out += '}';
   }
-  out += "],\"text_offset\":[";
-  for (std::size_t i = 0; i < entries.size(); ++i)
-    fmt::format_to(std::back_inserter(out), "{}{}", i == 0 ? "" : ",", entries[i].text_offset);
-  out += "]}";
+  out += ']';
+}
+
+// A choice's text and logprobs fields, the prompt's first with echo (completions only).
+void append_choice_body(std::string& out, const RequestOutput& output, const Completion& choice, bool chat) {
+  out += chat ? "\"message\":{\"role\":\"assistant\",\"content\":" : "\"text\":";
+  append_json_string(out, output.echo_text.value_or("") + choice.text);
+  if (chat) out += "}";
+  out += ",\"logprobs\":";
+  if (!choice.logprobs) {
+    out += "null";
+  } else if (chat) {
+    append_chat_logprobs(out, *choice.logprobs);
+  } else {
+    const std::span<const GeneratedTokenLogprobs> prompt =
+        output.echo_logprobs ? std::span(*output.echo_logprobs) : std::span<const GeneratedTokenLogprobs>();
+    append_completion_logprobs(out, prompt, *choice.logprobs, utf8_num_code_points(output.echo_text.value_or("")));
+  }
 }
 
 void append_output(std::string& out, const RequestOutput& output, const RecordContext& context) {
@@ -103,24 +157,25 @@ void append_output(std::string& out, const RequestOutput& output, const RecordCo
   for (std::size_t i = 0; i < output.choices.size(); ++i) {
     const Completion& choice = output.choices[i];
     fmt::format_to(std::back_inserter(out), "{}{{\"index\":{},", i == 0 ? "" : ",", i);
-    out += context.chat ? "\"message\":{\"role\":\"assistant\",\"content\":" : "\"text\":";
-    append_json_string(out, choice.text);
-    if (context.chat) out += "}";
-    out += ",\"logprobs\":";
-    if (!choice.logprobs)
-      out += "null";
-    else if (context.chat)
-      append_chat_logprobs(out, *choice.logprobs);
-    else
-      append_completion_logprobs(out, *choice.logprobs);
-    fmt::format_to(std::back_inserter(out), ",\"finish_reason\":\"{}\"}}", finish_reason_name(choice.finish_reason));
+    append_choice_body(out, output, choice, context.chat);
+    fmt::format_to(std::back_inserter(out), ",\"finish_reason\":\"{}\"", finish_reason_name(choice.finish_reason));
+    if (!context.chat && output.prompt_logprobs) {  // vLLM: in the choice for completions
+      out += ",\"prompt_logprobs\":";
+      append_prompt_logprobs(out, *output.prompt_logprobs);
+    }
+    out += '}';
     completion_tokens += choice.num_tokens;
   }
   fmt::format_to(std::back_inserter(out),
                  "],\"usage\":{{\"prompt_tokens\":{},\"completion_tokens\":{},\"total_tokens\":{},"
-                 "\"prompt_tokens_details\":{{\"cached_tokens\":{}}}}}}}}},\"error\":null}}",
+                 "\"prompt_tokens_details\":{{\"cached_tokens\":{}}}}}",
                  output.prompt_tokens, completion_tokens, output.prompt_tokens + completion_tokens,
                  output.cached_tokens);
+  if (context.chat && output.prompt_logprobs) {  // vLLM: at the response level for chat
+    out += ",\"prompt_logprobs\":";
+    append_prompt_logprobs(out, *output.prompt_logprobs);
+  }
+  out += "}},\"error\":null}";
 }
 
 void append_error(std::string& out, const RequestError& error) {

@@ -23,11 +23,12 @@ struct LogprobToken {
   float logprob = 0.0f;
 };
 
-// One generated token's entry.
+// One generated (or scored prompt) token's entry.
 struct GeneratedTokenLogprobs {
   LogprobToken token;             // the generated token
   std::vector<LogprobToken> top;  // [k] the most likely tokens at that step, most likely first
   int64_t text_offset = 0;        // characters of decoded text before this token's
+  int32_t rank = 1;               // the token's rank (token_logprobs.h: ids with a logit >= its own)
 };
 
 struct Completion {
@@ -45,6 +46,16 @@ struct RequestOutput {
   std::vector<Completion> choices;     // [n], sample order
   int64_t prompt_tokens = 0;           // tokens of the prompt as decoded (template included)
   int64_t cached_tokens = 0;           // prompt tokens served from shared KV blocks
+  // [prompt_tokens] with prompt_logprobs (its k alternatives): entry 0 is the first prompt
+  // token, which nothing precedes (no log probability: written as null, no top); each
+  // other its log probability given the tokens before it; text_offset in characters of
+  // the prompt's decoded text.
+  std::optional<std::vector<GeneratedTokenLogprobs>> prompt_logprobs;
+  // OpenAI completions echo: the prompt's text, which each choice's text starts with, and
+  // with logprobs its entries (as prompt_logprobs', logprobs' k alternatives), before the
+  // choice's own.
+  std::optional<std::string> echo_text;
+  std::optional<std::vector<GeneratedTokenLogprobs>> echo_logprobs;
 };
 
 // Error lines reuse RequestError (the reader's, or one the engine makes, e.g. a prompt

@@ -5,6 +5,7 @@
 #include "io/chat_message_fields.h"
 #include "io/json_values.h"
 #include "io/line_identity.h"
+#include "io/prompt_field.h"
 #include "io/refused_fields.h"
 #include "io/sampling_fields.h"
 #include "util/error.h"
@@ -33,7 +34,7 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
                                 const SamplingParams& defaults, json_fields::ResponseFormatReader& response_formats,
                                 StopPoll& poll) {
   const auto read_fields = [&](const json_fields::LineIdentity& identity, od::object& object) -> Request {
-    std::optional<std::string> prompt;
+    std::optional<std::variant<std::string, std::vector<TokenId>>> prompt;  // text or token ids
     json_fields::ChatFields chat("");
     SamplingParams sampling = defaults;
     bool has_batch_keys = false;
@@ -45,9 +46,7 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
                "field of a validated line");
       if (key == "prompt") {
         if (json_fields::type_of(value) == od::json_type::null) continue;
-        prompt = json_fields::read_string(value, key);
-        if (prompt->empty())
-          throw_line_error(request_error::kInvalidValue, "prompt must be a non-empty string, got \"\"");
+        prompt = json_fields::read_prompt(value, key);
       } else if (chat.read(key, value)) {
         continue;
       } else if (key == "response_format") {
@@ -55,6 +54,11 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
           sampling.response_format = response_formats.read(value, key, poll.token());
       } else if (key == "logprobs") {
         if (json_fields::type_of(value) != od::json_type::null) sampling.logprobs = read_logprobs_count(value);
+      } else if (key == "echo") {
+        if (json_fields::type_of(value) != od::json_type::null && json_fields::read_bool(value, key))
+          throw_line_error(request_error::kUnsupportedField,
+                           "echo is an OpenAI completions field; plain lines give prompt_logprobs: k for the prompt's "
+                           "log probabilities (the text never repeats the prompt)");
       } else if (key == "top_logprobs" || key == "max_completion_tokens") {
         throw_line_error(request_error::kUnsupportedField,
                          fmt::format("{} is an OpenAI body field; the plain format gives {}", key,
@@ -78,7 +82,11 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
                        "the line needs \"prompt\" (text) or \"messages\" (a chat conversation)");
     if (prompt) {
       chat.check_prompt_line();
-      return json_fields::make_request(index, identity, std::move(*prompt), std::move(sampling));
+      return std::visit(
+          [&](auto& input) {
+            return json_fields::make_request(index, identity, std::move(input), std::move(sampling));
+          },
+          *prompt);
     }
     return json_fields::make_request(index, identity, chat.take(), std::move(sampling));
   };

@@ -16,28 +16,44 @@ void append_head(std::string& out, const std::optional<std::string>& id_json, ui
   fmt::format_to(std::back_inserter(out), ",\"index\":{}", index);
 }
 
-// ,"logprobs":[{"token":"...","id":N,"logprob":L,"top_logprobs":[{"token","id","logprob"},...]},...]
-// when the request asked for them.
-void append_logprobs(std::string& out, const Completion& choice) {
-  if (!choice.logprobs) return;
+// {"token":"...","id":N,"logprob":L,"top_logprobs":[{"token","id","logprob"},...]}
+void append_entry(std::string& out, const GeneratedTokenLogprobs& entry) {
   const auto append_token = [&](const LogprobToken& t) {
     out += "\"token\":";
     append_json_string(out, t.bytes);
     fmt::format_to(std::back_inserter(out), ",\"id\":{},\"logprob\":", t.id);
     append_logprob(out, t.logprob);
   };
+  out += '{';
+  append_token(entry.token);
+  out += ",\"top_logprobs\":[";
+  for (std::size_t j = 0; j < entry.top.size(); ++j) {
+    out += j == 0 ? "{" : ",{";
+    append_token(entry.top[j]);
+    out += '}';
+  }
+  out += "]}";
+}
+
+// ,"logprobs":[entry,...] when the request asked for them.
+void append_logprobs(std::string& out, const Completion& choice) {
+  if (!choice.logprobs) return;
   out += ",\"logprobs\":[";
   for (std::size_t i = 0; i < choice.logprobs->size(); ++i) {
-    const GeneratedTokenLogprobs& entry = (*choice.logprobs)[i];
-    out += i == 0 ? "{" : ",{";
-    append_token(entry.token);
-    out += ",\"top_logprobs\":[";
-    for (std::size_t j = 0; j < entry.top.size(); ++j) {
-      out += j == 0 ? "{" : ",{";
-      append_token(entry.top[j]);
-      out += '}';
-    }
-    out += "]}";
+    if (i > 0) out += ',';
+    append_entry(out, (*choice.logprobs)[i]);
+  }
+  out += ']';
+}
+
+// ,"prompt_logprobs":[null,entry,...] when the request asked: null for the first token,
+// which nothing precedes.
+void append_prompt_logprobs(std::string& out, const RequestOutput& output) {
+  if (!output.prompt_logprobs) return;
+  out += ",\"prompt_logprobs\":[null";
+  for (std::size_t i = 1; i < output.prompt_logprobs->size(); ++i) {
+    out += ',';
+    append_entry(out, (*output.prompt_logprobs)[i]);
   }
   out += ']';
 }
@@ -66,6 +82,7 @@ void append_output(std::string& out, const RequestOutput& output) {
     }
     out += "]";
   }
+  append_prompt_logprobs(out, output);
   fmt::format_to(std::back_inserter(out),
                  ",\"usage\":{{\"prompt_tokens\":{},\"completion_tokens\":{},\"cached_tokens\":{}}}}}",
                  output.prompt_tokens, completion_tokens, output.cached_tokens);

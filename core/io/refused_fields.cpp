@@ -28,10 +28,9 @@ struct RefusedField {
 
 // OpenAI chat-completions and completions keys, then vLLM's extensions, that change the
 // output and are not implemented.
-constexpr std::array<RefusedField, 25> kRefusedFields = {{
+constexpr std::array<RefusedField, 23> kRefusedFields = {{
     {"stream", Neutral::kEmpty, "responses are written whole, one output line per request"},
     {"stream_options", Neutral::kEmpty, "it applies to streaming, which pagedgen does not do"},
-    {"echo", Neutral::kEmpty, "outputs never repeat the prompt"},
     {"suffix", Neutral::kEmpty, "text insertion (a suffix after the completion) is not implemented"},
     {"best_of", Neutral::kOne, "best-of ranking is not implemented; ask for n samples instead"},
     // tools go to the chat template; a call the model writes stays text in the output.
@@ -47,9 +46,6 @@ constexpr std::array<RefusedField, 25> kRefusedFields = {{
     {"web_search_options", Neutral::kEmpty, "web search is not implemented"},
     {"reasoning_effort", Neutral::kEmpty, "reasoning effort is not a setting pagedgen can apply to its models"},
     {"verbosity", Neutral::kEmpty, "verbosity is not a setting pagedgen can apply to its models"},
-    {"prompt_logprobs", Neutral::kEmpty,
-     "log probabilities of prompt tokens are not implemented (logprobs of "
-     "generated tokens are)"},
     {"use_beam_search", Neutral::kEmpty, "beam search is not implemented"},
     {"length_penalty", Neutral::kOne, "it applies to beam search, which is not implemented"},
     {"guided_json", Neutral::kEmpty, "give response_format {\"type\": \"json_schema\", ...} instead"},

@@ -39,8 +39,9 @@ struct Request {
   // The request key of rng.h's sample_seed: a string id's decoded text, a number id's
   // JSON text, or "#<index>" when there is no id.
   std::string seed_key;
-  // Exactly one of them: plain text, or a chat conversation for the model's template.
-  std::variant<std::string, ChatRequest> input;
+  // Exactly one of them: plain text, a chat conversation for the model's template, or token
+  // ids (a pre-tokenized prompt, used as given).
+  std::variant<std::string, ChatRequest, std::vector<TokenId>> input;
   // The command-line defaults with this line's sampling fields applied; validated.
   SamplingParams sampling;
   // OpenAI batch lines: the body's "model", echoed in the response; it never picks weights.
@@ -49,6 +50,7 @@ struct Request {
   bool is_chat() const { return std::holds_alternative<ChatRequest>(input); }
   const std::string& prompt() const { return std::get<std::string>(input); }
   const ChatRequest& chat() const { return std::get<ChatRequest>(input); }
+  const std::vector<TokenId>* prompt_token_ids() const { return std::get_if<std::vector<TokenId>>(&input); }
 };
 
 struct RequestError {

@@ -75,10 +75,11 @@ void read_text_and_token_field(std::string_view key, od::value value, SamplingPa
 }  // namespace
 
 bool read_sampling_field(std::string_view key, od::value value, SamplingParams& params) {
-  const bool is_sampling_field =
-      key == "temperature" || key == "top_p" || key == "top_k" || key == "min_p" || key == "seed" || key == "stop" ||
-      key == "stop_token_ids" || key == "max_tokens" || key == "min_tokens" || key == "ignore_eos" || key == "n" ||
-      key == "presence_penalty" || key == "frequency_penalty" || key == "repetition_penalty" || key == "logit_bias";
+  const bool is_sampling_field = key == "temperature" || key == "top_p" || key == "top_k" || key == "min_p" ||
+                                 key == "seed" || key == "stop" || key == "stop_token_ids" || key == "max_tokens" ||
+                                 key == "min_tokens" || key == "ignore_eos" || key == "n" ||
+                                 key == "presence_penalty" || key == "frequency_penalty" ||
+                                 key == "repetition_penalty" || key == "logit_bias" || key == "prompt_logprobs";
   if (!is_sampling_field && !is_text_and_token_field(key)) return false;
   if (type_of(value) == od::json_type::null) return true;  // null keeps the default
   if (!is_sampling_field) {
@@ -119,6 +120,8 @@ bool read_sampling_field(std::string_view key, od::value value, SamplingParams& 
     params.repetition_penalty = read_number(value, key);
   } else if (key == "logit_bias") {
     params.logit_bias = read_logit_bias(value, key);
+  } else if (key == "prompt_logprobs") {
+    params.prompt_logprobs = read_int32(value, key);
   }
   return true;
 }

@@ -22,7 +22,7 @@ namespace pagedgen {
 struct UnsupportedSampling {
   std::optional<std::string> token_masks;  // a constrained response_format, allowed_token_ids
   std::optional<std::string> penalties;    // presence/frequency/repetition_penalty, logit_bias
-  std::optional<std::string> logprobs;     // logprobs, top_logprobs
+  std::optional<std::string> logprobs;     // logprobs, top_logprobs, prompt_logprobs
 };
 
 class PromptBuilder {
@@ -41,6 +41,8 @@ class PromptBuilder {
  private:
   // The error record of a request whose sampling fields this model or backend cannot run.
   std::optional<RequestError> check_sampling(const Request& request) const;
+  // A token-id prompt's ids outside the vocabulary: the line's invalid_value.
+  std::optional<RequestError> check_prompt_ids(const Request& request) const;
   // Keeps the last truncate_prompt_tokens prompt ids (-1: max_model_len - 1).
   void truncate_prompt(PreparedRequest& prepared) const;
 

@@ -49,9 +49,24 @@ struct SampledToken {
   std::optional<TokenLogprobs> logprobs;  // set when the row asked and has a token
 };
 
+// A prompt position to score (prompt_logprobs): nothing is drawn; the result is the next
+// prompt token's log probability and the num_top most likely tokens, from the model's
+// logits at that position (token_logprobs.h), as for a sampled token.
+//
+//   prompt      t0  t1  t2  t3        logits row of position p scores t(p+1):
+//   positions   0   1   2   3         rows of positions 0, 1, 2 -> t1, t2, t3 (t0: none)
+struct PromptLogprobRow {
+  int32_t logits_row = 0;  // index into StepBatch::logits_rows
+  TokenId token = 0;       // the prompt token that follows that position
+  int32_t num_top = 0;     // <= kMaxTopLogprobs
+};
+
 struct SamplingBatch {
   std::vector<SamplingRow> rows;           // [num_samples] in the order token ids come back
   std::vector<TokenId> end_of_generation;  // the tokenizer's end-of-generation ids
+  // [num_prompt_rows] their results come back after the rows': a SampledToken whose id is
+  // the row's token, with its logprobs (none when the logits row is not usable).
+  std::vector<PromptLogprobRow> prompt_rows;
 };
 
 }  // namespace pagedgen

@@ -54,12 +54,16 @@ void validate(const SamplingParams& params) {
   if (params.top_k < 0) fail("top_k must be >= 0 (0 = off), got {}", params.top_k);
   if (!(params.top_p > 0.0 && params.top_p <= 1.0)) fail("top_p must be in (0, 1] (1 = off), got {}", params.top_p);
   if (!(params.min_p >= 0.0 && params.min_p <= 1.0)) fail("min_p must be in [0, 1] (0 = off), got {}", params.min_p);
-  if (params.max_tokens < 1) fail("max_tokens must be >= 1, got {}", params.max_tokens);
+  if (params.max_tokens < 0 || (params.max_tokens == 0 && !params.echo && !params.prompt_logprobs))
+    fail("max_tokens must be >= 1 (0 only with echo or prompt_logprobs: score the prompt, generate nothing), got {}",
+         params.max_tokens);
   if (params.min_tokens < 0) fail("min_tokens must be >= 0, got {}", params.min_tokens);
   if (params.min_tokens > params.max_tokens)
     fail("min_tokens must be <= max_tokens ({}), got {}", params.max_tokens, params.min_tokens);
   if (params.n < 1 || params.n > kMaxSamplesPerRequest)
     fail("n must be in [1, {}], got {}", kMaxSamplesPerRequest, params.n);
+  if (params.scores_only() && params.n != 1)
+    fail("n must be 1 with max_tokens 0 (the prompt is scored once, nothing is sampled), got {}", params.n);
   for (std::size_t i = 0; i < params.stop.size(); ++i)
     if (params.stop[i].empty()) fail("stop[{}] must be a non-empty string, got \"\"", i);
   for (std::size_t i = 0; i < params.stop_token_ids.size(); ++i)
@@ -86,6 +90,9 @@ void validate(const SamplingParams& params) {
     fail("logprobs must be in [0, {}] (the most likely alternatives reported per token), got {}", kMaxTopLogprobs,
          *params.logprobs);
   validate_token_fields(params);
+  if (params.prompt_logprobs && (*params.prompt_logprobs < 0 || *params.prompt_logprobs > kMaxTopLogprobs))
+    fail("prompt_logprobs must be in [0, {}] (the most likely alternatives reported per prompt token), got {}",
+         kMaxTopLogprobs, *params.prompt_logprobs);
   validate_structured_output(params);
 }
 

@@ -4,6 +4,7 @@
 // defaults here are the commands' defaults.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -80,10 +81,25 @@ struct SamplingParams {
   // Keep only the last k prompt tokens (after the chat template); -1: the most the context
   // holds with one generated token (max_model_len - 1). Absent: the whole prompt.
   std::optional<int32_t> truncate_prompt_tokens;
+  // vLLM's prompt_logprobs: each prompt token's log probability given the tokens before it,
+  // and this many most likely alternatives (the first token has none); absent: none.
+  std::optional<int32_t> prompt_logprobs;
+  // OpenAI completions' echo: the output text (and, with logprobs, its log probabilities)
+  // starts with the prompt's. Kept here because it changes what the engine computes.
+  bool echo = false;
 
   // Temperature 0, or top_k 1: only the best token can be drawn (at a huge temperature
   // every weight would round to the same value, and the cut would keep the lowest id).
   bool is_greedy() const { return temperature == 0.0 || top_k == 1; }
+  // The alternatives to compute per prompt token: prompt_logprobs', and logprobs' when the
+  // prompt is echoed with log probabilities; nullopt: the prompt is not scored.
+  std::optional<int32_t> prompt_scoring_top() const {
+    const std::optional<int32_t> echoed = echo ? logprobs : std::nullopt;
+    if (!prompt_logprobs) return echoed;
+    return std::max(*prompt_logprobs, echoed.value_or(0));
+  }
+  // max_tokens 0 is allowed only when the prompt itself is the output (scoring).
+  bool scores_only() const { return max_tokens == 0; }
   // Whether step 0 changes any logit (a penalty or a bias is given).
   bool has_penalties() const { return penalizes_tokens() || !logit_bias.empty(); }
   // Whether step 0 reads the sequence's tokens (the penalties; logit_bias does not).

@@ -49,10 +49,21 @@ TokenLogprobs token_logprobs(std::span<const float> logits, TokenId token, int32
   }
   const double log_sum = sampling::log_of_sum(sum);
   TokenLogprobs result;
-  result.logprob = sampling::log_softmax(logits[static_cast<std::size_t>(token)], max_logit, log_sum);
+  const float token_logit = logits[static_cast<std::size_t>(token)];
+  result.logprob = sampling::log_softmax(token_logit, max_logit, log_sum);
+  result.rank = static_cast<int32_t>(std::ranges::count_if(logits, [&](float logit) { return logit >= token_logit; }));
   for (const std::size_t id : top_ids(logits, static_cast<std::size_t>(num_top)))
     result.top.push_back({static_cast<TokenId>(id), sampling::log_softmax(logits[id], max_logit, log_sum)});
   return result;
+}
+
+bool is_usable_logprobs_row(std::span<const float> logits) {
+  bool has_finite = false;
+  for (const float logit : logits) {
+    if (sampling::breaks_row(logit)) return false;
+    has_finite = has_finite || logit > -INFINITY;
+  }
+  return has_finite;
 }
 
 }  // namespace pagedgen

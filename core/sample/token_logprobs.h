@@ -25,13 +25,20 @@ struct TokenLogprob {
 };
 
 struct TokenLogprobs {
-  float logprob = 0.0f;           // the sampled token's
+  float logprob = 0.0f;           // the sampled (or scored prompt) token's
   std::vector<TokenLogprob> top;  // [num_top] most likely first
+  // The token's rank as vLLM counts it: the ids whose logit is >= its own (itself
+  // included), so 1 for the most likely token and ties count against it.
+  int32_t rank = 1;
   bool operator==(const TokenLogprobs&) const = default;
 };
 
 // logits: [vocab] a usable row (no NaN or +inf, some finite value), the one `token` was
 // sampled from; 0 <= num_top (at most the vocabulary is returned).
 TokenLogprobs token_logprobs(std::span<const float> logits, TokenId token, int32_t num_top);
+
+// Whether token_logprobs() may read the row: no NaN or +inf, and some finite logit. A prompt
+// row that is not gives no log probabilities (the model failed on that input).
+bool is_usable_logprobs_row(std::span<const float> logits);
 
 }  // namespace pagedgen

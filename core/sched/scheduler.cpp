@@ -60,23 +60,46 @@ SchedulerOutput Scheduler::schedule() {
   SchedulerOutput out;
   // Window kinds give back what no query of a running sequence reaches any more.
   for (uint64_t id : running_) kv_.release_unreachable(id, at(id).num_computed_tokens);
-  int32_t token_budget = config_.max_batch_tokens;
-  schedule_running(out, token_budget);
+  StepBudget budget{config_.max_batch_tokens, config_.max_prompt_logits_rows};
+  schedule_running(out, budget);
   // After a preemption the pool is short: admitting now would only preempt again.
-  if (out.preempted.empty()) admit_waiting(out, token_budget);
-  out.num_batched_tokens = config_.max_batch_tokens - token_budget;
+  if (out.preempted.empty()) admit_waiting(out, budget);
+  out.num_batched_tokens = config_.max_batch_tokens - budget.tokens;
   build_step_batch(out);
   PG_CHECK(!has_unfinished() || !out.scheduled.empty() || !out.preempted.empty() || !out.rejected.empty(),
            "no progress: {} waiting, {} running", waiting_.size(), running_.size());
   return out;
 }
 
+namespace {
+
+// Prompt positions of [begin, begin + num_tokens) whose logits score the next prompt token.
+int32_t num_scored_positions(const Sequence& seq, int32_t begin, int32_t num_tokens) {
+  if (!seq.scores_prompt) return 0;
+  return std::max(0, std::min(begin + num_tokens, seq.num_prompt_tokens - 1) - begin);
+}
+
+}  // namespace
+
+int32_t Scheduler::take_chunk(const Sequence& seq, int32_t begin, int32_t num_wanted, StepBudget& budget) {
+  // Short of rows, every position of the shorter chunk is scored: it takes all that is left.
+  const int32_t num_tokens = num_scored_positions(seq, begin, num_wanted) <= budget.prompt_logits_rows
+                                 ? num_wanted
+                                 : budget.prompt_logits_rows;
+  budget.prompt_logits_rows -= num_scored_positions(seq, begin, num_tokens);
+  budget.tokens -= num_tokens;
+  return num_tokens;
+}
+
 // Running sequences in admission order: a decode gets 1 token, a prefill its next chunk.
-void Scheduler::schedule_running(SchedulerOutput& out, int32_t& token_budget) {
-  for (std::size_t i = 0; i < running_.size() && token_budget > 0;) {
+void Scheduler::schedule_running(SchedulerOutput& out, StepBudget& budget) {
+  for (std::size_t i = 0; i < running_.size() && budget.tokens > 0; ++i) {
     Sequence& seq = at(running_[i]);
-    const int32_t num_new_tokens = std::min(seq.num_uncomputed_tokens(), token_budget);
-    PG_CHECK(num_new_tokens > 0, "running sequence {} has nothing to compute", seq.id);
+    PG_CHECK(seq.num_uncomputed_tokens() > 0, "running sequence {} has nothing to compute", seq.id);
+    StepBudget after = budget;
+    const int32_t num_new_tokens =
+        take_chunk(seq, seq.num_computed_tokens, std::min(seq.num_uncomputed_tokens(), budget.tokens), after);
+    if (num_new_tokens == 0) continue;  // no prompt rows left this step: it scores on the next
     // The newest running sequence (possibly this one) gives its blocks back until it fits.
     while (seq.status == SequenceStatus::Running && !kv_.can_append_slots(seq.id, num_new_tokens)) preempt_newest(out);
     if (seq.status != SequenceStatus::Running) break;  // it was the newest: nothing after it
@@ -85,14 +108,15 @@ void Scheduler::schedule_running(SchedulerOutput& out, int32_t& token_budget) {
                              .num_computed_tokens = seq.num_computed_tokens,
                              .num_new_tokens = num_new_tokens,
                              .needs_logits = seq.num_computed_tokens + num_new_tokens == seq.num_tokens()});
-    token_budget -= num_new_tokens;
-    ++i;
+    budget = after;
   }
 }
 
-// Waiting sequences in queue order while a sequence slot, batch tokens and blocks remain.
-void Scheduler::admit_waiting(SchedulerOutput& out, int32_t& token_budget) {
-  while (!waiting_.empty() && token_budget > 0 && std::ssize(running_) < config_.max_num_seqs) {
+// Waiting sequences in queue order while a sequence slot, batch tokens and blocks remain. A
+// sequence that scores its prompt reads nothing from the prefix cache: every prompt
+// position needs its logits, so all are computed (its full blocks still join the cache).
+void Scheduler::admit_waiting(SchedulerOutput& out, StepBudget& budget) {
+  while (!waiting_.empty() && budget.tokens > 0 && std::ssize(running_) < config_.max_num_seqs) {
     Sequence& seq = at(waiting_.front());
     if (const std::optional<std::string> reason = why_never_fits(seq)) {
       waiting_.pop_front();
@@ -101,14 +125,21 @@ void Scheduler::admit_waiting(SchedulerOutput& out, int32_t& token_budget) {
       ++counters_.num_rejected;
       continue;
     }
-    PrefixMatch match = kv_.match_prefix(seq.token_ids);
+    PrefixMatch match = kv_.match_prefix(seq.scores_prompt ? std::span<const TokenId>() : std::span(seq.token_ids));
     if (match.next_block_in_flight) break;  // share the block a running sequence is computing
-    int32_t num_new_tokens = std::min(seq.num_tokens() - match.num_cached_tokens, token_budget);
+    StepBudget after = budget;
+    const auto chunk = [&](const PrefixMatch& m) {
+      after = budget;
+      return take_chunk(seq, m.num_cached_tokens, std::min(seq.num_tokens() - m.num_cached_tokens, budget.tokens),
+                        after);
+    };
+    int32_t num_new_tokens = chunk(match);
+    if (num_new_tokens == 0) break;  // no prompt rows left this step
     if (!kv_.can_allocate(match, num_new_tokens) && running_.empty() && match.partial_block) {
       // Alone, it fits the pool (fits_alone), but not beside the block it would copy from:
       // compute those tokens instead. (With others running, waiting frees blocks.)
       match = kv_.without_partial(match, seq.token_ids);
-      num_new_tokens = std::min(seq.num_tokens() - match.num_cached_tokens, token_budget);
+      num_new_tokens = chunk(match);
     }
     if (!kv_.can_allocate(match, num_new_tokens)) break;
     std::ranges::move(kv_.allocate(seq.id, seq.token_ids, match, num_new_tokens), std::back_inserter(out.block_copies));
@@ -122,7 +153,7 @@ void Scheduler::admit_waiting(SchedulerOutput& out, int32_t& token_budget) {
                              .num_computed_tokens = seq.num_computed_tokens,
                              .num_new_tokens = num_new_tokens,
                              .needs_logits = seq.num_computed_tokens + num_new_tokens == seq.num_tokens()});
-    token_budget -= num_new_tokens;
+    budget = after;
   }
 }
 
@@ -167,10 +198,20 @@ void Scheduler::build_step_batch(SchedulerOutput& out) const {
     }
     batch.query_start.push_back(static_cast<int32_t>(batch.token_ids.size()));
     batch.context_lens.push_back(s.num_computed_tokens + s.num_new_tokens);
-    if (s.needs_logits) batch.logits_rows.push_back(static_cast<int32_t>(batch.token_ids.size()) - 1);
+    add_logits_rows(out.scheduled[i], seq, batch);
     if (s.num_computed_tokens < seq.num_prompt_tokens) out.computes_prompt = true;
   }
   batch.num_tokens = static_cast<int32_t>(batch.token_ids.size());
+}
+
+// The chunk's logits rows (its tokens are the last ones of the batch so far):
+//   chunk positions  c .. c+n-1      scored: c .. min(c+n, P-1)-1    last: c+n-1 when needs_logits
+void Scheduler::add_logits_rows(ScheduledSequence& s, const Sequence& seq, StepBatch& batch) const {
+  const auto first_token = static_cast<int32_t>(batch.token_ids.size()) - s.num_new_tokens;
+  s.first_logits_row = static_cast<int32_t>(batch.logits_rows.size());
+  s.num_prompt_logits_rows = num_scored_positions(seq, s.num_computed_tokens, s.num_new_tokens);
+  for (int32_t j = 0; j < s.num_prompt_logits_rows; ++j) batch.logits_rows.push_back(first_token + j);
+  if (s.needs_logits) batch.logits_rows.push_back(first_token + s.num_new_tokens - 1);
 }
 
 // Preemption by recompute: the newest running sequence frees its blocks and goes to the

@@ -31,6 +31,11 @@ namespace pagedgen {
 struct SchedulerConfig {
   int32_t max_num_seqs = 64;        // running sequences at once (fork may exceed it; admission then waits)
   int32_t max_batch_tokens = 2048;  // tokens computed per step; longer prefills are chunked
+  // Prompt positions scored per step (prompt_logprobs), at most: each needs a logits row of
+  // vocab floats beside the max_num_seqs sampled ones, so this bounds the logits buffers
+  // (512 x 49,152 x 4 B = 96 MiB on the default model, 256 MiB at a 128k vocabulary)
+  // instead of max_batch_tokens rows; a scoring prefill is chunked to fit.
+  int32_t max_prompt_logits_rows = 512;
 };
 
 struct ScheduledSequence {
@@ -38,6 +43,11 @@ struct ScheduledSequence {
   int32_t num_computed_tokens = 0;  // first position computed this step
   int32_t num_new_tokens = 0;       // positions [num_computed_tokens, + num_new_tokens)
   bool needs_logits = false;        // the chunk reaches the last known token: sample after it
+  // Set by build_step_batch: the chunk's rows in StepBatch::logits_rows start here: first
+  // its scored prompt positions (Sequence::scores_prompt), then its last token's when
+  // needs_logits.
+  int32_t first_logits_row = 0;
+  int32_t num_prompt_logits_rows = 0;  // positions p of the chunk with p + 1 < num_prompt_tokens
 };
 
 struct RejectedSequence {
@@ -94,12 +104,21 @@ class Scheduler {
 
  private:
   Sequence& at(uint64_t seq_id);
-  void schedule_running(SchedulerOutput& out, int32_t& token_budget);
-  void admit_waiting(SchedulerOutput& out, int32_t& token_budget);
+  // What a step may still take: tokens, and scored prompt positions.
+  struct StepBudget {
+    int32_t tokens = 0;
+    int32_t prompt_logits_rows = 0;
+  };
+  // The tokens of `seq` to compute now from `begin`: as many as wanted while the budget's
+  // prompt rows last (0: it waits for the next step); takes them from the budget.
+  static int32_t take_chunk(const Sequence& seq, int32_t begin, int32_t num_wanted, StepBudget& budget);
+  void schedule_running(SchedulerOutput& out, StepBudget& budget);
+  void admit_waiting(SchedulerOutput& out, StepBudget& budget);
   void preempt_newest(SchedulerOutput& out);
   // Why the sequence can never fit, with the whole pool of each kind to itself; nullopt when it can.
   std::optional<std::string> why_never_fits(const Sequence& seq) const;
   void build_step_batch(SchedulerOutput& out) const;
+  void add_logits_rows(ScheduledSequence& s, const Sequence& seq, StepBatch& batch) const;
 
   SchedulerConfig config_;
   KvCacheManager kv_;

@@ -18,6 +18,9 @@ struct Sequence {
   int32_t sample_index = 0;        // 0..n-1 for n samples of one request
   std::vector<TokenId> token_ids;  // prompt, then generated tokens
   int32_t num_prompt_tokens = 0;
+  // prompt_logprobs: logits at every prompt position, so the prompt is computed whole,
+  // never read from the prefix cache (scheduler.h).
+  bool scores_prompt = false;
   int32_t max_tokens = 0;           // the request's max_tokens (for the naive-reservation figures)
   int32_t num_computed_tokens = 0;  // leading tokens whose K/V are in the cache
   SequenceStatus status = SequenceStatus::Waiting;

@@ -32,6 +32,13 @@ size_t utf8_complete_prefix(std::string_view bytes);
 
 bool utf8_is_valid(std::string_view text);
 
+// Characters of valid UTF-8 text (decoded text is): the bytes that start one.
+inline std::ptrdiff_t utf8_num_code_points(std::string_view text) {
+  std::ptrdiff_t count = 0;
+  for (const char c : text) count += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  return count;
+}
+
 // `text` with every invalid or truncated sequence replaced by U+FFFD.
 std::string utf8_sanitize(std::string_view text);
 

@@ -57,7 +57,10 @@ void check_output_line(RequestFormat format, const RequestItem& item, simdjson::
   RecordContext context;
   if (const auto* request = std::get_if<Request>(&item)) {
     RequestOutput output{request->index, request->id_json, {}, 3, 1};
-    const std::string text = request->is_chat() ? request->messages().back().content : request->prompt();
+    // Any text the line carries, as the output's text: the writer must quote whatever it is.
+    const std::string text = request->is_chat()            ? request->chat().messages_json
+                             : request->prompt_token_ids() ? std::string("\xE2\x82\xAC\n\"")
+                                                           : request->prompt();
     for (int32_t i = 0; i < std::min(request->sampling.n, 3); ++i)
       output.choices.push_back({text, FinishReason::kStop, 2, {1, 2}, std::nullopt});
     context.chat = request->is_chat();
