@@ -136,6 +136,16 @@ TEST_CASE("jinja: nesting deeper than the parser's limit is an error, not a stac
         "line 1: nesting deeper than 200 levels (blocks and expressions)");
 }
 
+TEST_CASE("jinja: values nest at most 500 deep, and a namespace may hold itself") {
+  CHECK(error_of("{% set ns = namespace(v=[]) %}{% for i in range(100000) %}{% set ns.v = [ns.v] %}{% endfor %}") ==
+        "line 1: depth limit: a value nested deeper than 500 levels");
+  CHECK(error_of("x", "{\"v\": " + repeated("[", 600) + repeated("]", 600) + "}") ==
+        "line 1: depth limit: a value nested deeper than 500 levels");
+  CHECK(render("{% set ns = namespace(a=1) %}{% set ns.self = ns %}{{ ns.self.self.a }}") == "1");
+  CHECK(error_of("{% set ns = namespace() %}{% set ns.self = ns %}{{ ns }}") ==
+        "line 1: depth limit: a value nested deeper than 500 levels");
+}
+
 TEST_CASE("jinja: integers beyond 64 bits fail rather than wrap") {
   CHECK(render("{{ 2 ** 62 }}") == "4611686018427387904");
   CHECK(error_of("{{ 10 ** 100 }}") == "line 1: integer overflow in '**' (beyond 64 bits)");

@@ -53,6 +53,9 @@ class Interpreter {
   void assign(std::string_view name, Value value) { scope_->set(name, std::move(value)); }
   const std::shared_ptr<Scope>& scope() const { return scope_; }
 
+  // A namespace() that lives as long as this render.
+  Namespace& make_namespace();
+
   // A new scope under the current one.
   std::shared_ptr<Scope> child_scope() const;
 
@@ -87,6 +90,7 @@ class Interpreter {
   std::chrono::year_month_day today_;
   std::shared_ptr<Scope> scope_;
   std::shared_ptr<Scope> top_;
+  std::vector<std::unique_ptr<Namespace>> namespaces_;
   std::uint64_t steps_ = 0;
   std::uint64_t bytes_ = 0;
   int frames_ = 0;
