@@ -94,9 +94,10 @@ TEST_CASE("jinja: range is bounded as jinja2's sandbox bounds it") {
 }
 
 TEST_CASE("jinja: the step budget stops a long loop") {
-  CHECK(error_of("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}") ==
-        "line 1: step budget exceeded: the template ran more than 10000000 steps (max_steps)");
   jinja::RenderLimits small;
+  small.max_steps = 100'000;
+  CHECK(error_of("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "{}", small) ==
+        "line 1: step budget exceeded: the template ran more than 100000 steps (max_steps)");
   small.max_steps = 1000;
   CHECK(render("{% for i in range(10) %}{{ i }}{% endfor %}", "{}", small) == "0123456789");
   CHECK(error_of("{% for i in range(1000) %}{{ i }}{% endfor %}", "{}", small) ==
