@@ -38,8 +38,15 @@ TEST_CASE("jinja: an unknown filter, test or tag names its line; inside an if on
   CHECK(error_of("a\n\n{{ x | foo }}") == "line 3: unknown filter 'foo'");
   CHECK(error_of("{{ x is foo }}") == "line 1: unknown test 'foo'");
   CHECK(error_of("\n{% foo %}") == "line 2: unknown tag 'foo'");
-  CHECK(render("{% if false %}{{ x | foo }}{% endif %}ok") == "ok");  // jinja2 defers these to runtime
+  // jinja2 defers those directly in an if or a conditional expression to when they run...
+  CHECK(render("{% if false %}{{ x | foo }}{% endif %}ok") == "ok");
+  CHECK(render("[{{ x | foo if false }}]") == "[]");
   CHECK(error_of("{% if true %}\n{{ x | foo }}{% endif %}") == "line 2: unknown filter 'foo'");
+  // ...but not those in a loop or macro inside the if.
+  CHECK(error_of("{% if false %}{% for i in [] %}\n{{ i | foo }}{% endfor %}{% endif %}") ==
+        "line 2: unknown filter 'foo'");
+  CHECK(error_of("{% if false %}{% macro m() %}{{ 1 is foo }}{% endmacro %}{% endif %}") ==
+        "line 1: unknown test 'foo'");
 }
 
 TEST_CASE("jinja: an unclosed block names the block and the line it opened on") {

@@ -7,7 +7,11 @@
 
 namespace pagedgen::jinja {
 
-Body parse_template(std::vector<Token> tokens) { return Parser(std::move(tokens)).parse_all(); }
+Body parse_template(std::vector<Token> tokens) {
+  Body body = Parser(std::move(tokens)).parse_all();
+  check_known_names(body);
+  return body;
+}
 
 namespace {
 
@@ -86,7 +90,6 @@ std::unique_ptr<Stmt> Parser::parse_block_tag() {
 
 std::unique_ptr<Stmt> Parser::parse_if(int line) {
   IfStmt node;
-  ++soft_;
   for (;;) {
     ExprPtr condition = parse_tuple();
     close_tag();
@@ -102,7 +105,6 @@ std::unique_ptr<Stmt> Parser::parse_if(int line) {
     }
     break;
   }
-  --soft_;
   return statement(line, std::move(node));
 }
 
