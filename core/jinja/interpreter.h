@@ -26,10 +26,10 @@ struct Scope {
   void set(std::string_view name, Value value);
 };
 
-// Evaluation frames (expressions, blocks, calls) nested at most this deep at once, so
-// that the C++ stack holds (a frame takes a few hundred bytes); max_depth macro calls of
-// a plain template take far fewer.
-inline constexpr int kMaxFrames = 3000;
+// Evaluation frames (expressions, blocks, calls) nested at most this deep at once, so that
+// the C++ stack holds: under 1 MB in a release build, about 5 MB in the sanitizer tree's
+// unoptimised one. A plain recursive macro takes under 10 a call: max_depth calls fit.
+inline constexpr int kMaxFrames = 1000;
 
 class Interpreter {
  public:
