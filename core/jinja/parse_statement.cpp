@@ -70,6 +70,15 @@ std::string_view Parser::expect_end_tag(std::string_view tag, int opened_line) {
   return name;
 }
 
+Body Parser::parse_tag_body(std::string_view tag, int line) {
+  close_tag();
+  const std::string end_tag = "end" + std::string(tag);
+  Body body = parse_body({end_tag});
+  expect_end_tag(tag, line);
+  close_tag();
+  return body;
+}
+
 std::unique_ptr<Stmt> Parser::parse_block_tag() {
   const Token& token = next();
   const std::string& tag = token.text;
@@ -148,10 +157,7 @@ std::unique_ptr<Stmt> Parser::parse_set(int line) {
   }
   if (node.targets.size() > 1 || !node.attribute.empty()) fail_here("a block set takes one plain name");
   node.filter = parse_filters(nullptr);
-  close_tag();
-  node.body = parse_body({"endset"});
-  expect_end_tag("set", line);
-  close_tag();
+  node.body = parse_tag_body("set", line);
   return statement(line, std::move(node));
 }
 
@@ -172,10 +178,7 @@ std::unique_ptr<Stmt> Parser::parse_macro(int line) {
   MacroStmt node;
   node.name = expect_name();
   node.parameters = parse_parameters();
-  close_tag();
-  node.body = parse_body({"endmacro"});
-  expect_end_tag("macro", line);
-  close_tag();
+  node.body = parse_tag_body("macro", line);
   return statement(line, std::move(node));
 }
 
@@ -184,10 +187,7 @@ std::unique_ptr<Stmt> Parser::parse_call_block(int line) {
   if (at_operator("(")) node.parameters = parse_parameters();
   node.call = parse_expression();
   if (node.call->kind != ExprKind::kCall) fail_here("expected a call in a call tag");
-  close_tag();
-  node.body = parse_body({"endcall"});
-  expect_end_tag("call", line);
-  close_tag();
+  node.body = parse_tag_body("call", line);
   return statement(line, std::move(node));
 }
 
@@ -195,10 +195,7 @@ std::unique_ptr<Stmt> Parser::parse_filter_block(int line) {
   FilterBlockStmt node;
   --index_;  // parse_filter skips one token (a '|'): the tag's name `filter` stands in for it
   node.filter = parse_filter(nullptr);
-  close_tag();
-  node.body = parse_body({"endfilter"});
-  expect_end_tag("filter", line);
-  close_tag();
+  node.body = parse_tag_body("filter", line);
   return statement(line, std::move(node));
 }
 
@@ -210,10 +207,7 @@ std::unique_ptr<Stmt> Parser::parse_with(int line) {
     expect_operator("=");
     node.assignments.emplace_back(std::move(name), parse_expression());
   }
-  close_tag();
-  node.body = parse_body({"endwith"});
-  expect_end_tag("with", line);
-  close_tag();
+  node.body = parse_tag_body("with", line);
   return statement(line, std::move(node));
 }
 

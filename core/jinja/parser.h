@@ -49,6 +49,7 @@ class Parser {
   std::vector<std::string> parse_targets();
   void close_tag();                                                        // expects %}
   std::string_view expect_end_tag(std::string_view tag, int opened_line);  // after a body
+  Body parse_tag_body(std::string_view tag, int line);                     // `%}`, the body, `{% end<tag> %}`
 
   // Expression levels (parse_expression.cpp).
   ExprPtr parse_or();
