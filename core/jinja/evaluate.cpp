@@ -62,6 +62,12 @@ void Interpreter::write(std::string& out, std::string_view text) {
   out += text;
 }
 
+Namespace& Interpreter::make_namespace() {
+  count_steps();
+  namespaces_.push_back(std::make_unique<Namespace>());
+  return *namespaces_.back();
+}
+
 Value Interpreter::lookup(std::string_view name) const {
   if (const Value* value = scope_->find(name)) return *value;
   return Value::undefined(fmt::format("'{}' is undefined", name));

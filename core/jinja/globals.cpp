@@ -60,10 +60,10 @@ Dict keyword_dict(const CallArgs& args) {
   return dict;
 }
 
-Value namespace_function(Interpreter&, CallArgs& args) {
-  auto ns = std::make_shared<Namespace>();
-  ns->attributes = keyword_dict(args);
-  return Value(std::move(ns));
+Value namespace_function(Interpreter& interpreter, CallArgs& args) {
+  Namespace& ns = interpreter.make_namespace();
+  ns.attributes = keyword_dict(args);
+  return Value(&ns);
 }
 
 Value dict_function(Interpreter&, CallArgs& args) { return Value(keyword_dict(args)); }

@@ -89,10 +89,8 @@ ExprPtr Parser::parse_expression(bool with_conditional) {
   while (with_conditional && at_name("if")) {
     chain.link();
     ExprPtr conditional = node(ExprKind::kConditional, next().line);
-    ++soft_;
     ExprPtr condition = parse_or();
     ExprPtr otherwise = skip_name("else") ? parse_expression() : nullptr;
-    --soft_;
     conditional->children.push_back(std::move(expr));
     conditional->children.push_back(std::move(condition));
     conditional->children.push_back(std::move(otherwise));

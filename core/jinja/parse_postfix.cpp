@@ -105,8 +105,6 @@ ExprPtr Parser::parse_filter(ExprPtr input) {
     filter->name = expect_name();
     while (skip_operator(".")) filter->name += "." + expect_name();
     filter->filter = find_filter(filter->name);
-    if (filter->filter == nullptr && soft_ == 0)
-      throw TemplateError(line, fmt::format("unknown filter '{}'", filter->name));
     filter->children.push_back(std::move(input));
     if (skip_operator("(")) parse_call_arguments(*filter);
     input = std::move(filter);
@@ -125,7 +123,6 @@ ExprPtr Parser::parse_test(ExprPtr subject) {
   test->name = expect_name();
   while (skip_operator(".")) test->name += "." + expect_name();
   test->test = find_test(test->name);
-  if (test->test == nullptr && soft_ == 0) throw TemplateError(line, fmt::format("unknown test '{}'", test->name));
   test->children.push_back(std::move(subject));
   if (skip_operator("(")) {
     parse_call_arguments(*test);

@@ -7,7 +7,11 @@
 
 namespace pagedgen::jinja {
 
-Body parse_template(std::vector<Token> tokens) { return Parser(std::move(tokens)).parse_all(); }
+Body parse_template(std::vector<Token> tokens) {
+  Body body = Parser(std::move(tokens)).parse_all();
+  check_known_names(body);
+  return body;
+}
 
 namespace {
 
@@ -66,6 +70,15 @@ std::string_view Parser::expect_end_tag(std::string_view tag, int opened_line) {
   return name;
 }
 
+Body Parser::parse_tag_body(std::string_view tag, int line) {
+  close_tag();
+  const std::string end_tag = "end" + std::string(tag);
+  Body body = parse_body({end_tag});
+  expect_end_tag(tag, line);
+  close_tag();
+  return body;
+}
+
 std::unique_ptr<Stmt> Parser::parse_block_tag() {
   const Token& token = next();
   const std::string& tag = token.text;
@@ -86,7 +99,6 @@ std::unique_ptr<Stmt> Parser::parse_block_tag() {
 
 std::unique_ptr<Stmt> Parser::parse_if(int line) {
   IfStmt node;
-  ++soft_;
   for (;;) {
     ExprPtr condition = parse_tuple();
     close_tag();
@@ -102,7 +114,6 @@ std::unique_ptr<Stmt> Parser::parse_if(int line) {
     }
     break;
   }
-  --soft_;
   return statement(line, std::move(node));
 }
 
@@ -146,10 +157,7 @@ std::unique_ptr<Stmt> Parser::parse_set(int line) {
   }
   if (node.targets.size() > 1 || !node.attribute.empty()) fail_here("a block set takes one plain name");
   node.filter = parse_filters(nullptr);
-  close_tag();
-  node.body = parse_body({"endset"});
-  expect_end_tag("set", line);
-  close_tag();
+  node.body = parse_tag_body("set", line);
   return statement(line, std::move(node));
 }
 
@@ -170,10 +178,7 @@ std::unique_ptr<Stmt> Parser::parse_macro(int line) {
   MacroStmt node;
   node.name = expect_name();
   node.parameters = parse_parameters();
-  close_tag();
-  node.body = parse_body({"endmacro"});
-  expect_end_tag("macro", line);
-  close_tag();
+  node.body = parse_tag_body("macro", line);
   return statement(line, std::move(node));
 }
 
@@ -182,10 +187,7 @@ std::unique_ptr<Stmt> Parser::parse_call_block(int line) {
   if (at_operator("(")) node.parameters = parse_parameters();
   node.call = parse_expression();
   if (node.call->kind != ExprKind::kCall) fail_here("expected a call in a call tag");
-  close_tag();
-  node.body = parse_body({"endcall"});
-  expect_end_tag("call", line);
-  close_tag();
+  node.body = parse_tag_body("call", line);
   return statement(line, std::move(node));
 }
 
@@ -193,10 +195,7 @@ std::unique_ptr<Stmt> Parser::parse_filter_block(int line) {
   FilterBlockStmt node;
   --index_;  // parse_filter skips one token (a '|'): the tag's name `filter` stands in for it
   node.filter = parse_filter(nullptr);
-  close_tag();
-  node.body = parse_body({"endfilter"});
-  expect_end_tag("filter", line);
-  close_tag();
+  node.body = parse_tag_body("filter", line);
   return statement(line, std::move(node));
 }
 
@@ -208,10 +207,7 @@ std::unique_ptr<Stmt> Parser::parse_with(int line) {
     expect_operator("=");
     node.assignments.emplace_back(std::move(name), parse_expression());
   }
-  close_tag();
-  node.body = parse_body({"endwith"});
-  expect_end_tag("with", line);
-  close_tag();
+  node.body = parse_tag_body("with", line);
   return statement(line, std::move(node));
 }
 

@@ -18,6 +18,11 @@ inline constexpr int kMaxNesting = 200;
 // Throws TemplateError.
 Body parse_template(std::vector<Token> tokens);
 
+// Fails on the first unknown filter or test where jinja2 refuses it when compiling: anywhere
+// but in an if (its tests and the statements directly in it) or a conditional expression,
+// where jinja2 fails only if it runs (known_names.cpp).
+void check_known_names(const Body& body);
+
 class Parser {
  public:
   explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
@@ -44,6 +49,7 @@ class Parser {
   std::vector<std::string> parse_targets();
   void close_tag();                                                        // expects %}
   std::string_view expect_end_tag(std::string_view tag, int opened_line);  // after a body
+  Body parse_tag_body(std::string_view tag, int line);                     // `%}`, the body, `{% end<tag> %}`
 
   // Expression levels (parse_expression.cpp).
   ExprPtr parse_or();
@@ -114,7 +120,6 @@ class Parser {
   std::vector<Token> tokens_;
   std::size_t index_ = 0;
   int nesting_ = 0;
-  int soft_ = 0;  // inside an if or a conditional expression: an unknown filter fails only when run
 };
 
 }  // namespace pagedgen::jinja

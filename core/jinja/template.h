@@ -30,7 +30,7 @@ class TemplateError : public Error {
 
 // A render's budget. Exceeding one is a TemplateError naming it.
 struct RenderLimits {
-  std::uint64_t max_steps = 10'000'000;      // statements run, loop iterations, calls, filters
+  std::uint64_t max_steps = 10'000'000;       // statements run, loop iterations, calls, filters
   std::size_t max_output_bytes = 16u << 20;  // bytes the template writes
   int max_depth = 100;                       // nested macro calls and expression depth
 };

@@ -6,6 +6,29 @@
 
 namespace pagedgen::jinja {
 
+namespace {
+
+// 1 + the deepest of `values`, checked against kMaxValueDepth.
+template <typename Values, typename Depth>
+int container_depth(const Values& values, Depth depth_of) {
+  int deepest = 0;
+  for (const auto& item : values) deepest = std::max(deepest, depth_of(item));
+  check_value_depth(deepest + 1);
+  return deepest + 1;
+}
+
+}  // namespace
+
+Value::Value(List list) {
+  depth = container_depth(list, [](const Value& v) { return v.depth; });
+  data = std::make_shared<const List>(std::move(list));
+}
+
+Value::Value(Dict dict) {
+  depth = container_depth(dict.entries, [](const auto& e) { return std::max(e.first.depth, e.second.depth); });
+  data = std::make_shared<const Dict>(std::move(dict));
+}
+
 const Value* Dict::find(const Value& key) const {
   for (const auto& [k, v] : entries)
     if (equals(k, key)) return &v;

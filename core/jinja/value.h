@@ -37,12 +37,15 @@ struct Undefined {
 struct None {};
 
 struct Value {
+  // A namespace is held by the render that made it (Interpreter::make_namespace), not by
+  // its values: a namespace may hold itself, and a cycle of owners would never be freed.
   using Storage = std::variant<Undefined, None, bool, std::int64_t, double, std::string, std::shared_ptr<const List>,
-                               std::shared_ptr<const Dict>, std::shared_ptr<const Callable>, std::shared_ptr<Namespace>,
+                               std::shared_ptr<const Dict>, std::shared_ptr<const Callable>, Namespace*,
                                std::shared_ptr<const LoopState>>;
   Storage data;
   bool tuple = false;   // a list that prints as a Python tuple: (1, 2)
   bool markup = false;  // a str marked safe (the safe and escape filters): what + adds to it is escaped
+  int depth = 0;        // lists and dicts nested inside, at most kMaxValueDepth
 
   Value() : data(Undefined{}) {}
   Value(None) : data(None{}) {}
@@ -53,10 +56,10 @@ struct Value {
   Value(std::string s) : data(std::move(s)) {}
   Value(std::string_view s) : data(std::string(s)) {}
   Value(const char* s) : data(std::string(s)) {}
-  Value(List list) : data(std::make_shared<const List>(std::move(list))) {}
+  Value(List list);
   Value(Dict dict);
   Value(std::shared_ptr<const Callable> callable) : data(std::move(callable)) {}
-  Value(std::shared_ptr<Namespace> ns) : data(std::move(ns)) {}
+  Value(Namespace* ns) : data(ns) {}
   Value(std::shared_ptr<const LoopState> loop) : data(std::move(loop)) {}
   static Value undefined(std::string hint) { return Value(Storage(Undefined{std::move(hint)})); }
   static Value make_tuple(List items) {
@@ -75,7 +78,7 @@ struct Value {
   bool is_list() const { return std::holds_alternative<std::shared_ptr<const List>>(data); }
   bool is_dict() const { return std::holds_alternative<std::shared_ptr<const Dict>>(data); }
   bool is_callable() const { return std::holds_alternative<std::shared_ptr<const Callable>>(data); }
-  bool is_namespace() const { return std::holds_alternative<std::shared_ptr<Namespace>>(data); }
+  bool is_namespace() const { return std::holds_alternative<Namespace*>(data); }
   bool is_loop() const { return std::holds_alternative<std::shared_ptr<const LoopState>>(data); }
 
   bool as_bool() const { return std::get<bool>(data); }
@@ -85,7 +88,7 @@ struct Value {
   const List& as_list() const { return *std::get<std::shared_ptr<const List>>(data); }
   const Dict& as_dict() const { return *std::get<std::shared_ptr<const Dict>>(data); }
   const Callable& as_callable() const { return *std::get<std::shared_ptr<const Callable>>(data); }
-  Namespace& as_namespace() const { return *std::get<std::shared_ptr<Namespace>>(data); }
+  Namespace& as_namespace() const { return *std::get<Namespace*>(data); }
   const LoopState& as_loop() const { return *std::get<std::shared_ptr<const LoopState>>(data); }
   const std::string& undefined_hint() const { return std::get<Undefined>(data).hint; }
 
@@ -102,8 +105,6 @@ struct Dict {
   // Replaces the value of an existing key in place, or appends.
   void set(Value key, Value value);
 };
-
-inline Value::Value(Dict dict) : data(std::make_shared<const Dict>(std::move(dict))) {}
 
 // Arguments of a call: `f(a, b, key=c)`.
 struct CallArgs {
@@ -140,8 +141,9 @@ template <typename... Args>
   throw Failure(fmt::format(format, std::forward<Args>(args)...));
 }
 
-// Lists and dicts nest at most this deep where a value is walked (printing, tojson,
-// comparing): a template can nest them without bound, the C++ stack cannot.
+// Lists and dicts nest at most this deep: a template could nest them without bound, but
+// walking them (printing, tojson, comparing, freeing) recurses. Building a deeper one, or
+// walking deeper (through namespaces, which may hold themselves), fails.
 inline constexpr int kMaxValueDepth = 500;
 void check_value_depth(int depth);
 
