@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include "grammar/grammar_error.h"
 #include "util/error.h"
@@ -18,13 +19,36 @@ RuleId GrammarBuilder::add_rule(std::string name) {
   return rule;
 }
 
+namespace {
+
+std::string_view source_name(GrammarSource source) {
+  switch (source) {
+    case GrammarSource::kJsonSchema:
+      return "the schema";
+    case GrammarSource::kRegex:
+      return "the regex";
+    case GrammarSource::kChoices:
+      return "the choices";
+    case GrammarSource::kGbnf:
+      return "the grammar";
+  }
+  return "the input";
+}
+
+}  // namespace
+
 GrammarNodeId GrammarBuilder::add_node(RuleId rule) {
-  if (nodes_.size() >= kMaxNodes) {
+  if (nodes_.size() >= kMaxNodes && source_ == GrammarSource::kJsonSchema) {
     refuse_schema(
         "the schema needs more than {} automaton states (very large maxLength, maxItems or "
         "integer bounds, or very many optional properties); lower those bounds",
         kMaxNodes);
   }
+  if (nodes_.size() >= kMaxNodes)
+    refuse_schema(
+        "{} needs more than {} automaton states (large repeat bounds, long or very many alternatives); "
+        "make it smaller",
+        source_name(source_), kMaxNodes);
   nodes_.emplace_back().rule = rule;
   return static_cast<GrammarNodeId>(nodes_.size() - 1);
 }
@@ -54,19 +78,29 @@ void GrammarBuilder::set_final(GrammarNodeId node) { nodes_[node].is_final = tru
 
 namespace {
 
-// The rules reachable from `rule` through calls at rule starts, depth first: a call at a
-// start enters the callee before any byte is consumed, so a cycle here never terminates.
-// Returns the first rule found on a cycle.
-std::optional<RuleId> find_left_recursion(const std::vector<std::vector<RuleId>>& start_callees, RuleId rule,
-                                          std::vector<uint8_t>& color) {
+// The rules reachable from `root` through calls at rule starts, depth first with an
+// explicit stack (a grammar's chain of rules is as long as its input makes it): a call at
+// a start enters the callee before any byte is consumed, so a cycle here never
+// terminates. Returns the first rule found on a cycle.
+std::optional<RuleId> find_left_recursion(const std::vector<std::vector<RuleId>>& start_callees, RuleId root) {
   enum : uint8_t { kUnseen, kOnPath, kDone };
-  if (color[rule] == kOnPath) return rule;
-  if (color[rule] == kDone) return std::nullopt;
-  color[rule] = kOnPath;
-  for (const RuleId callee : start_callees[rule]) {
-    if (const auto cycle = find_left_recursion(start_callees, callee, color)) return cycle;
+  std::vector<uint8_t> color(start_callees.size(), kUnseen);
+  std::vector<std::pair<RuleId, size_t>> path{{root, 0}};  // (rule, its next callee to visit)
+  color[root] = kOnPath;
+  while (!path.empty()) {
+    auto& [rule, next] = path.back();
+    if (next == start_callees[rule].size()) {
+      color[rule] = kDone;
+      path.pop_back();
+      continue;
+    }
+    const RuleId callee = start_callees[rule][next++];
+    if (color[callee] == kOnPath) return callee;
+    if (color[callee] == kUnseen) {
+      color[callee] = kOnPath;
+      path.emplace_back(callee, 0);
+    }
   }
-  color[rule] = kDone;
   return std::nullopt;
 }
 
@@ -74,6 +108,9 @@ std::optional<RuleId> find_left_recursion(const std::vector<std::vector<RuleId>>
 
 Grammar GrammarBuilder::finish(RuleId root, const StopToken& stop) const {
   const NodeFlags productive = productive_nodes(stop);
+  if (!productive[rule_starts_[root]] && source_ != GrammarSource::kJsonSchema)
+    fail("{}: no text matches {} (every way through it needs a rule that never ends); fix it", rule_names_[root],
+         source_name(source_));
   if (!productive[rule_starts_[root]]) {
     fail(
         "{}: no JSON value satisfies the schema (an empty enum, a const or enum of the wrong type, "
@@ -81,7 +118,7 @@ Grammar GrammarBuilder::finish(RuleId root, const StopToken& stop) const {
         rule_names_[root]);
   }
   const NodeFlags reachable = reachable_nodes(root, productive);
-  check_rules_consume(reachable, productive);
+  check_rules_consume(root, reachable, productive);
   check_no_left_recursion(root, reachable, productive);
   Grammar grammar = kept_grammar(root, reachable, productive);
   add_follow_bytes(grammar);
@@ -129,7 +166,7 @@ GrammarBuilder::NodeFlags GrammarBuilder::reachable_nodes(RuleId root, const Nod
   return reachable;
 }
 
-void GrammarBuilder::check_rules_consume(const NodeFlags& reachable, const NodeFlags& productive) const {
+void GrammarBuilder::check_rules_consume(RuleId root, const NodeFlags& reachable, const NodeFlags& productive) const {
   // Matching relies on every rule consuming input before it can end (JSON values are
   // never empty): nullable = may end its rule without consuming a byte.
   NodeFlags nullable(nodes_.size());
@@ -144,7 +181,13 @@ void GrammarBuilder::check_rules_consume(const NodeFlags& reachable, const NodeF
       }
     }
   }
+  // The root ends on the empty stack, where nothing returns into it again.
+  bool root_called = false;
+  for (size_t id = 0; id < nodes_.size(); ++id) {
+    for (const RuleCall& c : nodes_[id].calls) root_called |= reachable[id] && kept(c, productive) && c.rule == root;
+  }
   for (RuleId rule = 0; rule < rule_starts_.size(); ++rule) {
+    if (rule == root && !root_called) continue;
     PG_CHECK(!reachable[rule_starts_[rule]] || !nullable[rule_starts_[rule]],
              "rule '{}' can end without consuming a byte", rule_names_[rule]);
   }
@@ -158,8 +201,11 @@ void GrammarBuilder::check_no_left_recursion(RuleId root, const NodeFlags& reach
     for (const RuleCall& c : nodes_[rule_starts_[rule]].calls)
       if (kept(c, productive)) start_callees[rule].push_back(c.rule);
   }
-  std::vector<uint8_t> color(rule_starts_.size());
-  if (const auto cycle = find_left_recursion(start_callees, root, color)) {
+  const auto cycle = find_left_recursion(start_callees, root);
+  if (cycle && source_ != GrammarSource::kJsonSchema)
+    fail("{}: the rule can call itself again before any text is written (left recursion); rewrite it",
+         rule_names_[*cycle]);
+  if (cycle) {
     fail(
         "{}: the schema refers back to itself through $ref before any text is written (left "
         "recursion: the value would have to contain itself at its start); fix the schema",
