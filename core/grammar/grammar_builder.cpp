@@ -252,7 +252,8 @@ Grammar GrammarBuilder::kept_grammar(RuleId root, const NodeFlags& reachable, co
 void GrammarBuilder::add_follow_bytes(Grammar& grammar) {
   // First bytes of each rule, then the bytes that may follow each rule's end: at every
   // call site, what its return node can consume next, and, where the return node may end
-  // the caller, whatever follows the caller.
+  // the caller, whatever follows the caller. Both spread along calls from a work list, so a
+  // chain of n rules costs n steps, not n passes over the grammar.
   const size_t num_rules = grammar.rule_starts_.size();
   const auto node_bytes = [&grammar](GrammarNodeId id) {
     std::bitset<256> bytes;
@@ -260,28 +261,36 @@ void GrammarBuilder::add_follow_bytes(Grammar& grammar) {
       for (int b = e.first_byte; b <= e.last_byte; ++b) bytes.set(static_cast<size_t>(b));
     return bytes;
   };
-  std::vector<std::bitset<256>> first_bytes(num_rules);
-  for (RuleId rule = 0; rule < num_rules; ++rule) first_bytes[rule] = node_bytes(grammar.rule_starts_[rule]);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (RuleId rule = 0; rule < num_rules; ++rule) {
-      std::bitset<256> bytes = first_bytes[rule];
-      for (const RuleCall& c : grammar.calls(grammar.rule_starts_[rule])) bytes |= first_bytes[c.rule];
-      if (bytes != first_bytes[rule]) first_bytes[rule] = bytes, changed = true;
-    }
-  }
-  grammar.follow_bytes_.assign(num_rules, {});
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (GrammarNodeId id = 0; id < grammar.nodes_.size(); ++id) {
-      for (const RuleCall& c : grammar.calls(id)) {
-        std::bitset<256> bytes = grammar.follow_bytes_[c.rule] | node_bytes(c.return_node);
-        for (const RuleCall& next : grammar.calls(c.return_node)) bytes |= first_bytes[next.rule];
-        if (grammar.nodes_[c.return_node].is_final) bytes |= grammar.follow_bytes_[grammar.nodes_[id].rule];
-        if (bytes != grammar.follow_bytes_[c.rule]) grammar.follow_bytes_[c.rule] = bytes, changed = true;
+  const auto spread = [num_rules](std::vector<std::bitset<256>>& bytes, const std::vector<std::vector<RuleId>>& into) {
+    std::vector<RuleId> pending(num_rules);
+    for (RuleId rule = 0; rule < num_rules; ++rule) pending[rule] = rule;
+    while (!pending.empty()) {
+      const RuleId from = pending.back();
+      pending.pop_back();
+      for (const RuleId to : into[from]) {
+        const std::bitset<256> merged = bytes[to] | bytes[from];
+        if (merged != bytes[to]) bytes[to] = merged, pending.push_back(to);
       }
     }
+  };
+  std::vector<std::bitset<256>> first_bytes(num_rules);
+  std::vector<std::vector<RuleId>> start_callers(num_rules);  // [callee] rules whose start calls it
+  for (RuleId rule = 0; rule < num_rules; ++rule) {
+    first_bytes[rule] = node_bytes(grammar.rule_starts_[rule]);
+    for (const RuleCall& c : grammar.calls(grammar.rule_starts_[rule])) start_callers[c.rule].push_back(rule);
   }
+  spread(first_bytes, start_callers);
+  grammar.follow_bytes_.assign(num_rules, {});
+  std::vector<std::vector<RuleId>> ended_callees(num_rules);  // [caller] rules whose end may end it
+  for (GrammarNodeId id = 0; id < grammar.nodes_.size(); ++id) {
+    for (const RuleCall& c : grammar.calls(id)) {
+      std::bitset<256>& bytes = grammar.follow_bytes_[c.rule];
+      bytes |= node_bytes(c.return_node);
+      for (const RuleCall& next : grammar.calls(c.return_node)) bytes |= first_bytes[next.rule];
+      if (grammar.nodes_[c.return_node].is_final) ended_callees[grammar.nodes_[id].rule].push_back(c.rule);
+    }
+  }
+  spread(grammar.follow_bytes_, ended_callees);
 }
 
 }  // namespace pagedgen
