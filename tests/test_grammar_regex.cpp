@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "grammar/grammar_error.h"
+#include "grammar/json_grammar.h"
 #include "grammar/regex_grammar.h"
 #include "test_grammar_support.h"
 #include "util/error.h"
@@ -170,6 +171,36 @@ TEST_CASE("choices: exactly one of the texts, shared prefixes and the empty text
   CHECK(message ==
         "the choices needs more than 262144 automaton states (large repeat bounds, long or very many "
         "alternatives); make it smaller");
+}
+
+TEST_CASE("JSON Schema pattern: unanchored over the decoded value, written with JSON escapes") {
+  const auto schema = [](std::string_view text) {
+    return test::compile_for(json_schema_grammar(text), test::byte_vocabulary());
+  };
+  const auto anchored = schema(R"({"type": "string", "pattern": "^[a-z]{2,3}$"})");
+  CHECK(byte_matches(anchored, R"("ab")"));
+  CHECK(byte_matches(anchored, R"("abc")"));
+  CHECK_FALSE(byte_matches(anchored, R"("abcd")"));
+  CHECK_FALSE(byte_matches(anchored, R"("a")"));
+
+  // Unanchored: any text around a match; the quote and the newline in the value escaped.
+  const auto search = schema(R"({"type": "string", "pattern": "\\d\"\n"})");
+  CHECK(byte_matches(search, R"("7\"\n")"));
+  CHECK(byte_matches(search, R"("x 7\"\n y")"));
+  CHECK_FALSE(byte_matches(search, "\"7\"\n\""));       // a raw quote ends the string
+  CHECK_FALSE(byte_matches(search, "\"7\\\"\n\""));     // a raw newline is no JSON
+  CHECK_FALSE(byte_matches(search, R"("7\u0022\n")"));  // one spelling per character: \" only
+  CHECK_FALSE(byte_matches(search, R"("x")"));
+
+  // Only the start pinned; a multi-byte character; lengths count characters.
+  const auto start = schema(R"({"type": "string", "pattern": "^caf\u00e9", "maxLength": 6})");
+  CHECK(byte_matches(start, "\"caf\xC3\xA9\""));
+  CHECK(byte_matches(start, "\"caf\xC3\xA9!\xE2\x82\xAC\""));
+  CHECK_FALSE(byte_matches(start, "\"caf\xC3\xA9!!!\""));
+  CHECK_FALSE(byte_matches(start, "\"xcaf\xC3\xA9\""));
+  const auto lengths = schema(R"({"type": "string", "pattern": "b$", "minLength": 3})");
+  CHECK(byte_matches(lengths, R"("\tab")"));
+  CHECK_FALSE(byte_matches(lengths, R"("ab")"));
 }
 
 }  // namespace

@@ -158,9 +158,10 @@ TEST_CASE("malformed response_format values name the field") {
 
 TEST_CASE(
     "a schema the grammar refuses is unsupported_field, a malformed one invalid_value, naming keyword and place") {
-  CHECK(plain(json_schema(R"({"type": "object", "properties": {"id": {"type": "string", "pattern": "^a$"}}})")) ==
-        "E unsupported_field: response_format.json_schema.schema: #/properties/id: 'pattern' is not supported by "
-        "structured outputs (the grammar cannot enforce it); remove it from the schema");
+  CHECK(plain(json_schema(R"({"type": "object", "properties": {"id": {"type": "string", "pattern": "^a(?!b)$"}}})")) ==
+        "E unsupported_field: response_format.json_schema.schema: #/properties/id: 'pattern' is not supported here: "
+        "the regex uses lookaround ((?=, (?!, (?<=, (?<!) at offset 2, which structured outputs cannot enforce; "
+        "rewrite the pattern without it");
   CHECK(
       batch(
           R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {"type": "string", "format": "email"}}})") ==
@@ -183,7 +184,7 @@ TEST_CASE(
 TEST_CASE("each distinct schema is checked once per reader; its lines keep their own result") {
   // Three lines, two schemas (one refused): the reader answers every line.
   const std::string good = json_schema(R"({"type": "boolean"})");
-  const std::string bad = json_schema(R"({"type": "string", "pattern": "x"})");
+  const std::string bad = json_schema(R"({"type": "string", "format": "x"})");
   const std::string input = fmt::format(
       "{{\"prompt\": \"a\", {}}}\n{{\"prompt\": \"b\", {}}}\n{{\"prompt\": \"c\", {}}}\n"
       "{{\"prompt\": \"d\", {}}}\n",
@@ -192,14 +193,14 @@ TEST_CASE("each distinct schema is checked once per reader; its lines keep their
   REQUIRE(formats.size() == 4);
   CHECK(formats[0] == R"(json_schema {"type":"boolean"})");
   CHECK(formats[2] == formats[0]);
-  CHECK(formats[1].starts_with("E unsupported_field: response_format.json_schema.schema: #: 'pattern'"));
+  CHECK(formats[1].starts_with("E unsupported_field: response_format.json_schema.schema: #: 'format'"));
   CHECK(formats[3] == formats[1]);
 }
 
 TEST_CASE("json_schema_format: compact text, and the grammar's two kinds of error") {
   CHECK(json_schema_format(" {\"type\" :\n \"null\"}\n").schema == R"({"type":"null"})");
   CHECK(json_schema_format(" {\"type\" :\n \"null\"}\n").type == ResponseFormat::Type::kJsonSchema);
-  CHECK_THROWS_AS(json_schema_format(R"({"type": "string", "pattern": "x"})"), UnsupportedSchemaError);
+  CHECK_THROWS_AS(json_schema_format(R"({"type": "string", "format": "x"})"), UnsupportedSchemaError);
   CHECK_THROWS_WITH_AS(json_schema_format("{\"type\": "), doctest::Contains("not valid JSON"), Error);
   CHECK_THROWS_WITH_AS(json_schema_format(""), doctest::Contains("not valid JSON"), Error);
 }

@@ -229,9 +229,11 @@ class RegexParser {
       ++pos_;
       return nfa_.ranges(set);
     }
+    --pos_;  // refusals point at the '\\'
     if (c == 'b' || c == 'B') unsupported("a word boundary (\\b, \\B)");
     if (c >= '1' && c <= '9') unsupported("a backreference (\\1 to \\9)");
     if (c == 'k') unsupported("a named backreference (\\k)");
+    ++pos_;
     const char32_t code_point = escaped_char();
     const CodePointRange range{code_point, code_point};
     return nfa_.ranges({&range, 1});
