@@ -2,8 +2,11 @@
 // one rule too: their byte trie, so shared prefixes are one path.
 #include "grammar/regex_grammar.h"
 
+#include <simdjson.h>
+
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "grammar/grammar_builder.h"
 #include "grammar/nfa_lowering.h"
@@ -44,6 +47,20 @@ Grammar choice_grammar(std::span<const std::string> choices, const StopToken& st
     builder.set_final(at);
   }
   return builder.finish(root, stop);
+}
+
+Grammar choice_grammar(std::string_view choices_json, const StopToken& stop) {
+  simdjson::dom::parser parser;
+  simdjson::dom::array array;
+  if (parser.parse(choices_json.data(), choices_json.size()).get_array().get(array) != simdjson::SUCCESS)
+    fail("the choices must be a JSON array of strings");
+  std::vector<std::string> choices;
+  for (const simdjson::dom::element item : array) {
+    std::string_view text;
+    if (item.get_string().get(text) != simdjson::SUCCESS) fail("the choices must be a JSON array of strings");
+    choices.emplace_back(text);
+  }
+  return choice_grammar(choices, stop);
 }
 
 }  // namespace pagedgen

@@ -19,5 +19,8 @@ Grammar regex_grammar(std::string_view pattern, const StopToken& stop = {});
 // Throws Error for an empty list or a choice that is not UTF-8; UnsupportedSchemaError
 // when the choices together pass GrammarBuilder::kMaxNodes bytes.
 Grammar choice_grammar(std::span<const std::string> choices, const StopToken& stop = {});
+// The choices given as a JSON array of strings (ResponseFormat's text of them); Error when
+// it is not one.
+Grammar choice_grammar(std::string_view choices_json, const StopToken& stop = {});
 
 }  // namespace pagedgen

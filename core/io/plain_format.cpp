@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "io/chat_message_fields.h"
+#include "io/guided_fields.h"
 #include "io/json_values.h"
 #include "io/line_identity.h"
 #include "io/refused_fields.h"
@@ -36,6 +37,7 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
     std::optional<std::string> prompt;
     std::optional<std::vector<ChatMessage>> messages;
     SamplingParams sampling = defaults;
+    json_fields::LineConstraint constraint;
     bool has_batch_keys = false;
     for (auto field : object) {
       poll.tick();
@@ -51,9 +53,9 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
       } else if (key == "messages") {
         if (json_fields::type_of(value) == od::json_type::null) continue;
         messages = json_fields::read_messages(value, key);
-      } else if (key == "response_format") {
-        if (json_fields::type_of(value) != od::json_type::null)
-          sampling.response_format = response_formats.read(value, key, poll.token());
+      } else if (json_fields::read_constraint_field(key, value, key, response_formats, constraint,
+                                                    sampling.response_format, poll.token())) {
+        continue;
       } else if (key == "logprobs") {
         if (json_fields::type_of(value) != od::json_type::null) sampling.logprobs = read_logprobs_count(value);
       } else if (key == "top_logprobs" || key == "max_completion_tokens") {

@@ -28,7 +28,7 @@ struct RefusedField {
 
 // OpenAI chat-completions and completions keys, then vLLM's extensions, that change the
 // output and are not implemented.
-constexpr std::array<RefusedField, 35> kRefusedFields = {{
+constexpr std::array<RefusedField, 30> kRefusedFields = {{
     {"stream", Neutral::kEmpty, "responses are written whole, one output line per request"},
     {"stream_options", Neutral::kEmpty, "it applies to streaming, which pagedgen does not do"},
     {"echo", Neutral::kEmpty, "outputs never repeat the prompt"},
@@ -55,11 +55,6 @@ constexpr std::array<RefusedField, 35> kRefusedFields = {{
     {"spaces_between_special_tokens", Neutral::kTrue, "special tokens are always left out of the text"},
     {"bad_words", Neutral::kEmpty, "bad_words is not implemented; logit_bias -100 bans single tokens"},
     {"allowed_token_ids", Neutral::kEmpty, "allowed_token_ids is not implemented"},
-    {"guided_json", Neutral::kEmpty, "give response_format {\"type\": \"json_schema\", ...} instead"},
-    {"guided_regex", Neutral::kEmpty, "regular-expression constraints are not implemented"},
-    {"guided_choice", Neutral::kEmpty, "give response_format with an enum schema instead"},
-    {"guided_grammar", Neutral::kEmpty, "grammar constraints are not implemented; response_format is"},
-    {"structured_outputs", Neutral::kEmpty, "give response_format instead"},
     {"logits_processors", Neutral::kEmpty, "custom logits processors are not implemented"},
     {"truncate_prompt_tokens", Neutral::kEmpty, "prompts are never truncated"},
     {"add_generation_prompt", Neutral::kTrue, "the chat template always ends with the assistant's turn"},
