@@ -104,7 +104,10 @@ void check_response_format(const RequestItem& item, std::string_view input, Comp
   if (request == nullptr) return;
   const ResponseFormat& format = request->sampling.response_format;
   if (!format.is_constrained() || !checked.emplace(format.type, format.spec).second) return;
-  fuzz::check_walk(compiled_grammar(format, request->index), input, 12, 3);
+  const bool is_json =
+      format.type == ResponseFormat::Type::kJsonObject || format.type == ResponseFormat::Type::kJsonSchema;
+  fuzz::check_walk(compiled_grammar(format, request->index), input, 12, 3,
+                   is_json ? fuzz::FinishedText::kJson : fuzz::FinishedText::kAny);
 }
 
 // What read_all checks of each item besides its line index.
