@@ -20,17 +20,10 @@ std::shared_ptr<const CompiledGrammar> gbnf(std::string_view text) {
 }
 
 std::string refusal(std::string_view text) {
-  try {
-    (void)gbnf_grammar(text);
-  } catch (const UnsupportedSchemaError& e) {
-    return std::string("unsupported: ") + e.what();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(accepted)";
+  return test::refusal_message([&] { return gbnf_grammar(text); });
 }
 
-bool has(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+const auto has = test::contains;
 
 TEST_CASE("GBNF rules, literals, classes and repetitions") {
   const auto list = gbnf(R"(# a list of items

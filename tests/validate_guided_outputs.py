@@ -16,6 +16,8 @@ import json
 import re
 import sys
 
+from validate_structured_outputs import samples_of  # reads both output formats
+
 
 # --- GBNF: a reader and a matcher over code points -----------------------------------------
 
@@ -194,22 +196,6 @@ def gbnf_matches(rules, text):
 
 
 # --- the outputs --------------------------------------------------------------------------
-
-def samples_of(line):
-    """(id, [(text, finish_reason)], error) of one output line, in either format."""
-    record = json.loads(line)
-    if "custom_id" in record:
-        if record.get("error"):
-            return record["custom_id"], [], record["error"]
-        body = record["response"]["body"]
-        return record["custom_id"], [(c["message"]["content"] if "message" in c else c["text"], c["finish_reason"])
-                                     for c in body["choices"]], None
-    if "error" in record:
-        return record.get("id"), [], record["error"]
-    if "choices" in record:
-        return record["id"], [(c["text"], c["finish_reason"]) for c in record["choices"]], None
-    return record["id"], [(record["text"], record["finish_reason"])], None
-
 
 def problem_of(text, expected, grammars):
     if "choice" in expected:
