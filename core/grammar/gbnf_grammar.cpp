@@ -101,7 +101,11 @@ class GbnfParser {
     const std::string_view name = read_name();
     if (name.empty()) malformed("expected a rule name (letters, digits, '-' and '_')");
     skip_space();
-    if (!text_.substr(pos_).starts_with("::=")) malformed(fmt::format("expected '::=' after '{}'", name));
+    if (!text_.substr(pos_).starts_with("::="))
+      malformed(
+          fmt::format("expected '::=' after '{}' (grammars are GBNF, llama.cpp's format; Lark's 'name: ...' "
+                      "is not read)",
+                      name));
     pos_ += 3;
     const uint32_t index = rule_index(name);
     if (defined_[index]) malformed(fmt::format("rule '{}' is defined twice", name));
