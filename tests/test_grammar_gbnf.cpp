@@ -99,3 +99,28 @@ TEST_CASE("GBNF nesting and rule chains deepen no C++ stack") {
 
 }  // namespace
 }  // namespace pagedgen
+
+namespace pagedgen {
+namespace {
+
+TEST_CASE("GBNF masks over tokens that cross rules, skipped empty rules and UTF-8 equal trying every token") {
+  const std::vector<std::string> texts = {"<eos>", " ", "  ", "a",  "ab", "b",  "\xC3", "\xA9", "\xC3\xA9", "é ",
+                                          " a",    "(", "()", "((", ")",  ") ", ",",    ", ",   "x",        "é,"};
+  const auto grammar = test::compile_for(gbnf_grammar(R"g(root ::= ws item ( "," ws item )* ws
+item ::= "ab" | "é" ws | "(" ws root? ")" | ""
+ws ::= " "*)g"),
+                                         texts);
+  // Every walk takes, at each step, the allowed token picked by a fixed stride.
+  for (size_t stride = 1; stride < 8; ++stride) {
+    GrammarMatcher matcher(grammar);
+    for (size_t step = 0; step < 12 && !matcher.is_terminated(); ++step) {
+      const std::vector<TokenId> allowed = test::allowed_ids(matcher);
+      REQUIRE(allowed == test::brute_force_ids(matcher));
+      REQUIRE_FALSE(allowed.empty());
+      REQUIRE(matcher.accept_token(allowed[(step * stride + stride) % allowed.size()]));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pagedgen
