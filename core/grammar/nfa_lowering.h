@@ -47,9 +47,10 @@ struct NfaLowering {
 RuleId lower_nfa_rules(GrammarBuilder& builder, const CharNfa& nfa, std::span<const NfaRule> rules, uint32_t start,
                        const NfaLowering& lowering, const StopToken& stop = {});
 
-// States of the deterministic automata of one lowering, all rules together; each holds the
-// set of NFA states it stands for, so the sets' total size is capped too.
-inline constexpr size_t kMaxDfaStates = size_t{1} << 17;
+// States of the deterministic automata of one lowering, all rules together (each distinct
+// one costs a walk of the token trie when masks are built); each holds the set of NFA
+// states it stands for, so the sets' total size is capped too.
+inline constexpr size_t kMaxDfaStates = size_t{1} << 16;
 inline constexpr size_t kMaxDfaSetEntries = size_t{1} << 23;
 
 }  // namespace pagedgen
