@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 #include "grammar/grammar_error.h"
 #include "grammar/utf8_ranges.h"
 #include "util/error.h"
+#include "util/fnv_hash.h"
 
 namespace pagedgen {
 namespace {
@@ -143,6 +145,13 @@ class Lowerer {
     bool quoted;
   };
   using DfaKey = std::pair<StateSet, uint64_t>;  // (NFA states, characters so far)
+  struct DfaKeyHash {
+    size_t operator()(const DfaKey& key) const {
+      uint64_t hash = fnv1a_le(kFnvOffsetBasis, key.second, 8);
+      for (const NfaStateId id : key.first) hash = fnv1a_le(hash, id, 4);
+      return static_cast<size_t>(splitmix64_finalize(hash));
+    }
+  };
 
   // `seeds` and every state reached from them by empty moves and skipped calls.
   StateSet closure(StateSet seeds) {
@@ -203,7 +212,7 @@ class Lowerer {
   std::vector<std::optional<RuleId>> called_rule_;  // [rule] its non-empty version, once called
   std::vector<std::pair<RuleId, uint32_t>> to_build_;
   // The rule being built: its states so far, and those whose edges are still to add.
-  std::map<DfaKey, GrammarNodeId> node_of_;
+  std::unordered_map<DfaKey, GrammarNodeId, DfaKeyHash> node_of_;
   std::vector<DfaKey> pending_;
   std::vector<uint32_t> seen_;  // [byte NFA state] the closure call that last visited it
   uint32_t stamp_ = 0;
@@ -214,6 +223,7 @@ class Lowerer {
 
 void Lowerer::build(RuleId rule, uint32_t source, const Limits& limits) {
   node_of_.clear();
+  num_dfa_states_ = 0;
   const NfaRule& r = rules_[source];
   DfaKey start{closure({r.body.start}), 0};
   if (limits.quoted) {

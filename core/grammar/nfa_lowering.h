@@ -42,15 +42,17 @@ struct NfaLowering {
 };
 
 // Adds `rules` (all over `nfa`; calls name indices into `rules`) to `builder` and returns
-// the rule of rules[start]. Throws UnsupportedSchemaError when the deterministic automaton
-// would pass kMaxDfaStates states (or the builder's cap), Stopped when `stop` asks.
+// the rule of rules[start]. Throws UnsupportedSchemaError when a rule's deterministic
+// automaton would pass kMaxDfaStates states (or all of them the builder's cap), Stopped
+// when `stop` asks.
 RuleId lower_nfa_rules(GrammarBuilder& builder, const CharNfa& nfa, std::span<const NfaRule> rules, uint32_t start,
                        const NfaLowering& lowering, const StopToken& stop = {});
 
-// States of the deterministic automata of one lowering, all rules together (each distinct
-// one costs a walk of the token trie when masks are built); each holds the set of NFA
-// states it stands for, so the sets' total size is capped too.
-inline constexpr size_t kMaxDfaStates = size_t{1} << 16;
+// States of one rule's deterministic automaton (each distinct one costs a walk of the token
+// trie when masks are built; all rules together stay within GrammarBuilder::kMaxNodes);
+// each holds the set of NFA states it stands for, so the sets' total size over the
+// lowering is capped too.
+inline constexpr size_t kMaxDfaStates = size_t{1} << 15;
 inline constexpr size_t kMaxDfaSetEntries = size_t{1} << 23;
 
 }  // namespace pagedgen
