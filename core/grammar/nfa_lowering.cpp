@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -83,12 +84,25 @@ class ByteNfa {
     }
     add_utf8(from, range, to);
   }
+  // Built from the end: the continuation bytes' states are shared by every pattern with
+  // the same tail (`.` needs a few, not one chain per pattern), so fewer deterministic
+  // states stand inside characters.
   void add_utf8(NfaStateId from, CodePointRange range, NfaStateId to) {
     for (const Utf8Pattern& p : utf8_patterns(range)) {
-      NfaStateId at = from;
-      for (uint8_t i = 0; i + 1 < p.length; ++i) at = add_edge(at, p.bytes[i], std::nullopt);
-      add_edge(at, p.bytes[p.length - 1], to);
+      NfaStateId next = to;
+      for (uint8_t i = p.length - 1; i > 0; --i) next = tail_state(p.bytes[i], next);
+      add_edge(from, p.bytes[0], next);
     }
+  }
+  // The state inside a character that reads `range` and goes to `next`.
+  NfaStateId tail_state(ByteRange range, NfaStateId next) {
+    const auto [it, added] = tails_.emplace(std::tuple{range.first, range.last, next}, 0);
+    if (added) {
+      it->second = static_cast<NfaStateId>(states_.size());
+      states_.emplace_back().boundary = false;
+      states_.back().bytes.push_back({range, next});
+    }
+    return it->second;
   }
   void add_chain(NfaStateId from, std::string_view bytes, NfaStateId to) {
     NfaStateId at = from;
@@ -108,6 +122,7 @@ class ByteNfa {
   }
 
   std::vector<ByteState> states_;
+  std::map<std::tuple<uint8_t, uint8_t, NfaStateId>, NfaStateId> tails_;
 };
 
 using StateSet = std::vector<NfaStateId>;  // sorted, distinct
@@ -260,7 +275,7 @@ GrammarNodeId Lowerer::dfa_node(RuleId rule, DfaKey key) {
   num_set_entries_ += key.first.size();
   if (++num_dfa_states_ > kMaxDfaStates || num_set_entries_ > kMaxDfaSetEntries)
     refuse_schema(
-        "{} needs more than {} deterministic automaton states ({} NFA states in their sets at most); "
+        "{} needs more than {} deterministic automaton states in one rule ({} NFA states in their sets at most); "
         "simplify it or lower its repeat bounds",
         lowering_.what, kMaxDfaStates, kMaxDfaSetEntries);
   const GrammarNodeId node = builder_.add_node(rule);

@@ -52,7 +52,7 @@ RuleId lower_nfa_rules(GrammarBuilder& builder, const CharNfa& nfa, std::span<co
 // trie when masks are built; all rules together stay within GrammarBuilder::kMaxNodes);
 // each holds the set of NFA states it stands for, so the sets' total size over the
 // lowering is capped too.
-inline constexpr size_t kMaxDfaStates = size_t{1} << 15;
+inline constexpr size_t kMaxDfaStates = size_t{1} << 14;
 inline constexpr size_t kMaxDfaSetEntries = size_t{1} << 23;
 
 }  // namespace pagedgen
