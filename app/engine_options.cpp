@@ -6,12 +6,16 @@
 #include <fstream>
 #include <iterator>
 #include <new>
+#include <optional>
+#include <string_view>
 
 #include <fmt/core.h>
 
 #include "chat_template_option.h"
 #include "exit_codes.h"
 #include "io/json_schema_format.h"
+#include "tokenizer/utf8.h"
+#include "util/json_quote.h"
 #include "kv/kv_cache_manager.h"
 #include "util/byte_units.h"
 #include "util/error.h"
@@ -20,23 +24,54 @@ namespace pagedgen::app {
 
 namespace {
 
-// --json-schema's file as a response format; throws CLI::ValidationError naming the flag.
-ResponseFormat read_json_schema_flag(const std::string& path) {
+// The text of a constraint flag's file; throws CLI::ValidationError naming the flag.
+std::string read_flag_file(const std::string& flag, const std::string& path, std::string_view what) {
   if (std::filesystem::is_directory(path))
-    throw CLI::ValidationError("--json-schema", fmt::format("'{}' is a directory: give a JSON Schema file", path));
+    throw CLI::ValidationError(flag, fmt::format("'{}' is a directory: give {}", path, what));
   std::ifstream file(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (!file && !file.eof())
-    throw CLI::ValidationError("--json-schema", fmt::format("cannot read '{}': give a JSON Schema file", path));
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (!file && !file.eof()) throw CLI::ValidationError(flag, fmt::format("cannot read '{}': give {}", path, what));
+  return text;
+}
+
+// A constraint flag's response format, checked to compile (a schema compacted first);
+// throws CLI::ValidationError naming the flag and `source` (the file, or the value).
+ResponseFormat checked_flag_format(const std::string& flag, ResponseFormat format, const std::string& source) {
   try {
-    return json_schema_format(text);
+    if (format.type == ResponseFormat::Type::kJsonSchema) return json_schema_format(format.spec);
+    (void)response_format_grammar(format);
+    return format;
   } catch (const Error& e) {
-    throw CLI::ValidationError("--json-schema", fmt::format("'{}': {}", path, e.what()));
+    throw CLI::ValidationError(flag, fmt::format("'{}': {}", source, e.what()));
   } catch (const std::bad_alloc&) {
-    throw CLI::ValidationError("--json-schema", fmt::format("'{}': the schema's grammar needs more memory than "
-                                                            "there is to compile it; make it smaller",
-                                                            path));
+    throw CLI::ValidationError(flag, fmt::format("'{}': the grammar needs more memory than there is to compile it; "
+                                                 "make it smaller",
+                                                 source));
   }
+}
+
+// The default response format the constraint flags ask for (at most one is given).
+std::optional<ResponseFormat> flag_format(const EngineOptions& o) {
+  using Type = ResponseFormat::Type;
+  if (!o.json_schema_path.empty()) {
+    std::string text = read_flag_file("--json-schema", o.json_schema_path, "a JSON Schema file");
+    return checked_flag_format("--json-schema", {Type::kJsonSchema, std::move(text)}, o.json_schema_path);
+  }
+  if (o.json_object) return ResponseFormat{Type::kJsonObject, {}};
+  if (!o.regex.empty()) return checked_flag_format("--regex", {Type::kRegex, o.regex}, o.regex);
+  if (!o.choices.empty()) {
+    std::string spec = "[";
+    for (const std::string& choice : o.choices) {
+      if (!utf8_is_valid(choice)) throw CLI::ValidationError("--choice", fmt::format("'{}' is not UTF-8", choice));
+      spec += (spec.size() > 1 ? "," : "") + json_quote(choice);
+    }
+    return checked_flag_format("--choice", {Type::kChoice, spec + "]"}, spec + "]");
+  }
+  if (!o.grammar_path.empty()) {
+    std::string text = read_flag_file("--grammar", o.grammar_path, "a GBNF grammar file");
+    return checked_flag_format("--grammar", {Type::kGrammar, std::move(text)}, o.grammar_path);
+  }
+  return std::nullopt;
 }
 
 // An integer 0 to 2^64 - 1 as written: CLI11 would wrap -1 and saturate what is too large.
@@ -45,6 +80,32 @@ std::string unsigned_64_bit(const std::string& value) {
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
   if (error == std::errc() && end == value.data() + value.size()) return "";
   return fmt::format("must be an integer from 0 to {}, got '{}'", UINT64_MAX, value);
+}
+
+// --json-schema, --json-object, --regex, --choice, --grammar: at most one of them.
+void add_constraint_options(CLI::App& cmd, EngineOptions& o) {
+  std::vector<CLI::Option*> flags = {
+      cmd.add_option("--json-schema", o.json_schema_path,
+                     "Constrain every line's output to JSON matching the JSON Schema in this file (compact, keys in "
+                     "schema order); a line's own constraint wins")
+          ->type_name("FILE"),
+      cmd.add_flag("--json-object", o.json_object,
+                   "Constrain every line's output to a JSON object; a line's own constraint wins"),
+      cmd.add_option("--regex", o.regex,
+                     "Constrain every line's output to text the regex matches whole (ECMA-262 subset, as "
+                     "guided_regex); a line's own constraint wins"),
+      cmd.add_option("--choice", o.choices,
+                     "Constrain every line's output to exactly one of these texts (repeat the flag once per "
+                     "choice, as guided_choice's list); a line's own constraint wins")
+          ->type_name("TEXT"),
+      cmd.add_option("--grammar", o.grammar_path,
+                     "Constrain every line's output to the GBNF grammar in this file (from its root rule, as "
+                     "guided_grammar); a line's own constraint wins")
+          ->type_name("FILE"),
+  };
+  for (CLI::Option* flag : flags)
+    for (CLI::Option* other : flags)
+      if (other != flag) flag->excludes(other);
 }
 
 }  // namespace
@@ -94,18 +155,10 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o) {
   cmd.add_option("--stop", s.stop, "Default stop string (repeatable)");
   cmd.add_flag("--ignore-eos", s.ignore_eos, "Keep generating past end-of-generation tokens by default");
   cmd.add_option("-n", s.n, "Default samples per prompt")->capture_default_str();
-  CLI::Option* schema =
-      cmd.add_option("--json-schema", o.json_schema_path,
-                     "Constrain every line's output to JSON matching the JSON Schema in this file (compact, keys in "
-                     "schema order); a line's own response_format wins")
-          ->type_name("FILE");
-  cmd.add_flag("--json-object", o.json_object,
-               "Constrain every line's output to a JSON object; a line's own response_format wins")
-      ->excludes(schema);
+  add_constraint_options(cmd, o);
   // The defaults are checked as request lines are (sampling_params.h), before any model loads.
   cmd.callback([&o] {
-    if (!o.json_schema_path.empty()) o.sampling.response_format = read_json_schema_flag(o.json_schema_path);
-    if (o.json_object) o.sampling.response_format = ResponseFormat{ResponseFormat::Type::kJsonObject, {}};
+    if (auto format = flag_format(o)) o.sampling.response_format = std::move(*format);
     check_sampling_flags(o.sampling);
   });
 }

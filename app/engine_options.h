@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "backend/kv_pool_budget.h"
 #include "chat_template_option.h"
@@ -23,16 +24,20 @@ struct EngineOptions {
   bool no_prefix_sharing = false;
   bool no_overlap = false;  // --no-overlap: wait for each step's ids before preparing the next
   uint64_t seed = 0;
-  ChatTemplateOptions chat;      // --chat-template, --chat-template-date, --chat-template-kwargs
-  std::string json_schema_path;  // --json-schema: every line's default response format
-  bool json_object = false;      // --json-object
-  SamplingParams sampling;       // the defaults of lines that do not set a field (response_format from the two above)
+  ChatTemplateOptions chat;          // --chat-template, --chat-template-date, --chat-template-kwargs
+  std::string json_schema_path;      // --json-schema: every line's default response format
+  bool json_object = false;          // --json-object
+  std::string regex;                 // --regex
+  std::vector<std::string> choices;  // --choice, repeated
+  std::string grammar_path;          // --grammar (GBNF)
+  SamplingParams sampling;  // the defaults of lines that do not set a field (response_format from the flags above)
 };
 
 // --num-blocks, --kv-cache-memory, --max-num-seqs, --max-batch-tokens, --max-model-len,
-// --no-prefix-sharing, --no-overlap, --seed, the chat-template flags, the default sampling flags and the default
-// response format (--json-schema FILE, --json-object). A schema file the grammar refuses,
-// or cannot read, fails the parse naming --json-schema (exit code 2).
+// --no-prefix-sharing, --no-overlap, --seed, the chat-template flags, the default sampling
+// flags and the default response format (--json-schema FILE, --json-object, --regex,
+// --choice, --grammar FILE, one of them). A constraint the grammar refuses, or a file it
+// cannot read, fails the parse naming the flag (exit code 2).
 void add_engine_options(CLI::App& command, EngineOptions& options);
 
 // Throws CLI::ValidationError naming the flag when the default sampling flags are out of

@@ -17,12 +17,13 @@ namespace {
 
 using Value = std::optional<std::string>;
 
-// --json-schema or --json-object as a manifest setting: the format and, for a schema, the
-// size and FNV-1a hash of its compact text (where the file is does not matter).
+// --json-schema, --json-object, --regex, --choice or --grammar as a manifest setting: the
+// format and, but for json_object, the size and FNV-1a hash of its text (the compact schema,
+// the pattern, the choices as a JSON array, the grammar; where a file is does not matter).
 std::string response_format_setting(const ResponseFormat& format) {
-  if (format.type != ResponseFormat::Type::kJsonSchema) return std::string(response_format_type_name(format.type));
-  return fmt::format("json_schema bytes={} fnv1a64={:016x}", format.schema.size(),
-                     fnv1a_bytes(kFnvOffsetBasis, format.schema));
+  if (format.spec.empty()) return std::string(response_format_type_name(format.type));
+  return fmt::format("{} bytes={} fnv1a64={:016x}", response_format_type_name(format.type), format.spec.size(),
+                     fnv1a_bytes(kFnvOffsetBasis, format.spec));
 }
 
 std::string stop_strings(const std::vector<std::string>& stops) {
@@ -44,7 +45,7 @@ ManifestSetting field_row(std::string_view key, std::string_view flag, Field fie
 std::vector<ManifestSetting> rows_recorded_when_set() {
   return {
       {"response_format",
-       {"--json-schema", "--json-object"},
+       {"--json-schema", "--json-object", "--regex", "--choice", "--grammar"},
        [](const GenerateOptions& o, const std::filesystem::path&) -> Value {
          const ResponseFormat& format = o.engine.sampling.response_format;
          return format.is_constrained() ? Value(response_format_setting(format)) : std::nullopt;

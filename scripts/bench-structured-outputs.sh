@@ -24,8 +24,14 @@
 # the value closed; length: cut by max_tokens). Prints a table, the ratios and a JSON
 # line; exits 1 when a run fails.
 #
+# --constraint picks what the constrained run ("schema" in the table) asks for instead of
+# the order schema: a 50-way --choice (labels, some sharing prefixes, some multi-byte) or a
+# typical --regex (a date, a name and an amount); the two baselines are made the same way
+# from its outputs. The masks' own cost per sequence per step is bench_grammar's table
+# (its choice-50 and regex rows use the same two constraints).
+#
 # Usage: scripts/bench-structured-outputs.sh [-t THREADS] [-m MODEL.gguf] [--pagedgen BIN]
-#            [--requests N] [--max-tokens N] [--reps N] [--keep DIR]
+#            [--requests N] [--max-tokens N] [--reps N] [--constraint KIND] [--keep DIR]
 #   -t THREADS       threads (default: $THREADS, else 2)
 #   -m MODEL         GGUF file (default: $PAGEDGEN_MODEL, else the default model)
 #   --pagedgen BIN   pagedgen binary (default: $PAGEDGEN, else build/app/pagedgen)
@@ -34,6 +40,7 @@
 #                    default workload is ~130 tokens)
 #   --reps N         runs of each kind, alternated (schema, free, matched, schema, ...);
 #                    the median is kept (default 3)
+#   --constraint K   schema (default), choice or regex
 #   --keep DIR       keep the schema, workloads, outputs, stats and logs in DIR (default: a
 #                    temp dir)
 # $PAGEDGEN_FLAGS (word-split) is added to every pagedgen generate.
@@ -45,6 +52,7 @@ bin="${PAGEDGEN:-}"
 requests=64
 max_tokens=192
 reps=3
+constraint=schema
 keep=""
 # shellcheck source=scripts/bench-common.sh
 . "$(dirname "$0")/bench-common.sh"
@@ -53,6 +61,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --requests) requests="$2"; shift 2 ;;
     --max-tokens) max_tokens="$2"; shift 2 ;;
+    --constraint) constraint="$2"; shift 2 ;;
     *) echo "bench-structured-outputs: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -61,6 +70,10 @@ if ! [[ "$reps" =~ ^[1-9][0-9]*$ ]]; then
   exit 2
 fi
 bench_absolute_paths model bin keep
+case "$constraint" in
+  schema|choice|regex) ;;
+  *) echo "bench-structured-outputs: --constraint must be schema, choice or regex, got $constraint" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/bench-contention.sh
 . scripts/bench-contention.sh
@@ -71,6 +84,19 @@ bench_work_dir
 read -r -a extra_flags <<<"${PAGEDGEN_FLAGS:-}"
 scripts/make-structured-workload.py --schema "$tmp/order.schema.json" -o "$tmp/orders.jsonl" \
   --requests "$requests" --max-tokens "$max_tokens"
+
+# The constrained run's flags.
+case "$constraint" in
+  schema) constraint_flags=(--json-schema "$tmp/order.schema.json") ;;
+  choice)
+    constraint_flags=()
+    for label in positive positively negative neutral mixed sarcastic café naïve 日本語; do
+      constraint_flags+=(--choice "$label")
+    done
+    for ((i = 0; i < 41; i++)); do constraint_flags+=(--choice "category $i"); done ;;
+  regex)
+    constraint_flags=(--regex '(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01]) [A-Z][a-z]+( [A-Z][a-z]+)*, [0-9]{1,5} (EUR|USD)') ;;
+esac
 
 # run NAME INPUT FLAGS...: one pagedgen generate; outputs, stats and stderr under $tmp.
 run() {
@@ -86,7 +112,7 @@ run() {
 }
 
 for ((r = 0; r < reps; r++)); do
-  run "schema-$r" "$tmp/orders.jsonl" --json-schema "$tmp/order.schema.json"
+  run "schema-$r" "$tmp/orders.jsonl" "${constraint_flags[@]}"
   if [[ $r -eq 0 ]]; then
     scripts/make-structured-workload.py -o "$tmp/orders.jsonl" \
       --matched "$tmp/orders-matched.jsonl" --from "$tmp/schema-0.jsonl"
@@ -96,9 +122,9 @@ for ((r = 0; r < reps; r++)); do
 done
 
 contention_report "the timed runs" "$run_begin"
-python3 - "$tmp" "$threads" "$reps" "$model" "$bin" "$requests" "$max_tokens" <<'PY'
+python3 - "$tmp" "$threads" "$reps" "$model" "$bin" "$requests" "$max_tokens" "$constraint" <<'PY'
 import json, os, statistics, sys
-tmp, threads, reps, model, binary, requests, max_tokens = sys.argv[1:]
+tmp, threads, reps, model, binary, requests, max_tokens, constraint = sys.argv[1:]
 reps, requests, max_tokens = int(reps), int(requests), int(max_tokens)
 KINDS = ("schema", "free", "matched")
 
@@ -137,12 +163,14 @@ def parses(text):
         return True
     except ValueError:
         return False
-parsed = sum(1 for o in records if o.get("finish_reason") == "stop" and parses(o["text"]))
+parsed = sum(1 for o in records if o.get("finish_reason") == "stop" and parses(o["text"])) \
+    if constraint == "schema" else "n/a"
 free_lengths = sorted({o["usage"]["completion_tokens"] for o in outputs("free-0")})
 
 extra = os.environ.get("PAGEDGEN_FLAGS", "").strip()
 print(f"model: {model}\npagedgen: {binary} {extra + ' ' if extra else ''}(CPU backend)")
-print(f"threads: {threads}, reps: {reps} (median kept), {requests} requests, max_tokens {max_tokens}\n")
+print(f"threads: {threads}, reps: {reps} (median kept), {requests} requests, max_tokens {max_tokens}, "
+      f"constraint: {constraint}\n")
 header = (f"{'run':<10} {'gen tok/s':>9} {'decode tok/s':>12} {'generate s':>10} {'generated':>10}  "
           f"per-rep gen tok/s")
 print(header)
@@ -165,7 +193,7 @@ print(f"schema texts identical across reps: {'yes' if all(t == texts[0] for t in
       f"free completion tokens per request: {'/'.join(map(str, free_lengths))}")
 for o in errors[:3]:
     print(f"  error line {o['index']}: {o['error']}")
-print(json.dumps({"bench": "structured_outputs", "model": model, "threads": int(threads), "reps": reps,
+print(json.dumps({"bench": "structured_outputs", "constraint": constraint, "model": model, "threads": int(threads), "reps": reps,
                   "requests": requests, "max_tokens": max_tokens, "runs": cells,
                   "ratio_schema_free": ratio_free, "ratio_schema_matched": ratio_matched,
                   "finish_reasons": finish}))

@@ -18,13 +18,13 @@
 #include <vector>
 
 #include "grammar/grammar_matcher.h"
-#include "grammar/json_grammar.h"
 #include "grammar/pda_state.h"
 #include "grammar/token_bitmask.h"
 #include "grammar/token_vocabulary.h"
 #include "loader/default_model.h"
 #include "loader/model_files.h"
 #include "model/gguf.h"
+#include "sample/response_format.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/tokenizer_loader.h"
 
@@ -37,15 +37,24 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 struct Workload {
   const char* name;
-  const char* schema;  // nullptr: json_object mode
+  ResponseFormat format;
   std::vector<const char*> documents;
 };
+
+ResponseFormat schema(const char* text) { return {ResponseFormat::Type::kJsonSchema, text}; }
+
+// guided_choice's typical use: one label of 50, some sharing prefixes, some multi-byte.
+ResponseFormat fifty_choices() {
+  std::string list = R"(["positive","positively","negative","neutral","mixed","sarcastic","café","naïve","日本語")";
+  for (int i = 0; i < 41; ++i) list += ",\"category " + std::to_string(i) + "\"";
+  return {ResponseFormat::Type::kChoice, list + "]"};
+}
 
 // The target's schema shape first: an object with an array of objects, enums, integers, strings.
 std::vector<Workload> workloads() {
   return {
       {"nested",
-       R"j({"type": "object", "properties": {
+       schema(R"j({"type": "object", "properties": {
           "order_id": {"type": "integer", "minimum": 1},
           "customer": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 60},
                         "tier": {"enum": ["free", "pro", "enterprise"]}}, "required": ["name", "tier"]},
@@ -55,25 +64,30 @@ std::vector<Workload> workloads() {
                      "required": ["sku", "quantity", "color"]}},
           "status": {"enum": ["pending", "shipped", "delivered", "cancelled"]},
           "gift": {"type": "boolean"}},
-        "required": ["order_id", "customer", "items", "status"]})j",
+        "required": ["order_id", "customer", "items", "status"]})j"),
        {R"j({"order_id":48213,"customer":{"name":"Maria Gonzalez","tier":"pro"},"items":[{"sku":"TSH-00912-BLK","quantity":2,"color":"blue","note":"Please wrap the shirts separately; one of them is a birthday present for my brother."},{"sku":"MUG-2231","quantity":12,"color":"red"}],"status":"shipped","gift":true})j",
         R"j({"order_id":7,"customer":{"name":"Zoë Ångström-Nakamura (東京支店)","tier":"enterprise"},"items":[{"sku":"A-1","quantity":1000,"color":"green","note":"Deliver to the loading dock at the back, between 9:00 and 17:00 — ask for \"Kenji\"."},{"sku":"B-22","quantity":3,"color":"red"},{"sku":"C-333","quantity":45,"color":"blue","note":"fragile"}],"status":"pending"})j",
         R"j({"order_id":990001,"customer":{"name":"J. Smith","tier":"free"},"items":[{"sku":"gift-card-50","quantity":1,"color":"green","note":"Send the code by e-mail instead of printing it."}],"status":"cancelled","gift":false})j"}},
       {"flat",
-       R"j({"title": "Person", "type": "object", "properties": {
+       schema(R"j({"title": "Person", "type": "object", "properties": {
           "name": {"title": "Name", "type": "string"}, "age": {"title": "Age", "type": "integer"},
           "email": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null},
           "bio": {"type": "string", "maxLength": 200}, "scores": {"type": "array", "items": {"type": "number"}}},
-        "required": ["name", "age", "bio", "scores"]})j",
+        "required": ["name", "age", "bio", "scores"]})j"),
        {R"j({"name":"Ada Lovelace","age":36,"email":"ada@analytical.engine","bio":"English mathematician and writer, chiefly known for her work on Charles Babbage's proposed mechanical general-purpose computer, the Analytical Engine.","scores":[98.5,87,91.25,-3.5e-2]})j",
         R"j({"name":"Grace Hopper","age":85,"email":null,"bio":"Computer scientist and United States Navy rear admiral; one of the first programmers of the Harvard Mark I.","scores":[]})j"}},
       {"recursive",
-       R"j({"$defs": {"node": {"type": "object", "properties": {"label": {"type": "string"},
+       schema(R"j({"$defs": {"node": {"type": "object", "properties": {"label": {"type": "string"},
           "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}, "required": ["label", "children"]}},
-        "$ref": "#/$defs/node"})j",
+        "$ref": "#/$defs/node"})j"),
        {R"j({"label":"root","children":[{"label":"chapter 1: introduction","children":[{"label":"1.1 motivation","children":[]},{"label":"1.2 outline","children":[]}]},{"label":"chapter 2: methods","children":[{"label":"2.1 data","children":[{"label":"2.1.1 sources","children":[]}]}]}]})j"}},
+      {"choice-50", fifty_choices(), {"positive", "neutral", "category 17", "naïve", "日本語", "category 40"}},
+      {"regex",
+       {ResponseFormat::Type::kRegex,
+        R"((19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01]) [A-Z][a-z]+( [A-Z][a-z]+)*, [0-9]{1,5} (EUR|USD))"},
+       {"2024-03-17 Maria Gonzalez, 250 EUR", "1999-12-31 Jean Paul Sartre, 7 USD", "2010-01-05 Ada, 99999 EUR"}},
       {"json_object",
-       nullptr,
+       {ResponseFormat::Type::kJsonObject, {}},
        {R"j({"question":"What is the boiling point of water at sea level?","answer":"100 °C (212 °F)","confidence":0.97,"sources":["textbook","https://en.wikipedia.org/wiki/Water"],"meta":{"reviewed":true,"reviewer":null,"tags":[1,2,3]}})j",
         R"j({"id":12,"text":"Il était une fois, dans un petit village au bord de la mer…","labels":{"sentiment":"positive","language":"fr"}})j"}},
   };
@@ -167,8 +181,7 @@ Row run_workload(const Workload& w, const std::shared_ptr<const TokenTrie>& trie
   Row row;
   row.schema = w.name;
   const auto start = Clock::now();
-  const auto grammar =
-      std::make_shared<const CompiledGrammar>(w.schema ? json_schema_grammar(w.schema) : json_object_grammar(), trie);
+  const auto grammar = std::make_shared<const CompiledGrammar>(response_format_grammar(w.format), trie);
   row.compile_ms = 1e3 * seconds_since(start);
   row.num_nodes = grammar->grammar().num_nodes();
   row.num_classified = grammar->masks().num_classified_nodes();

@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 # The slowest first (3000 inputs: json_schema 150 s and request_parser 74 s on a loaded 2-core
 # machine, both compiling grammars; tokenizer_roundtrip 13 s, gguf 7 s, the rest 0-3 s), so
 # that --jobs 2 ends both lanes close together.
-readonly all_targets=(fuzz_json_schema fuzz_request_parser fuzz_tokenizer_roundtrip fuzz_gguf fuzz_hf_tokenizer
+readonly all_targets=(fuzz_json_schema fuzz_request_parser fuzz_guided fuzz_tokenizer_roundtrip fuzz_gguf fuzz_hf_tokenizer
                       fuzz_chat_template fuzz_safetensors fuzz_hf_config)
 runs=""
 seconds=""
@@ -65,7 +65,7 @@ if [ -n "$seconds" ]; then limit+=("-max_total_time=$seconds"); fi
 # 5,000-link $ref chain, a line of 10,000 keys).
 target_limits() {
   case "$1" in
-    fuzz_json_schema | fuzz_request_parser)
+    fuzz_json_schema | fuzz_request_parser | fuzz_guided)
       echo "-timeout=60 -rss_limit_mb=2048 -max_len=200000 -entropic_scale_per_exec_time=1" ;;
     *) echo "-timeout=30 -rss_limit_mb=2560" ;;
   esac

@@ -264,9 +264,8 @@ TEST_CASE("--json-schema: a refused, malformed or missing schema file fails at s
   TempDir dir("pagedgen-json-schema-flag");
   const auto input = dir / "in.jsonl";
   write_file(input, std::string_view("{\"prompt\": \"hi\"}\n"));
-  write_file(
-      dir / "pattern.json",
-      std::string_view(R"({"type": "object", "properties": {"id": {"type": "string", "pattern": "^[a-z]+$"}}})"));
+  write_file(dir / "refused.json",
+             std::string_view(R"({"type": "object", "properties": {"id": {"type": "string", "format": "date"}}})"));
   write_file(dir / "broken.json", std::string_view(R"({"type": )"));
   write_file(dir / "good.json", std::string_view(R"({"type": "boolean"})"));
   const auto run = [&](const std::string& flags) {
@@ -274,12 +273,12 @@ TEST_CASE("--json-schema: a refused, malformed or missing schema file fails at s
                                     sh_quote(dir / "out.jsonl"), flags),
                         dir / "stderr.txt");
   };
-  const CliResult pattern = run(fmt::format("--json-schema {}", sh_quote(dir / "pattern.json")));
-  CHECK(pattern.exit_code == 2);
-  CHECK(pattern.stderr_text ==
-        fmt::format("pagedgen: error: --json-schema: '{}': #/properties/id: 'pattern' is not supported by structured "
+  const CliResult refused = run(fmt::format("--json-schema {}", sh_quote(dir / "refused.json")));
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.stderr_text ==
+        fmt::format("pagedgen: error: --json-schema: '{}': #/properties/id: 'format' is not supported by structured "
                     "outputs (the grammar cannot enforce it); remove it from the schema (see --help)\n",
-                    (dir / "pattern.json").string()));
+                    (dir / "refused.json").string()));
   const CliResult broken = run(fmt::format("--json-schema {}", sh_quote(dir / "broken.json")));
   CHECK(broken.exit_code == 2);
   CHECK(broken.stderr_text.find("--json-schema: '" + (dir / "broken.json").string() +

@@ -120,6 +120,9 @@ TEST_CASE("each manifest setting's value changes when one of its flags moves off
       {"--shard", "1/2"},
       {"--json-schema", write_file("pagedgen-settings-schema.json", R"({"type": "object"})").string()},
       {"--json-object", ""},
+      {"--regex", "[a-z]+"},
+      {"--choice", "yes"},
+      {"--grammar", write_file("pagedgen-settings-grammar.gbnf", R"(root ::= "a"+)").string()},
       {"--tokenizer", other_model.string() + " --load-format dummy"},
       {"--gpu-memory-utilization", "0.5"}};
   const GenerateOptions defaults = parse_generate({});

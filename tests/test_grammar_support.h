@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "grammar/compiled_grammar.h"
+#include "grammar/grammar_error.h"
 #include "grammar/grammar_matcher.h"
 #include "grammar/token_bitmask.h"
+#include "util/error.h"
 
 namespace pagedgen::test {
 
@@ -77,5 +79,21 @@ inline bool byte_matches(const std::shared_ptr<const CompiledGrammar>& grammar, 
   }
   return matcher.is_complete();
 }
+
+// The message of the error `compile` throws, "unsupported: " before an
+// UnsupportedSchemaError's; "(accepted)" when it throws none.
+template <typename Compile>
+std::string refusal_message(Compile compile) {
+  try {
+    (void)compile();
+  } catch (const UnsupportedSchemaError& e) {
+    return std::string("unsupported: ") + e.what();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
 }  // namespace pagedgen::test

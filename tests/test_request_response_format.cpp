@@ -24,8 +24,8 @@ namespace {
 std::string format_of(const RequestItem& item) {
   if (const auto* error = std::get_if<RequestError>(&item)) return fmt::format("E {}: {}", error->code, error->message);
   const ResponseFormat& format = std::get<Request>(item).sampling.response_format;
-  if (format.type != ResponseFormat::Type::kJsonSchema) return std::string(response_format_type_name(format.type));
-  return "json_schema " + format.schema;
+  if (format.spec.empty()) return std::string(response_format_type_name(format.type));
+  return fmt::format("{} {}", response_format_type_name(format.type), format.spec);
 }
 
 std::vector<std::string> read_formats(const std::string& input, RequestFormat request_format,
@@ -158,9 +158,10 @@ TEST_CASE("malformed response_format values name the field") {
 
 TEST_CASE(
     "a schema the grammar refuses is unsupported_field, a malformed one invalid_value, naming keyword and place") {
-  CHECK(plain(json_schema(R"({"type": "object", "properties": {"id": {"type": "string", "pattern": "^a$"}}})")) ==
-        "E unsupported_field: response_format.json_schema.schema: #/properties/id: 'pattern' is not supported by "
-        "structured outputs (the grammar cannot enforce it); remove it from the schema");
+  CHECK(plain(json_schema(R"({"type": "object", "properties": {"id": {"type": "string", "pattern": "^a(?!b)$"}}})")) ==
+        "E unsupported_field: response_format.json_schema.schema: #/properties/id: 'pattern' is not supported here: "
+        "the regex uses lookaround ((?=, (?!, (?<=, (?<!) at offset 2, which structured outputs cannot enforce; "
+        "rewrite the pattern without it");
   CHECK(
       batch(
           R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {"type": "string", "format": "email"}}})") ==
@@ -183,7 +184,7 @@ TEST_CASE(
 TEST_CASE("each distinct schema is checked once per reader; its lines keep their own result") {
   // Three lines, two schemas (one refused): the reader answers every line.
   const std::string good = json_schema(R"({"type": "boolean"})");
-  const std::string bad = json_schema(R"({"type": "string", "pattern": "x"})");
+  const std::string bad = json_schema(R"({"type": "string", "format": "x"})");
   const std::string input = fmt::format(
       "{{\"prompt\": \"a\", {}}}\n{{\"prompt\": \"b\", {}}}\n{{\"prompt\": \"c\", {}}}\n"
       "{{\"prompt\": \"d\", {}}}\n",
@@ -192,14 +193,83 @@ TEST_CASE("each distinct schema is checked once per reader; its lines keep their
   REQUIRE(formats.size() == 4);
   CHECK(formats[0] == R"(json_schema {"type":"boolean"})");
   CHECK(formats[2] == formats[0]);
-  CHECK(formats[1].starts_with("E unsupported_field: response_format.json_schema.schema: #: 'pattern'"));
+  CHECK(formats[1].starts_with("E unsupported_field: response_format.json_schema.schema: #: 'format'"));
   CHECK(formats[3] == formats[1]);
 }
 
 TEST_CASE("json_schema_format: compact text, and the grammar's two kinds of error") {
-  CHECK(json_schema_format(" {\"type\" :\n \"null\"}\n").schema == R"({"type":"null"})");
+  CHECK(json_schema_format(" {\"type\" :\n \"null\"}\n").spec == R"({"type":"null"})");
   CHECK(json_schema_format(" {\"type\" :\n \"null\"}\n").type == ResponseFormat::Type::kJsonSchema);
-  CHECK_THROWS_AS(json_schema_format(R"({"type": "string", "pattern": "x"})"), UnsupportedSchemaError);
+  CHECK_THROWS_AS(json_schema_format(R"({"type": "string", "format": "x"})"), UnsupportedSchemaError);
   CHECK_THROWS_WITH_AS(json_schema_format("{\"type\": "), doctest::Contains("not valid JSON"), Error);
   CHECK_THROWS_WITH_AS(json_schema_format(""), doctest::Contains("not valid JSON"), Error);
+}
+
+// One OpenAI completions line with these body fields after its prompt.
+std::string completion(const std::string& fields) {
+  const std::vector<std::string> formats = read_formats(
+      fmt::format(R"({{"custom_id": "r", "method": "POST", "url": "/v1/completions", "body": {{"prompt": "p", {}}}}})",
+                  fields),
+      RequestFormat::kOpenAiBatch);
+  REQUIRE(formats.size() == 1);
+  return formats.front();
+}
+
+TEST_CASE("vLLM's guided fields and structured_outputs in plain lines and both OpenAI bodies") {
+  using Read = std::string (*)(const std::string&);
+  const Read reads[] = {[](const std::string& f) { return plain(f); }, [](const std::string& f) { return batch(f); },
+                        [](const std::string& f) { return completion(f); }};
+  for (const Read read : reads) {
+    CHECK(read(R"("guided_regex": "[0-9]{3}")") == "regex [0-9]{3}");
+    CHECK(read(R"("guided_choice": ["yes", "no", "caf\u00e9 \"x\""])") == R"(choice ["yes","no","café \"x\""])");
+    CHECK(read(R"("guided_grammar": "root ::= \"a\"+")") == R"(grammar root ::= "a"+)");
+    CHECK(read(R"("guided_json": {"type": "boolean"})") == R"(json_schema {"type":"boolean"})");
+    CHECK(read(R"("guided_json": "{\"type\": \"null\"}")") == R"(json_schema {"type":"null"})");
+    CHECK(read(R"("structured_outputs": {"regex": "a|b", "disable_any_whitespace": true})") == "regex a|b");
+    CHECK(read(R"("structured_outputs": {"choice": ["x"]})") == R"(choice ["x"])");
+    CHECK(read(R"("structured_outputs": {"json": {"type": "integer"}, "regex": null})") ==
+          R"(json_schema {"type":"integer"})");
+    CHECK(read(R"("structured_outputs": {"grammar": "root ::= [a-z]"})") == "grammar root ::= [a-z]");
+    CHECK(read(R"("structured_outputs": {"json_object": true})") == "json_object");
+    CHECK(read(R"("guided_regex": null, "guided_choice": null)") == "text");
+    // response_format "text" beside a constraint changes nothing, in either order.
+    CHECK(read(R"("response_format": {"type": "text"}, "guided_regex": "x")") == "regex x");
+    CHECK(read(R"("guided_regex": "x", "response_format": {"type": "text"})") == "regex x");
+  }
+}
+
+TEST_CASE("guided fields: one constraint per line, wrong values and refusals name the field") {
+  CHECK(plain(R"("response_format": {"type": "json_object"}, "guided_regex": "x")") ==
+        "E conflicting_fields: response_format and guided_regex both constrain the output; give one");
+  CHECK(batch(R"("guided_choice": ["a"], "structured_outputs": {"regex": "a"})") ==
+        "E conflicting_fields: body.guided_choice and body.structured_outputs both constrain the output; give one");
+  CHECK(plain(R"("structured_outputs": {"regex": "a", "choice": ["a"]})") ==
+        "E conflicting_fields: structured_outputs.regex and structured_outputs.choice both constrain the output; "
+        "give one");
+  CHECK(plain(R"("guided_choice": [])") == "E invalid_value: guided_choice is an empty list; give at least one choice");
+  CHECK(plain(R"("guided_choice": ["a", 1])").starts_with("E invalid_type: guided_choice[1] must be a string"));
+  CHECK(plain(R"("guided_choice": "a")") == "E invalid_type: guided_choice must be a list of strings, got a string");
+  CHECK(plain(R"("guided_regex": "")") == "E invalid_value: guided_regex must not be empty");
+  CHECK(plain(R"("guided_regex": "(a")") ==
+        "E invalid_value: guided_regex: the regex is malformed at offset 2: a group is not closed; add ')'");
+  CHECK(batch(R"("guided_regex": "(a)\\1")") ==
+        "E unsupported_field: body.guided_regex: the regex uses a backreference (\\1 to \\9) at offset 3, which "
+        "structured outputs cannot enforce; rewrite the pattern without it");
+  CHECK(plain(R"("guided_regex": "a{1000000}")")
+            .starts_with("E unsupported_field: guided_regex: the regex repeats a piece of 2 states 1000000 times: "
+                         "more than its 262144 automaton states"));
+  CHECK(plain(R"("guided_grammar": "root ::= b")") ==
+        "E invalid_value: guided_grammar: the grammar uses rule 'b' but never defines it; add 'b ::= ...'");
+  CHECK(plain(R"("structured_outputs": {"whitespace_pattern": " *"})") ==
+        "E unsupported_field: structured_outputs.whitespace_pattern is not supported by pagedgen (it reads json, "
+        "regex, choice, grammar, json_object, disable_any_whitespace and disable_fallback); remove it");
+  CHECK(plain(R"("structured_outputs": "regex")").starts_with("E invalid_type: structured_outputs must be an object"));
+}
+
+TEST_CASE("a line's guided field wins over the command line's default constraint") {
+  SamplingParams defaults;
+  defaults.response_format = {ResponseFormat::Type::kRegex, "[0-9]+"};
+  CHECK(plain(R"("temperature": 0)", defaults) == "regex [0-9]+");
+  CHECK(plain(R"("guided_choice": ["a"])", defaults) == R"(choice ["a"])");
+  CHECK(plain(R"("response_format": {"type": "text"})", defaults) == "text");
 }

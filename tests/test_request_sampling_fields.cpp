@@ -197,11 +197,6 @@ TEST_CASE("nothing silently ignored: every refused key is unsupported_field in b
       {"verbosity", R"("low")", "null"},
       {"use_beam_search", "true", "false"},
       {"length_penalty", "0.5", "1"},
-      {"guided_json", R"({"type": "object"})", "null"},
-      {"guided_regex", R"("a+")", "null"},
-      {"guided_choice", R"(["a", "b"])", "null"},
-      {"guided_grammar", R"("root ::= x")", "null"},
-      {"structured_outputs", R"({"json": {}})", "null"},
       {"logits_processors", R"(["p"])", "null"},
       {"chat_template", R"("{{ x }}")", "null"},
   };

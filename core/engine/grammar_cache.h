@@ -21,8 +21,8 @@ class GrammarCache {
   // `tokenizer` must outlive the cache.
   explicit GrammarCache(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
 
-  // The grammar of a constrained `format`. Throws Error when its schema does not compile
-  // (the request readers check every schema first: io/json_schema_format.h); Stopped when
+  // The grammar of a constrained `format`. Throws Error when it does not compile (the
+  // request readers check every constraint first: io/response_format_field.h); Stopped when
   // `stop` asks while it compiles (nothing is kept of it then).
   std::shared_ptr<const CompiledGrammar> get(const ResponseFormat& format, const StopToken& stop = {});
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include "grammar/grammar_error.h"
 #include "util/error.h"
@@ -18,13 +19,36 @@ RuleId GrammarBuilder::add_rule(std::string name) {
   return rule;
 }
 
+namespace {
+
+std::string_view source_name(GrammarSource source) {
+  switch (source) {
+    case GrammarSource::kJsonSchema:
+      return "the schema";
+    case GrammarSource::kRegex:
+      return "the regex";
+    case GrammarSource::kChoices:
+      return "the choices";
+    case GrammarSource::kGbnf:
+      return "the grammar";
+  }
+  return "the input";
+}
+
+}  // namespace
+
 GrammarNodeId GrammarBuilder::add_node(RuleId rule) {
-  if (nodes_.size() >= kMaxNodes) {
+  if (nodes_.size() >= kMaxNodes && source_ == GrammarSource::kJsonSchema) {
     refuse_schema(
         "the schema needs more than {} automaton states (very large maxLength, maxItems or "
         "integer bounds, or very many optional properties); lower those bounds",
         kMaxNodes);
   }
+  if (nodes_.size() >= kMaxNodes)
+    refuse_schema(
+        "{} needs more than {} automaton states (large repeat bounds, long or very many alternatives); "
+        "make it smaller",
+        source_name(source_), kMaxNodes);
   nodes_.emplace_back().rule = rule;
   return static_cast<GrammarNodeId>(nodes_.size() - 1);
 }
@@ -54,19 +78,29 @@ void GrammarBuilder::set_final(GrammarNodeId node) { nodes_[node].is_final = tru
 
 namespace {
 
-// The rules reachable from `rule` through calls at rule starts, depth first: a call at a
-// start enters the callee before any byte is consumed, so a cycle here never terminates.
-// Returns the first rule found on a cycle.
-std::optional<RuleId> find_left_recursion(const std::vector<std::vector<RuleId>>& start_callees, RuleId rule,
-                                          std::vector<uint8_t>& color) {
+// The rules reachable from `root` through calls at rule starts, depth first with an
+// explicit stack (a grammar's chain of rules is as long as its input makes it): a call at
+// a start enters the callee before any byte is consumed, so a cycle here never
+// terminates. Returns the first rule found on a cycle.
+std::optional<RuleId> find_left_recursion(const std::vector<std::vector<RuleId>>& start_callees, RuleId root) {
   enum : uint8_t { kUnseen, kOnPath, kDone };
-  if (color[rule] == kOnPath) return rule;
-  if (color[rule] == kDone) return std::nullopt;
-  color[rule] = kOnPath;
-  for (const RuleId callee : start_callees[rule]) {
-    if (const auto cycle = find_left_recursion(start_callees, callee, color)) return cycle;
+  std::vector<uint8_t> color(start_callees.size(), kUnseen);
+  std::vector<std::pair<RuleId, size_t>> path{{root, 0}};  // (rule, its next callee to visit)
+  color[root] = kOnPath;
+  while (!path.empty()) {
+    auto& [rule, next] = path.back();
+    if (next == start_callees[rule].size()) {
+      color[rule] = kDone;
+      path.pop_back();
+      continue;
+    }
+    const RuleId callee = start_callees[rule][next++];
+    if (color[callee] == kOnPath) return callee;
+    if (color[callee] == kUnseen) {
+      color[callee] = kOnPath;
+      path.emplace_back(callee, 0);
+    }
   }
-  color[rule] = kDone;
   return std::nullopt;
 }
 
@@ -74,6 +108,9 @@ std::optional<RuleId> find_left_recursion(const std::vector<std::vector<RuleId>>
 
 Grammar GrammarBuilder::finish(RuleId root, const StopToken& stop) const {
   const NodeFlags productive = productive_nodes(stop);
+  if (!productive[rule_starts_[root]] && source_ != GrammarSource::kJsonSchema)
+    fail("{}: no text matches {} (every way through it needs a rule that never ends); fix it", rule_names_[root],
+         source_name(source_));
   if (!productive[rule_starts_[root]]) {
     fail(
         "{}: no JSON value satisfies the schema (an empty enum, a const or enum of the wrong type, "
@@ -81,7 +118,7 @@ Grammar GrammarBuilder::finish(RuleId root, const StopToken& stop) const {
         rule_names_[root]);
   }
   const NodeFlags reachable = reachable_nodes(root, productive);
-  check_rules_consume(reachable, productive);
+  check_rules_consume(root, reachable, productive);
   check_no_left_recursion(root, reachable, productive);
   Grammar grammar = kept_grammar(root, reachable, productive);
   add_follow_bytes(grammar);
@@ -129,7 +166,7 @@ GrammarBuilder::NodeFlags GrammarBuilder::reachable_nodes(RuleId root, const Nod
   return reachable;
 }
 
-void GrammarBuilder::check_rules_consume(const NodeFlags& reachable, const NodeFlags& productive) const {
+void GrammarBuilder::check_rules_consume(RuleId root, const NodeFlags& reachable, const NodeFlags& productive) const {
   // Matching relies on every rule consuming input before it can end (JSON values are
   // never empty): nullable = may end its rule without consuming a byte.
   NodeFlags nullable(nodes_.size());
@@ -144,7 +181,13 @@ void GrammarBuilder::check_rules_consume(const NodeFlags& reachable, const NodeF
       }
     }
   }
+  // The root ends on the empty stack, where nothing returns into it again.
+  bool root_called = false;
+  for (size_t id = 0; id < nodes_.size(); ++id) {
+    for (const RuleCall& c : nodes_[id].calls) root_called |= reachable[id] && kept(c, productive) && c.rule == root;
+  }
   for (RuleId rule = 0; rule < rule_starts_.size(); ++rule) {
+    if (rule == root && !root_called) continue;
     PG_CHECK(!reachable[rule_starts_[rule]] || !nullable[rule_starts_[rule]],
              "rule '{}' can end without consuming a byte", rule_names_[rule]);
   }
@@ -158,8 +201,11 @@ void GrammarBuilder::check_no_left_recursion(RuleId root, const NodeFlags& reach
     for (const RuleCall& c : nodes_[rule_starts_[rule]].calls)
       if (kept(c, productive)) start_callees[rule].push_back(c.rule);
   }
-  std::vector<uint8_t> color(rule_starts_.size());
-  if (const auto cycle = find_left_recursion(start_callees, root, color)) {
+  const auto cycle = find_left_recursion(start_callees, root);
+  if (cycle && source_ != GrammarSource::kJsonSchema)
+    fail("{}: the rule can call itself again before any text is written (left recursion); rewrite it",
+         rule_names_[*cycle]);
+  if (cycle) {
     fail(
         "{}: the schema refers back to itself through $ref before any text is written (left "
         "recursion: the value would have to contain itself at its start); fix the schema",
@@ -206,7 +252,8 @@ Grammar GrammarBuilder::kept_grammar(RuleId root, const NodeFlags& reachable, co
 void GrammarBuilder::add_follow_bytes(Grammar& grammar) {
   // First bytes of each rule, then the bytes that may follow each rule's end: at every
   // call site, what its return node can consume next, and, where the return node may end
-  // the caller, whatever follows the caller.
+  // the caller, whatever follows the caller. Both spread along calls from a work list, so a
+  // chain of n rules costs n steps, not n passes over the grammar.
   const size_t num_rules = grammar.rule_starts_.size();
   const auto node_bytes = [&grammar](GrammarNodeId id) {
     std::bitset<256> bytes;
@@ -214,28 +261,36 @@ void GrammarBuilder::add_follow_bytes(Grammar& grammar) {
       for (int b = e.first_byte; b <= e.last_byte; ++b) bytes.set(static_cast<size_t>(b));
     return bytes;
   };
-  std::vector<std::bitset<256>> first_bytes(num_rules);
-  for (RuleId rule = 0; rule < num_rules; ++rule) first_bytes[rule] = node_bytes(grammar.rule_starts_[rule]);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (RuleId rule = 0; rule < num_rules; ++rule) {
-      std::bitset<256> bytes = first_bytes[rule];
-      for (const RuleCall& c : grammar.calls(grammar.rule_starts_[rule])) bytes |= first_bytes[c.rule];
-      if (bytes != first_bytes[rule]) first_bytes[rule] = bytes, changed = true;
-    }
-  }
-  grammar.follow_bytes_.assign(num_rules, {});
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (GrammarNodeId id = 0; id < grammar.nodes_.size(); ++id) {
-      for (const RuleCall& c : grammar.calls(id)) {
-        std::bitset<256> bytes = grammar.follow_bytes_[c.rule] | node_bytes(c.return_node);
-        for (const RuleCall& next : grammar.calls(c.return_node)) bytes |= first_bytes[next.rule];
-        if (grammar.nodes_[c.return_node].is_final) bytes |= grammar.follow_bytes_[grammar.nodes_[id].rule];
-        if (bytes != grammar.follow_bytes_[c.rule]) grammar.follow_bytes_[c.rule] = bytes, changed = true;
+  const auto spread = [num_rules](std::vector<std::bitset<256>>& bytes, const std::vector<std::vector<RuleId>>& into) {
+    std::vector<RuleId> pending(num_rules);
+    for (RuleId rule = 0; rule < num_rules; ++rule) pending[rule] = rule;
+    while (!pending.empty()) {
+      const RuleId from = pending.back();
+      pending.pop_back();
+      for (const RuleId to : into[from]) {
+        const std::bitset<256> merged = bytes[to] | bytes[from];
+        if (merged != bytes[to]) bytes[to] = merged, pending.push_back(to);
       }
     }
+  };
+  std::vector<std::bitset<256>> first_bytes(num_rules);
+  std::vector<std::vector<RuleId>> start_callers(num_rules);  // [callee] rules whose start calls it
+  for (RuleId rule = 0; rule < num_rules; ++rule) {
+    first_bytes[rule] = node_bytes(grammar.rule_starts_[rule]);
+    for (const RuleCall& c : grammar.calls(grammar.rule_starts_[rule])) start_callers[c.rule].push_back(rule);
   }
+  spread(first_bytes, start_callers);
+  grammar.follow_bytes_.assign(num_rules, {});
+  std::vector<std::vector<RuleId>> ended_callees(num_rules);  // [caller] rules whose end may end it
+  for (GrammarNodeId id = 0; id < grammar.nodes_.size(); ++id) {
+    for (const RuleCall& c : grammar.calls(id)) {
+      std::bitset<256>& bytes = grammar.follow_bytes_[c.rule];
+      bytes |= node_bytes(c.return_node);
+      for (const RuleCall& next : grammar.calls(c.return_node)) bytes |= first_bytes[next.rule];
+      if (grammar.nodes_[c.return_node].is_final) ended_callees[grammar.nodes_[id].rule].push_back(c.rule);
+    }
+  }
+  spread(grammar.follow_bytes_, ended_callees);
 }
 
 }  // namespace pagedgen

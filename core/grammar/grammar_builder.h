@@ -13,8 +13,13 @@
 
 namespace pagedgen {
 
+// What the grammar is built from, for the messages of refusals and errors.
+enum class GrammarSource : uint8_t { kJsonSchema, kRegex, kChoices, kGbnf };
+
 class GrammarBuilder {
  public:
+  explicit GrammarBuilder(GrammarSource source = GrammarSource::kJsonSchema) : source_(source) {}
+
   // A rule's name appears only in error messages ("#/$defs/Node").
   RuleId add_rule(std::string name);
   GrammarNodeId rule_start(RuleId rule) const { return rule_starts_[rule]; }
@@ -31,11 +36,12 @@ class GrammarBuilder {
 
   // Throws Error when the root admits no text at all, or when a rule can re-enter itself
   // without consuming a byte (left recursion, e.g. a $ref cycle with nothing in between);
-  // Stopped when `stop` asks.
+  // Stopped when `stop` asks. Only the root may end without consuming a byte (a regex
+  // that matches the empty text), and only when no rule calls it.
   Grammar finish(RuleId root, const StopToken& stop = {}) const;
 
   // More nodes than this is a schema far beyond what dataset schemas need (it would take
-  // seconds to precompute token masks): add_node throws Error instead.
+  // seconds to precompute token masks): add_node throws UnsupportedSchemaError instead.
   static constexpr size_t kMaxNodes = 1u << 18;
 
  private:
@@ -55,11 +61,12 @@ class GrammarBuilder {
     return productive[rule_starts_[call.rule]] && productive[call.return_node];
   }
   NodeFlags reachable_nodes(RuleId root, const NodeFlags& productive) const;
-  void check_rules_consume(const NodeFlags& reachable, const NodeFlags& productive) const;
+  void check_rules_consume(RuleId root, const NodeFlags& reachable, const NodeFlags& productive) const;
   void check_no_left_recursion(RuleId root, const NodeFlags& reachable, const NodeFlags& productive) const;
   Grammar kept_grammar(RuleId root, const NodeFlags& reachable, const NodeFlags& productive) const;
   static void add_follow_bytes(Grammar& grammar);
 
+  GrammarSource source_;
   std::vector<Node> nodes_;
   std::vector<GrammarNodeId> rule_starts_;
   std::vector<std::string> rule_names_;

@@ -14,6 +14,7 @@
 #include "grammar/grammar_builder.h"
 #include "grammar/grammar_error.h"
 #include "grammar/json_number_rules.h"
+#include "grammar/json_pattern_rule.h"
 #include "grammar/json_string_rule.h"
 #include "util/error.h"
 #include "util/json_quote.h"
@@ -152,7 +153,10 @@ class JsonGrammarCompiler {
                                               : composite(&JsonGrammarCompiler::build_object, "object"));
     }
     if (types & kJsonArray) alternatives.push_back(composite(&JsonGrammarCompiler::build_array, "array"));
-    if (types & kJsonString) alternatives.push_back(string_rule(s.min_length, s.max_length));
+    if (types & kJsonString && s.pattern)
+      alternatives.push_back(add_json_pattern_rule(builder_, *s.pattern, s.min_length, s.max_length, s.location));
+    else if (types & kJsonString)
+      alternatives.push_back(string_rule(s.min_length, s.max_length));
     if (types & kJsonNumber) alternatives.push_back(number_rule());
     if (types & kJsonInteger) alternatives.push_back(integer_rule(s.minimum, s.maximum));
     if (single) return alternatives.front();

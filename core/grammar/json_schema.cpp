@@ -137,6 +137,7 @@ class SchemaReader {
     if (schema.types & kJsonString) {
       if (keywords[kMinLength]) schema.min_length = read_count(*keywords[kMinLength], at, "minLength");
       if (keywords[kMaxLength]) schema.max_length = read_count(*keywords[kMaxLength], at, "maxLength");
+      if (keywords[kPattern]) schema.pattern = std::string(std::string_view(*keywords[kPattern]));
       if (schema.max_length && schema.min_length > *schema.max_length) {
         fail("{}: minLength {} is above maxLength {}: no string satisfies the schema", at, schema.min_length,
              *schema.max_length);

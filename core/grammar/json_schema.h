@@ -1,7 +1,7 @@
 // JSON Schema as structured outputs compile it: the text read and checked keyword by
 // keyword into a graph of Schema nodes (a recursive $ref is an edge back to a node).
-// Keywords that would constrain the value in ways the grammar cannot follow (pattern,
-// format, not, uniqueItems, ...) are refused with an UnsupportedSchemaError
+// Keywords that would constrain the value in ways the grammar cannot follow (format,
+// not, uniqueItems, ...) are refused with an UnsupportedSchemaError
 // (grammar_error.h) naming the keyword and where it is; annotations (title, description, default, ...) and unknown
 // keywords are ignored, as a validator ignores them.
 //
@@ -73,6 +73,7 @@ struct Schema {
   // Strings: lengths in Unicode code points, as JSON Schema counts them.
   uint64_t min_length = 0;
   std::optional<uint64_t> max_length;
+  std::optional<std::string> pattern;  // an ECMA-262 regex the decoded value contains a match of
   // Integers (inclusive).
   std::optional<int64_t> minimum;
   std::optional<int64_t> maximum;

@@ -18,8 +18,8 @@ using simdjson::dom::element_type;
 // The keyword tables keep their hand-made columns.
 // clang-format off
 // Keywords that constrain values in ways the grammar does not follow.
-constexpr std::array<std::string_view, 22> kRefusedKeywords = {
-    "pattern",      "format",          "patternProperties", "propertyNames",  "minProperties",
+constexpr std::array<std::string_view, 21> kRefusedKeywords = {
+    "format",          "patternProperties", "propertyNames",  "minProperties",
     "maxProperties", "dependentRequired", "dependentSchemas", "dependencies",  "uniqueItems",
     "contains",     "minContains",     "maxContains",       "unevaluatedItems", "unevaluatedProperties",
     "multipleOf",   "not",             "if",                "then",           "else",
@@ -29,7 +29,7 @@ constexpr std::array<std::string_view, 22> kRefusedKeywords = {
 constexpr std::array<std::string_view, kNumSchemaKeywords> kKeywordNames = {
     "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "required",
     "additionalProperties", "items", "prefixItems", "additionalItems", "minItems", "maxItems",
-    "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
 };
 // clang-format on
 
@@ -69,6 +69,7 @@ void check_value(SchemaKeyword keyword, element value, const std::string& at) {
     case kPrefixItems:
       return require(value.type() == element_type::ARRAY, "an array of schemas");
     case kRef:
+    case kPattern:
       return require(value.type() == element_type::STRING, "a string");
     case kProperties:
       return require(value.type() == element_type::OBJECT, "an object");

@@ -34,6 +34,7 @@ enum SchemaKeyword : std::size_t {
   kMaxItems,
   kMinLength,
   kMaxLength,
+  kPattern,
   kMinimum,
   kMaximum,
   kExclusiveMinimum,

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "io/chat_message_fields.h"
+#include "io/guided_fields.h"
 #include "io/json_values.h"
 #include "io/line_identity.h"
 #include "io/prompt_field.h"
@@ -71,6 +72,7 @@ Body read_body(od::value value, const SamplingParams& defaults, json_fields::Res
   PG_CHECK(value.get_object().get(object) == simdjson::SUCCESS, "body of a validated line");
   Body body;
   body.sampling = defaults;
+  json_fields::LineConstraint constraint;
   for (auto field : object) {
     poll.tick();
     std::string_view key;
@@ -85,8 +87,9 @@ Body read_body(od::value value, const SamplingParams& defaults, json_fields::Res
       if (!is_null) body.prompt = json_fields::read_prompt(field_value, path);
     } else if (body.chat.read(key, field_value)) {
       continue;
-    } else if (key == "response_format") {
-      if (!is_null) body.sampling.response_format = response_formats.read(field_value, path, poll.token());
+    } else if (json_fields::read_constraint_field(key, field_value, path, response_formats, constraint,
+                                                  body.sampling.response_format, poll.token())) {
+      continue;
     } else if (key == "max_completion_tokens") {
       json_fields::read_sampling_field("max_tokens", field_value, body.sampling);
       body.has_max_completion_tokens = !is_null;

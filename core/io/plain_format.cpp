@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "io/chat_message_fields.h"
+#include "io/guided_fields.h"
 #include "io/json_values.h"
 #include "io/line_identity.h"
 #include "io/prompt_field.h"
@@ -28,6 +29,27 @@ int32_t read_logprobs_count(od::value value) {
   return json_fields::read_int32(value, "logprobs");
 }
 
+// The keys the plain format reads its own way: logprobs as a count, and the OpenAI body
+// fields it refuses, pointing to its own. True when `key` was one of them.
+bool read_plain_only_field(std::string_view key, od::value value, SamplingParams& sampling) {
+  if (key == "logprobs") {
+    if (json_fields::type_of(value) != od::json_type::null) sampling.logprobs = read_logprobs_count(value);
+    return true;
+  }
+  if (key == "echo") {
+    if (json_fields::type_of(value) != od::json_type::null && json_fields::read_bool(value, key))
+      throw_line_error(request_error::kUnsupportedField,
+                       "echo is an OpenAI completions field; plain lines give prompt_logprobs: k for the prompt's "
+                       "log probabilities (the text never repeats the prompt)");
+    return true;
+  }
+  if (key == "top_logprobs" || key == "max_completion_tokens")
+    throw_line_error(request_error::kUnsupportedField,
+                     fmt::format("{} is an OpenAI body field; the plain format gives {}", key,
+                                 key == "top_logprobs" ? "logprobs: k" : "max_tokens"));
+  return false;
+}
+
 }  // namespace
 
 RequestItem parse_plain_request(od::document& document, const char* line_begin, uint64_t index,
@@ -37,6 +59,7 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
     std::optional<std::variant<std::string, std::vector<TokenId>>> prompt;  // text or token ids
     json_fields::ChatFields chat("");
     SamplingParams sampling = defaults;
+    json_fields::LineConstraint constraint;
     bool has_batch_keys = false;
     for (auto field : object) {
       poll.tick();
@@ -49,20 +72,11 @@ RequestItem parse_plain_request(od::document& document, const char* line_begin, 
         prompt = json_fields::read_prompt(value, key);
       } else if (chat.read(key, value)) {
         continue;
-      } else if (key == "response_format") {
-        if (json_fields::type_of(value) != od::json_type::null)
-          sampling.response_format = response_formats.read(value, key, poll.token());
-      } else if (key == "logprobs") {
-        if (json_fields::type_of(value) != od::json_type::null) sampling.logprobs = read_logprobs_count(value);
-      } else if (key == "echo") {
-        if (json_fields::type_of(value) != od::json_type::null && json_fields::read_bool(value, key))
-          throw_line_error(request_error::kUnsupportedField,
-                           "echo is an OpenAI completions field; plain lines give prompt_logprobs: k for the prompt's "
-                           "log probabilities (the text never repeats the prompt)");
-      } else if (key == "top_logprobs" || key == "max_completion_tokens") {
-        throw_line_error(request_error::kUnsupportedField,
-                         fmt::format("{} is an OpenAI body field; the plain format gives {}", key,
-                                     key == "top_logprobs" ? "logprobs: k" : "max_tokens"));
+      } else if (json_fields::read_constraint_field(key, value, key, response_formats, constraint,
+                                                    sampling.response_format, poll.token())) {
+        continue;
+      } else if (read_plain_only_field(key, value, sampling)) {
+        continue;
       } else if (json_fields::check_refused_field(key, value, key)) {
         continue;
       } else if (!json_fields::read_sampling_field(key, value, sampling)) {

@@ -28,7 +28,7 @@ struct RefusedField {
 
 // OpenAI chat-completions and completions keys, then vLLM's extensions, that change the
 // output and are not implemented.
-constexpr std::array<RefusedField, 23> kRefusedFields = {{
+constexpr std::array<RefusedField, 18> kRefusedFields = {{
     {"stream", Neutral::kEmpty, "responses are written whole, one output line per request"},
     {"stream_options", Neutral::kEmpty, "it applies to streaming, which pagedgen does not do"},
     {"suffix", Neutral::kEmpty, "text insertion (a suffix after the completion) is not implemented"},
@@ -48,11 +48,6 @@ constexpr std::array<RefusedField, 23> kRefusedFields = {{
     {"verbosity", Neutral::kEmpty, "verbosity is not a setting pagedgen can apply to its models"},
     {"use_beam_search", Neutral::kEmpty, "beam search is not implemented"},
     {"length_penalty", Neutral::kOne, "it applies to beam search, which is not implemented"},
-    {"guided_json", Neutral::kEmpty, "give response_format {\"type\": \"json_schema\", ...} instead"},
-    {"guided_regex", Neutral::kEmpty, "regular-expression constraints are not implemented"},
-    {"guided_choice", Neutral::kEmpty, "give response_format with an enum schema instead"},
-    {"guided_grammar", Neutral::kEmpty, "grammar constraints are not implemented; response_format is"},
-    {"structured_outputs", Neutral::kEmpty, "give response_format instead"},
     {"logits_processors", Neutral::kEmpty, "custom logits processors are not implemented"},
     {"chat_template", Neutral::kEmpty, "one template renders the whole run: give it with --chat-template FILE"},
 }};

@@ -30,7 +30,8 @@ od::object read_object(od::value value, std::string_view path, std::string_view 
   return object;
 }
 
-// The JSON text of a json_schema.schema value: an object's, or `true` / `false`.
+}  // namespace
+
 std::string_view schema_text(od::value value, std::string_view path) {
   const od::json_type type = type_of(value);
   if (type == od::json_type::boolean) return token_text(value);
@@ -44,8 +45,6 @@ std::string_view schema_text(od::value value, std::string_view path) {
            "schema of a validated line");
   return text;
 }
-
-}  // namespace
 
 ResponseFormat ResponseFormatReader::read(od::value value, std::string_view path, const StopToken& stop) {
   od::object object = read_object(value, path, R"({"type": "json_object"})");
@@ -104,10 +103,7 @@ ResponseFormat ResponseFormatReader::read_json_schema(od::value value, const std
       if (read_string(v, at).empty())
         throw_line_error(request_error::kInvalidValue, fmt::format("{} must be a non-empty string", at));
     } else if (key == "schema") {
-      const Checked& checked = check_schema(schema_text(v, at), stop);
-      if (const LineError* error = std::get_if<LineError>(&checked))
-        throw_line_error(error->code, fmt::format("{}: {}", at, error->message));
-      schema_format = std::get<ResponseFormat>(checked);
+      schema_format = checked(ResponseFormat::Type::kJsonSchema, schema_text(v, at), at, stop);
     } else if (key == "strict") {
       if (!is_null) (void)read_bool(v, at);  // the schema is enforced either way
     } else if (key == "description") {
@@ -125,22 +121,37 @@ ResponseFormat ResponseFormatReader::read_json_schema(od::value value, const std
   return std::move(*schema_format);
 }
 
-const ResponseFormatReader::Checked& ResponseFormatReader::check_schema(std::string_view schema_text,
-                                                                        const StopToken& stop) {
-  if (const auto it = checked_.find(std::string(schema_text)); it != checked_.end()) return it->second;
+ResponseFormat ResponseFormatReader::checked(ResponseFormat::Type type, std::string_view spec, std::string_view path,
+                                             const StopToken& stop) {
+  const Checked& result = check(type, spec, stop);
+  if (const LineError* error = std::get_if<LineError>(&result))
+    throw_line_error(error->code, fmt::format("{}: {}", path, error->message));
+  return std::get<ResponseFormat>(result);
+}
+
+const ResponseFormatReader::Checked& ResponseFormatReader::check(ResponseFormat::Type type, std::string_view spec,
+                                                                 const StopToken& stop) {
+  std::string key = std::string(response_format_type_name(type)) + ':' + std::string(spec);
+  if (const auto it = checked_.find(key); it != checked_.end()) return it->second;
   if (checked_.size() >= kMaxCachedSchemas) checked_.clear();
   Checked checked;
   try {
-    checked = json_schema_format(schema_text, stop);
+    if (type == ResponseFormat::Type::kJsonSchema) {
+      checked = json_schema_format(spec, stop);
+    } else {
+      ResponseFormat format{type, std::string(spec)};
+      (void)response_format_grammar(format, stop);
+      checked = std::move(format);
+    }
   } catch (const UnsupportedSchemaError& e) {
     checked = LineError{request_error::kUnsupportedField, e.what()};
   } catch (const Error& e) {
     checked = LineError{request_error::kInvalidValue, e.what()};
-  } catch (const std::bad_alloc&) {  // this schema's grammar, not the run, is too big
+  } catch (const std::bad_alloc&) {  // this constraint's grammar, not the run, is too big
     checked = LineError{request_error::kUnsupportedField,
-                        "the schema's grammar needs more memory than there is to compile it; make it smaller"};
+                        "the grammar needs more memory than there is to compile it; make it smaller"};
   }
-  return checked_.emplace(std::string(schema_text), std::move(checked)).first->second;
+  return checked_.emplace(std::move(key), std::move(checked)).first->second;
 }
 
 }  // namespace pagedgen::json_fields

@@ -6,8 +6,9 @@
 // The schema is always enforced ("strict" is read, and changes nothing). A schema the
 // grammar refuses is unsupported_field, a malformed one invalid_value, both naming the
 // keyword and its JSON pointer; keys this reader does not know are unsupported_field.
-// Each distinct schema text is checked once per reader, so a file whose lines repeat one
-// schema compiles it once here. Internal to core/io.
+// Each distinct constraint (a schema, and the regexes, choices and grammars of
+// guided_fields.h) is checked once per reader, so a file whose lines repeat one compiles it
+// once here. Internal to core/io.
 #pragma once
 
 #include <simdjson.h>
@@ -23,6 +24,10 @@
 
 namespace pagedgen::json_fields {
 
+// The JSON text of a schema value: an object's, or `true` / `false`. Throws LineError
+// invalid_type naming `path` for anything else.
+std::string_view schema_text(od::value value, std::string_view path);
+
 class ResponseFormatReader {
  public:
   // `value` is the field's (not null); `path` names it in messages ("response_format",
@@ -30,16 +35,22 @@ class ResponseFormatReader {
   // compiles (nothing is kept of that schema then).
   ResponseFormat read(od::value value, std::string_view path, const StopToken& stop = {});
 
+  // The format of the constraint `spec` of `type` (a JSON Schema compacted first), checked
+  // to compile. Throws LineError naming `path`: unsupported_field for what the grammar
+  // refuses, invalid_value for what is malformed or admits no text.
+  ResponseFormat checked(ResponseFormat::Type type, std::string_view spec, std::string_view path,
+                         const StopToken& stop = {});
+
  private:
   // json_schema's object at `path`: its name checked, its schema's format.
   ResponseFormat read_json_schema(od::value value, const std::string& path, const StopToken& stop);
 
-  // A schema's check: its format, or what is wrong with it (the message after its path).
+  // A constraint's check: its format, or what is wrong with it (the message after its path).
   using Checked = std::variant<ResponseFormat, LineError>;
-  const Checked& check_schema(std::string_view schema_text, const StopToken& stop);
+  const Checked& check(ResponseFormat::Type type, std::string_view spec, const StopToken& stop);
 
-  // Schema texts as written -> their check; emptied when it reaches kMaxCachedSchemas, so
-  // an input of ever new schemas holds a bounded number.
+  // (type, text as written) -> its check; emptied when it reaches kMaxCachedSchemas, so an
+  // input of ever new constraints holds a bounded number.
   static constexpr std::size_t kMaxCachedSchemas = 256;
   std::unordered_map<std::string, Checked> checked_;
 };

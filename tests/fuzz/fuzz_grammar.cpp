@@ -78,8 +78,8 @@ std::shared_ptr<const CompiledGrammar> compile_for_small_vocabulary(Grammar gram
   return std::make_shared<const CompiledGrammar>(std::move(grammar), small_trie());
 }
 
-void check_walk(const std::shared_ptr<const CompiledGrammar>& grammar, std::string_view choices, int max_steps,
-                int max_checked_steps) {
+std::optional<std::string> check_walk(const std::shared_ptr<const CompiledGrammar>& grammar, std::string_view choices,
+                                      int max_steps, int max_checked_steps, FinishedText finished) {
   GrammarMatcher matcher(grammar);
   std::vector<uint32_t> mask(token_mask_words(grammar->vocabulary().size()));
   std::string text;
@@ -94,9 +94,11 @@ void check_walk(const std::shared_ptr<const CompiledGrammar>& grammar, std::stri
     const TokenId token =
         end ? grammar->vocabulary().end_of_generation[0] : allowed[(choice + step * 131u) % allowed.size()];
     if (!matcher.accept_token(token)) finding("an allowed token was refused", step);
-    if (matcher.is_terminated()) check_finished_text(text, step);
+    if (matcher.is_terminated() && finished == FinishedText::kJson) check_finished_text(text, step);
+    if (matcher.is_terminated()) return text;
     text += grammar->vocabulary().bytes_by_id[static_cast<size_t>(token)];
   }
+  return std::nullopt;
 }
 
 }  // namespace pagedgen::fuzz

@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   if (!format) return 0;
   std::optional<Grammar> grammar;
   try {
-    grammar = json_schema_grammar(format->schema);
+    grammar = json_schema_grammar(format->spec);
   } catch (const Error& e) {
     finding("a schema that compiled is refused from its compact text", e.what());
   }

@@ -22,7 +22,7 @@
 
 #include "fuzz_files.h"
 #include "fuzz_grammar.h"
-#include "grammar/json_grammar.h"
+#include "sample/response_format.h"
 #include "io/output_format.h"
 #include "io/request_reader.h"
 #include "util/error.h"
@@ -87,13 +87,12 @@ using CompiledFormats = std::set<std::pair<ResponseFormat::Type, std::string>>;
 // the engine's GrammarCache keeps them; emptied when it holds 64.
 std::shared_ptr<const CompiledGrammar> compiled_grammar(const ResponseFormat& format, uint64_t index) {
   static std::map<std::pair<ResponseFormat::Type, std::string>, std::shared_ptr<const CompiledGrammar>> cache;
-  auto key = std::pair{format.type, format.schema};
+  auto key = std::pair{format.type, format.spec};
   if (const auto it = cache.find(key); it != cache.end()) return it->second;
   if (cache.size() >= 64) cache.clear();
   std::optional<Grammar> grammar;
   try {
-    grammar =
-        format.type == ResponseFormat::Type::kJsonObject ? json_object_grammar() : json_schema_grammar(format.schema);
+    grammar = response_format_grammar(format);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     finding("a response_format the reader accepted does not compile", index);
@@ -107,8 +106,11 @@ void check_response_format(const RequestItem& item, std::string_view input, Comp
   const auto* request = std::get_if<Request>(&item);
   if (request == nullptr) return;
   const ResponseFormat& format = request->sampling.response_format;
-  if (!format.is_constrained() || !checked.emplace(format.type, format.schema).second) return;
-  fuzz::check_walk(compiled_grammar(format, request->index), input, 12, 3);
+  if (!format.is_constrained() || !checked.emplace(format.type, format.spec).second) return;
+  const bool is_json =
+      format.type == ResponseFormat::Type::kJsonObject || format.type == ResponseFormat::Type::kJsonSchema;
+  fuzz::check_walk(compiled_grammar(format, request->index), input, 12, 3,
+                   is_json ? fuzz::FinishedText::kJson : fuzz::FinishedText::kAny);
 }
 
 // What read_all checks of each item besides its line index.

@@ -419,6 +419,44 @@ def response_format_seeds():
     write("fuzz_request_parser", "many-keys.jsonl", many_keys + "\n")
 
 
+# ---- guided outputs: regexes ('r'), choices ('c', one per line), GBNF grammars ('g') ----------
+# Beside small cases of every construct, the hostile ones: bounds past the automaton's
+# caps, nested bounded repeats, a deterministic automaton that would blow up, deep
+# nesting, long rule chains, left recursion, many choices.
+
+REGEXES = [r"[0-9]{3}-[0-9]{4}", r"(yes|no), [a-z]{2,8}( [a-z]{2,8}){0,3}\.", r"^(?:cat|dog)s?$|bird|",
+           r"[^\"\n]*\u00e9\x41\t\d\w\s\D\W\S.", r"(?<name>ab)+?c*?d??e{2,}f{1,3}", r"[\d-z\]]+\uD83D\uDE00",
+           r"a{1000000}", r"((a{100}){100}){100}", r"(a|b)*a(a|b){20}", r"(a)\1", r"a(?=b)", r"(?<!a)b", r"\bx",
+           r"\p{L}", r"a^b", r"(ab", r"ab)", r"*a", r"a{3,2}", r"[b-a]", r"[^\s\S]", r"a{,2}", r"\uD800", r"(?i)a"]
+GRAMMARS = {
+    "list": 'root ::= "[" ws ( item ( "," ws item )* )? ws "]"\nitem ::= [a-z]+ | num\nnum ::= "-"? [0-9]{1,3}\n'
+            'ws ::= [ \\t\\n]*\n',
+    "nested": 'root ::= ws expr ws\nexpr ::= "(" ws expr? ws ")" | [0-9]\nws ::= " "*\n',
+    "unicode": 'root ::= "caf\\u00e9 " [^\\x00-\\x7F]{2} "\\U0001F600" .\n',
+    "empty-root": 'root ::= "a"* | ""\n',
+    "self": 'root ::= ( "<" root ">" )*\n',
+    "left-recursion": 'root ::= root "a" | "b"\n',
+    "undefined": 'root ::= "a" b\n',
+    "unproductive": 'root ::= a\na ::= "x" a\n',
+    "token-reference": "root ::= <think>\n",
+    "big-bound": 'root ::= "a"{1000000}\n',
+    "nested-bounds": 'root ::= (("ab"{100}){100}){100}\n',
+}
+
+
+def guided_seeds():
+    for i, regex in enumerate(REGEXES):
+        write("fuzz_guided", f"regex-{i:02d}", "r" + regex)
+    for name, grammar in GRAMMARS.items():
+        write("fuzz_guided", f"gbnf-{name}", "g" + grammar)
+    write("fuzz_guided", "gbnf-deep-20000", "groot ::= " + "(" * 20000 + '"x"' + ")" * 20000 + "\n")
+    write("fuzz_guided", "gbnf-chain-3000",
+          "groot ::= r0\n" + "".join(f'r{i} ::= r{i + 1} "a"\n' for i in range(3000)) + 'r3000 ::= "b"\n')
+    write("fuzz_guided", "regex-deep-20000", "r" + "(" * 20000 + "a" + ")*" * 20000)
+    write("fuzz_guided", "choices-small", "c" + "\n".join(["yes", "yesterday", "no", "", "caf\u00e9", "\"q\""]))
+    write("fuzz_guided", "choices-10000", "c" + "\n".join(f"choice {i} of many" for i in range(10000)))
+
+
 # Inputs that fuzz runs found, committed by hand beside the generated seeds: kept.
 FOUND_INPUTS = {"fuzz_request_parser": ("big-integer-id.jsonl", "big-integer-id-2.jsonl",
                                         "format-after-broken-lines.jsonl")}
@@ -426,7 +464,7 @@ FOUND_INPUTS = {"fuzz_request_parser": ("big-integer-id.jsonl", "big-integer-id-
 
 def main():
     for target in ("fuzz_gguf", "fuzz_safetensors", "fuzz_hf_config", "fuzz_hf_tokenizer", "fuzz_request_parser",
-                   "fuzz_tokenizer_roundtrip", "fuzz_chat_template", "fuzz_json_schema"):
+                   "fuzz_tokenizer_roundtrip", "fuzz_chat_template", "fuzz_json_schema", "fuzz_guided"):
         for path in (HERE / "corpus" / target).glob("*"):
             if path.name not in FOUND_INPUTS.get(target, ()):
                 path.unlink()
@@ -438,6 +476,7 @@ def main():
     request_seeds()
     response_format_seeds()
     json_schema_seeds()
+    guided_seeds()
     chat_template_seeds()
 
 
