@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "cli_runner.h"
@@ -112,6 +113,20 @@ TEST_CASE("render: the model's own template by default, and a built-in one by na
   files.run(files.render_args("--chat-template chatml"), &lines);
   REQUIRE(lines.size() == 7);
   CHECK(lines[0] == R"({"id":"a","index":0,"prompt":"<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"})");
+}
+
+TEST_CASE("render: a truncate_prompt_tokens line shows the kept tokens, as text and as ids") {
+  PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
+  const Files files;
+  write_file(files.input, R"({"id": "t", "prompt": "one two three four", "truncate_prompt_tokens": 2})"
+                          "\n");
+  std::vector<std::string> lines;
+  REQUIRE(files.run(files.render_args(""), &lines).exit_code == 0);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == R"({"id":"t","index":0,"prompt":" three four"})");
+  REQUIRE(files.run(files.render_args("--ids"), &lines).exit_code == 0);
+  REQUIRE(lines.size() == 1);
+  CHECK(std::count(lines[0].begin(), lines[0].end(), ',') == 3);  // "id", "index" and two ids
 }
 
 TEST_CASE("a --chat-template FILE that does not parse exits 2 at startup, naming its line") {

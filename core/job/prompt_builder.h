@@ -37,6 +37,9 @@ class PromptBuilder {
   // The prompt's text: a plain prompt as given, a conversation through the chat template
   // (special-token text included, as build() tokenizes it); or the line's error record.
   std::variant<std::string, RequestError> prompt_text(const Request& request) const;
+  // The text of a built prompt's ids, special-token text included: what the model is given
+  // once truncate_prompt_tokens has cut the prompt.
+  std::string text_of(const PreparedRequest& prepared) const { return tokenizer_.decode(prepared.prompt_ids, true); }
 
  private:
   // The error record of a request whose sampling fields this model or backend cannot run.

@@ -16,10 +16,13 @@ namespace {
 std::variant<std::string, RequestError> prompt_json(const RequestItem& item, const PromptBuilder& builder, bool ids) {
   if (const auto* error = std::get_if<RequestError>(&item)) return *error;
   const Request& request = std::get<Request>(item);
-  if (ids) {
+  // A truncated prompt is shown as the model gets it: the kept tokens (their text without --ids).
+  if (ids || request.sampling.truncate_prompt_tokens) {
     std::variant<PreparedRequest, RequestError> prepared = builder.build(request);
     if (auto* error = std::get_if<RequestError>(&prepared)) return std::move(*error);
-    return fmt::format("[{}]", fmt::join(std::get<PreparedRequest>(prepared).prompt_ids, ","));
+    const PreparedRequest& built = std::get<PreparedRequest>(prepared);
+    if (!ids) return json_quote(builder.text_of(built));
+    return fmt::format("[{}]", fmt::join(built.prompt_ids, ","));
   }
   std::variant<std::string, RequestError> text = builder.prompt_text(request);
   if (auto* error = std::get_if<RequestError>(&text)) return std::move(*error);
