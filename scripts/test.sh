@@ -3,7 +3,7 @@
 # CPU test (ctest: labels unit and e2e; gpu tests skip themselves where there is no GPU).
 # Then builds the sanitizer tree (clang, AddressSanitizer + UndefinedBehaviorSanitizer:
 # scripts/sanitizer-tree.sh), runs the model-file tests there on corrupt files, and runs each
-# fuzz target for 3000 inputs (scripts/fuzz.sh).
+# fuzz target for 3000 inputs or 20 seconds, whichever ends first (scripts/fuzz.sh).
 #
 #   scripts/test.sh           everything (what CI runs, .ci/run)
 #   scripts/test.sh --quick   the unit tests only, after an incremental build of them
@@ -147,7 +147,7 @@ if [ "$sanitizer_status" -eq 0 ]; then
   stage_done "sanitized tests"
   stage "fuzz targets: a short fixed run of each on its seed corpus (libFuzzer)"
   fuzz_log=$(mktemp)
-  scripts/fuzz.sh --runs 3000 --jobs 2 2>&1 | tee "$fuzz_log"
+  scripts/fuzz.sh --runs 3000 --time 20 --jobs 2 2>&1 | tee "$fuzz_log"
   fuzz_line=$(grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed' "$fuzz_log" | tail -n 1)
   rm -f "$fuzz_log"
   if [ -n "$fuzz_line" ]; then
