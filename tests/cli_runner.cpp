@@ -70,4 +70,9 @@ int64_t json_int(const std::string& json, const char* object, const char* key) {
   return int64_t(parser.parse(json)[object][key]);
 }
 
+int64_t json_file_int(const std::filesystem::path& file, const char* object, const char* key) {
+  simdjson::dom::parser parser;
+  return int64_t(parser.load(file.string())[object][key]);
+}
+
 }  // namespace pagedgen::test

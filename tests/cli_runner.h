@@ -52,5 +52,7 @@ std::vector<std::string> complete_lines(const std::string& text);
 
 // The integer `json`[object][key] of a JSON document (an output line or stats file's text).
 int64_t json_int(const std::string& json, const char* object, const char* key);
+// The same of the JSON document in a file (a stats file).
+int64_t json_file_int(const std::filesystem::path& file, const char* object, const char* key);
 
 }  // namespace pagedgen::test

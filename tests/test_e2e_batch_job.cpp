@@ -22,15 +22,10 @@ namespace {
 
 constexpr const char* kWindow = "--plan-window 3";  // the default unless a run gives its own
 
-int64_t stats_field(const std::filesystem::path& stats, const char* object, const char* key) {
-  simdjson::dom::parser parser;
-  return int64_t(parser.load(stats.string())[object][key]);
-}
-
-struct Job {
+struct BatchJob {
   TempDir dir{"pagedgen-batch-job"};
   std::filesystem::path input = dir / "in.jsonl";
-  Job() { std::ofstream(input) << kInput; }
+  BatchJob() { std::ofstream(input) << kInput; }
 
   // `generate` with kFlags into `name`.jsonl (and its stats); returns the exit code.
   int generate(const std::string& name, const std::string& flags = "") const {
@@ -50,13 +45,13 @@ struct Job {
 
 TEST_CASE("batch job: streams, shards + merge, resume, windows") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
-  Job job;
+  BatchJob job;
   REQUIRE(job.generate("single") == 1);  // one bad line
   const std::string single = job.output("single");
   MESSAGE("single run:\n" << single);
   CHECK(std::count(single.begin(), single.end(), '\n') == 10);
-  CHECK(stats_field(job.stats("single"), "requests", "requests") == 10);
-  CHECK(stats_field(job.stats("single"), "requests", "lines") == 12);
+  CHECK(json_file_int(job.stats("single"), "requests", "requests") == 10);
+  CHECK(json_file_int(job.stats("single"), "requests", "lines") == 12);
 
   {  // - reads standard input and writes standard output; logs never reach stdout
     const auto out = job.dir / "stdout.jsonl";
@@ -92,7 +87,7 @@ TEST_CASE("batch job: streams, shards + merge, resume, windows") {
                                {"tokens", "prompt_cached"},
                                {"blocks", "steps"}}) {
       CAPTURE(key);
-      CHECK(stats_field(merged_stats, object, key) == stats_field(job.stats("single"), object, key));
+      CHECK(json_file_int(merged_stats, object, key) == json_file_int(job.stats("single"), object, key));
     }
     // A missing shard is refused.
     const CliResult partial =
@@ -146,7 +141,7 @@ TEST_CASE("batch job: streams, shards + merge, resume, windows") {
                                {"tokens", "prompt"},
                                {"tokens", "generated"}}) {
       CAPTURE(key);
-      CHECK(stats_field(job.stats("one-window"), object, key) == stats_field(job.stats("single"), object, key));
+      CHECK(json_file_int(job.stats("one-window"), object, key) == json_file_int(job.stats("single"), object, key));
     }
     static const std::regex cached(R"("cached_tokens":\d+)");
     CHECK(std::regex_replace(job.output("one-window"), cached, "") == std::regex_replace(single, cached, ""));

@@ -19,7 +19,7 @@ using namespace pagedgen::test;
 namespace {
 
 // Requests sharing a ~45-token prefix, greedy and sampled (derived and explicit seeds, n=3).
-const char* kInput =
+const char* kSolarSystemInput =
     R"({"id": "g1", "prompt": "Facts about the solar system, one per line. The Sun is a star at the center of the solar system. Mercury is the closest planet to the Sun. Venus is", "temperature": 0}
 {"id": "g2", "prompt": "Facts about the solar system, one per line. The Sun is a star at the center of the solar system. Mercury is the closest planet to the Sun. Mars is", "temperature": 0}
 {"id": "s1", "prompt": "Facts about the solar system, one per line. The Sun is a star at the center of the solar system. Mercury is the closest planet to the Sun. Jupiter is", "temperature": 0.9}
@@ -35,18 +35,13 @@ std::string without_cached_tokens(const std::string& text) {
   return std::regex_replace(text, cached, "\"cached_tokens\":_");
 }
 
-int64_t stats_field(const std::filesystem::path& stats, const char* object, const char* key) {
-  simdjson::dom::parser parser;
-  return int64_t(parser.load(stats.string())[object][key]);
-}
-
 }  // namespace
 
 TEST_CASE("output files are identical across block sizes, sharing off and preemption") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   TempDir dir("pagedgen-determinism");
   const auto input = dir / "in.jsonl";
-  std::ofstream(input) << kInput;
+  std::ofstream(input) << kSolarSystemInput;
   const auto run = [&](const std::string& name, const std::string& flags) {
     const GenerateRun r = run_generate(dir.path(), input, name, flags);
     return std::pair{r.output, r.stats};
@@ -54,8 +49,8 @@ TEST_CASE("output files are identical across block sizes, sharing off and preemp
 
   const auto [baseline, baseline_stats] = run("bs16", "--block-size 16");
   CHECK(std::count(baseline.begin(), baseline.end(), '\n') == 6);
-  CHECK(stats_field(baseline_stats, "prefix_cache", "hit_blocks") > 0);
-  CHECK(stats_field(baseline_stats, "copy_on_write", "copies") > 0);
+  CHECK(json_file_int(baseline_stats, "prefix_cache", "hit_blocks") > 0);
+  CHECK(json_file_int(baseline_stats, "copy_on_write", "copies") > 0);
   MESSAGE("baseline output:\n" << baseline);
   for (int block_size : {1, 8, 32, 64}) {
     const auto [text, stats] = run(fmt::format("bs{}", block_size), fmt::format("--block-size {}", block_size));
@@ -70,12 +65,12 @@ TEST_CASE("output files are identical across block sizes, sharing off and preemp
     CHECK(without_cached_tokens(run("isa-" + name, "--cpu-isa " + name).first) == without_cached_tokens(baseline));
   }
   const auto [unshared, unshared_stats] = run("noshare", "--no-prefix-sharing");
-  CHECK(stats_field(unshared_stats, "prefix_cache", "hit_blocks") == 0);
+  CHECK(json_file_int(unshared_stats, "prefix_cache", "hit_blocks") == 0);
   CHECK(without_cached_tokens(unshared) == without_cached_tokens(baseline));
   // 6 blocks of 8 slots hold at most two of these sequences at once: the rest wait or are
   // preempted and recomputed.
   const auto [tight, tight_stats] = run("tiny-pool", "--block-size 8 --num-blocks 12");
-  const int64_t preemptions = stats_field(tight_stats, "preemption", "preemptions");
+  const int64_t preemptions = json_file_int(tight_stats, "preemption", "preemptions");
   MESSAGE("preemptions with a 12-block pool: " << preemptions);
   CHECK(preemptions > 0);
   CHECK(without_cached_tokens(tight) == without_cached_tokens(baseline));

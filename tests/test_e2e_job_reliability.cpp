@@ -46,10 +46,10 @@ struct KillOnExit {
   }
 };
 
-struct Job {
+struct ReliabilityJob {
   TempDir dir{"pagedgen-job-reliability"};
   std::filesystem::path input = dir / "in.jsonl";
-  Job() { std::ofstream(input) << kInput; }
+  ReliabilityJob() { std::ofstream(input) << kInput; }
 
   std::filesystem::path path(const std::string& name) const { return dir / name; }
   // `pagedgen generate -q -i IN` with kFlags and `args`; stderr in NAME.stderr.
@@ -71,7 +71,7 @@ struct Job {
 }  // namespace
 
 TEST_CASE("an output that is the input, by any name, is refused and the input kept") {
-  Job job;
+  ReliabilityJob job;
   REQUIRE(::link(job.input.c_str(), job.path("link.jsonl").c_str()) == 0);
   for (const std::string& args :
        {fmt::format("-o {}", sh_quote(job.input)), fmt::format("-o {}", sh_quote(job.path("link.jsonl"))),
@@ -109,7 +109,7 @@ TEST_CASE("an output that is the input, by any name, is refused and the input ke
 
 TEST_CASE("a second process on a locked output fails at once; the first's output stays whole") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
-  Job job;
+  ReliabilityJob job;
   const std::string reference = job.reference("ref");
   // The first run reads a FIFO whose writer sends nothing yet: it holds the lock, waiting.
   const auto fifo = job.path("fifo");
@@ -138,7 +138,7 @@ TEST_CASE("a second process on a locked output fails at once; the first's output
 
 TEST_CASE("a resume takes the journal's lines and cached tokens and computes only the rest") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
-  Job job;
+  ReliabilityJob job;
   const std::string reference = job.reference("ref");
   const std::vector<std::string> lines = complete_lines(reference);  // input lines 0 1 3 4 5 6 7 9 10 11
   REQUIRE(lines.size() == 10);
@@ -177,7 +177,7 @@ TEST_CASE("a resume takes the journal's lines and cached tokens and computes onl
 
 TEST_CASE("small inputs spread over every shard; merge refuses stats missing, twice or of another job") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
-  Job job;
+  ReliabilityJob job;
   const std::string single = job.reference("single");  // one window (--plan-window 10000)
   std::string outputs, stats;
   for (int k = 0; k < 3; ++k) {
@@ -220,7 +220,7 @@ TEST_CASE("small inputs spread over every shard; merge refuses stats missing, tw
 
 TEST_CASE("a resume refuses a model whose weights changed after the first 8 MiB") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
-  Job job;
+  ReliabilityJob job;
   const auto model = job.path("model.gguf");
   std::filesystem::copy_file(*default_model(), model);
   const uint64_t size = std::filesystem::file_size(model);
@@ -252,7 +252,7 @@ TEST_CASE("a resume refuses a model whose weights changed after the first 8 MiB"
 }
 
 TEST_CASE("a run that fails before it starts leaves no output, manifest or journal behind") {
-  Job job;
+  ReliabilityJob job;
   const auto bad_model = job.path("bad.gguf");
   std::ofstream(bad_model, std::ios::binary) << "GGUF, but nothing a reader can use";
   const auto out = job.path("new.jsonl");
@@ -269,7 +269,7 @@ TEST_CASE("a run that fails before it starts leaves no output, manifest or journ
 }
 
 TEST_CASE("messages say why; a FIFO or /dev/null input reads like standard input") {
-  Job job;
+  ReliabilityJob job;
   const CliResult no_model =
       job.generate("no-model", fmt::format("-m /nonexistent -o {}", sh_quote(job.path("o.jsonl"))));
   CHECK(no_model.exit_code == 3);
@@ -300,7 +300,7 @@ TEST_CASE("messages say why; a FIFO or /dev/null input reads like standard input
 
 TEST_CASE("a full disk's message counts only the lines complete in the file") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
-  Job job;
+  ReliabilityJob job;
   {
     std::ofstream input(job.input);
     for (int i = 0; i < 40; ++i)

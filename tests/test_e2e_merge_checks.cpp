@@ -22,11 +22,11 @@ namespace {
 
 constexpr const char* kEarlier = "an earlier merged output\n";
 
-struct Job {
+struct MergeJob {
   TempDir dir{"pagedgen-merge-checks"};
   std::filesystem::path input = dir / "in.jsonl";
   std::filesystem::path merged = dir / "merged.jsonl";
-  Job() {
+  MergeJob() {
     std::ofstream(input) << kInput;
     std::ofstream(merged) << kEarlier;
   }
@@ -57,7 +57,7 @@ bool says(const CliResult& r, const std::string& text) { return r.stderr_text.fi
 
 TEST_CASE("merge refuses shards of different shard counts before touching -o") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
-  Job job;
+  MergeJob job;
   REQUIRE(job.generate_file("s0", "0/2").exit_code == 1);  // the bad line
   REQUIRE(job.generate_file("s1", "1/2").exit_code <= 1);
   REQUIRE(job.generate_file("t2", "2/3").exit_code <= 1);
@@ -74,7 +74,7 @@ TEST_CASE("merge refuses shards of different shard counts before touching -o") {
 
 TEST_CASE("a finished output that lost whole lines is refused by --resume and merge, files left as they were") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
-  Job job;
+  MergeJob job;
   REQUIRE(job.generate_file("s0", "0/2").exit_code == 1);
   REQUIRE(job.generate_file("s1", "1/2").exit_code <= 1);
   const std::vector<std::string> lines = complete_lines(read_file(job.path("s0.jsonl")));
@@ -105,7 +105,7 @@ TEST_CASE("a finished output that lost whole lines is refused by --resume and me
 
 TEST_CASE("shards read from standard input record what they read; two different streams do not merge") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
-  Job job;
+  MergeJob job;
   std::string other = kInput;
   other.replace(other.find("France"), 6, "Norway");
   std::ofstream(job.path("other.jsonl")) << other;

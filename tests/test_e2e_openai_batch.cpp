@@ -16,7 +16,7 @@ using namespace pagedgen::test;
 namespace {
 
 // The documented examples (max_tokens made small), more sampling fields, and bad lines.
-const char* kInput =
+const char* kBatchInput =
     R"({"custom_id": "request-1", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "gpt-3.5-turbo-0125", "messages": [{"role": "system", "content": "You are a helpful assistant."},{"role": "user", "content": "Hello world!"}],"max_tokens": 6}})"
     "\n"
     R"({"custom_id": "request-2", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "gpt-3.5-turbo-0125", "messages": [{"role": "system", "content": "You are an unhelpful assistant."},{"role": "user", "content": "Hello world!"}],"max_tokens": 6}})"
@@ -147,7 +147,7 @@ TEST_CASE("OpenAI batch documentation examples: every output line checked field 
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   TempDir dir("pagedgen-openai-batch");
   const auto input = dir / "in.jsonl";
-  std::ofstream(input) << kInput;
+  std::ofstream(input) << kBatchInput;
   const auto out = dir / "out.jsonl";
   const CliResult r =
       run_pagedgen(fmt::format("generate -q -i '{}' -o '{}'", input.string(), out.string()), dir / "stderr.txt");

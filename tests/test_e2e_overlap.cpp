@@ -21,7 +21,7 @@ using namespace pagedgen::test;
 
 namespace {
 
-const char* kInput =
+const char* kOverlapInput =
     R"({"id": "a", "prompt": "Facts about the solar system, one per line. The Sun is a star at the center of the solar system. Mercury is", "temperature": 0, "ignore_eos": true}
 {"id": "b", "prompt": "Facts about the solar system, one per line. The Sun is a star at the center of the solar system. Venus is", "temperature": 0.9, "n": 3, "ignore_eos": true, "max_tokens": 9}
 {"id": "c", "prompt": "Facts about the solar system, one per line. The Sun is a star at the center of the solar system. Mars", "temperature": 0.8, "seed": 3, "stop": [" the", "."]}
@@ -41,7 +41,7 @@ TEST_CASE("the same output and stats with the overlap on and off") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
   TempDir dir("pagedgen-overlap");
   const auto input = dir / "in.jsonl";
-  std::ofstream(input) << kInput;
+  std::ofstream(input) << kOverlapInput;
   const auto run = [&](const std::string& name, const std::string& flags) {
     const GenerateRun r = run_generate(dir.path(), input, name, flags);
     return std::pair{r.output, read_file(r.stats)};

@@ -18,7 +18,7 @@ using namespace pagedgen::test;
 namespace {
 
 // The Error message GgufFile throws for `path` ("" when it opens).
-std::string open_error(const std::filesystem::path& path) {
+std::string gguf_open_error(const std::filesystem::path& path) {
   try {
     GgufFile file(path);
   } catch (const Error& e) {
@@ -29,11 +29,11 @@ std::string open_error(const std::filesystem::path& path) {
 
 // Writes `bytes`, expects opening to throw Error whose one-line message names the file
 // and contains every word in `words`.
-void expect_error(const TempDir& dir, std::span<const std::byte> bytes, std::initializer_list<std::string_view> words) {
+void expect_gguf_error(const TempDir& dir, std::span<const std::byte> bytes, std::initializer_list<std::string_view> words) {
   const std::filesystem::path path = dir / "bad.gguf";
   write_file(path, bytes);
   CHECK_THROWS_AS(GgufFile{path}, Error);
-  const std::string message = open_error(path);
+  const std::string message = gguf_open_error(path);
   CHECK_MESSAGE(message.find(path.string()) != std::string::npos, message);
   CHECK_MESSAGE(message.find('\n') == std::string::npos, message);
   for (const std::string_view word : words) {
@@ -238,7 +238,7 @@ TEST_CASE("types with a layout but no dequantizer open; numbers with no layout d
 
   GgufWriter unknown;
   unknown.add_tensor({"old", {32}, 4, pattern_bytes(20, 0)});  // 4 was Q4_2, long removed
-  expect_error(dir, unknown.build().bytes, {"'old'", "unknown ggml type number 4"});
+  expect_gguf_error(dir, unknown.build().bytes, {"'old'", "unknown ggml type number 4"});
 }
 
 TEST_CASE("the default model's directory") {
@@ -280,9 +280,9 @@ TEST_CASE("a file cut at any byte throws 'truncated'") {
     CAPTURE(cut);
     const std::span<const std::byte> prefix(built.bytes.data(), cut);
     if (cut < 4) {
-      expect_error(dir, prefix, {"not a GGUF file"});
+      expect_gguf_error(dir, prefix, {"not a GGUF file"});
     } else {
-      expect_error(dir, prefix, {"truncated"});
+      expect_gguf_error(dir, prefix, {"truncated"});
     }
   }
 }
@@ -294,118 +294,118 @@ TEST_CASE("corrupt headers and directories each throw a message naming the probl
   SUBCASE("bad magic") {
     GgufBytes b = good;
     b.bytes[3] = std::byte{'X'};
-    expect_error(dir, b.bytes, {"not a GGUF file (magic 47 47 55 58"});
+    expect_gguf_error(dir, b.bytes, {"not a GGUF file (magic 47 47 55 58"});
     const std::string elf =
         "\x7f"
         "ELF and then some";
     std::vector<std::byte> not_gguf(elf.size());
     std::memcpy(not_gguf.data(), elf.data(), elf.size());
-    expect_error(dir, not_gguf, {"not a GGUF file (magic 7f 45 4c 46"});
-    expect_error(dir, std::span<const std::byte>{}, {"not a GGUF file", "empty"});
+    expect_gguf_error(dir, not_gguf, {"not a GGUF file (magic 7f 45 4c 46"});
+    expect_gguf_error(dir, std::span<const std::byte>{}, {"not a GGUF file", "empty"});
   }
   SUBCASE("bad version") {
     GgufBytes b = good;
     b.patch_u32(b.at("version"), 1);
-    expect_error(dir, b.bytes, {"unsupported GGUF version 1"});
+    expect_gguf_error(dir, b.bytes, {"unsupported GGUF version 1"});
     b.patch_u32(b.at("version"), 4);
-    expect_error(dir, b.bytes, {"unsupported GGUF version 4"});
+    expect_gguf_error(dir, b.bytes, {"unsupported GGUF version 4"});
     b.patch_u32(b.at("version"), 0x03000000);
-    expect_error(dir, b.bytes, {"big-endian"});
+    expect_gguf_error(dir, b.bytes, {"big-endian"});
   }
   SUBCASE("tensor offset past the end") {
     GgufBytes b = good;
     b.patch_u64(b.at("offset:norm.weight"), 1 << 20);
-    expect_error(dir, b.bytes, {"'norm.weight'", "past the end"});
+    expect_gguf_error(dir, b.bytes, {"'norm.weight'", "past the end"});
     b.patch_u64(b.at("offset:norm.weight"), std::numeric_limits<uint64_t>::max() & ~uint64_t{31});
-    expect_error(dir, b.bytes, {"'norm.weight'", "past the end"});
+    expect_gguf_error(dir, b.bytes, {"'norm.weight'", "past the end"});
   }
   SUBCASE("misaligned tensor offset") {
     GgufBytes b = good;
     b.patch_u64(b.at("offset:norm.weight"), 68);
-    expect_error(dir, b.bytes, {"'norm.weight'", "offset 68", "not a multiple of the alignment 32"});
+    expect_gguf_error(dir, b.bytes, {"'norm.weight'", "offset 68", "not a multiple of the alignment 32"});
   }
   SUBCASE("huge array length does not allocate") {
     GgufBytes b = good;
     b.patch_u64(b.at("value:test.words") + 4, uint64_t{1} << 60);
-    expect_error(dir, b.bytes, {"'test.words'", "1152921504606846976 elements"});
+    expect_gguf_error(dir, b.bytes, {"'test.words'", "1152921504606846976 elements"});
   }
   SUBCASE("huge string length") {
     GgufBytes b = good;
     b.patch_u64(b.at("value:general.architecture"), uint64_t{1} << 62);
-    expect_error(dir, b.bytes, {"string length 4611686018427387904", "'general.architecture'"});
+    expect_gguf_error(dir, b.bytes, {"string length 4611686018427387904", "'general.architecture'"});
     GgufBytes k = good;
     k.patch_u64(k.at("kv:test.count"), std::numeric_limits<uint64_t>::max());
-    expect_error(dir, k.bytes, {"string length 18446744073709551615", "metadata key"});
+    expect_gguf_error(dir, k.bytes, {"string length 18446744073709551615", "metadata key"});
   }
   SUBCASE("huge counts in the header") {
     GgufBytes b = good;
     b.patch_u64(b.at("tensor_count"), uint64_t{1} << 59);
-    expect_error(dir, b.bytes, {"576460752303423488 tensors"});
+    expect_gguf_error(dir, b.bytes, {"576460752303423488 tensors"});
     GgufBytes k = good;
     k.patch_u64(k.at("kv_count"), uint64_t{1} << 59);
-    expect_error(dir, k.bytes, {"576460752303423488 metadata keys"});
+    expect_gguf_error(dir, k.bytes, {"576460752303423488 metadata keys"});
   }
   SUBCASE("unknown value type and bad bool") {
     GgufBytes b = good;
     b.patch_u32(b.at("value:test.count") - 4, 13);
-    expect_error(dir, b.bytes, {"unknown metadata value type 13", "'test.count'"});
+    expect_gguf_error(dir, b.bytes, {"unknown metadata value type 13", "'test.count'"});
     GgufBytes e = good;
     e.patch_u32(e.at("value:test.words"), 99);
-    expect_error(dir, e.bytes, {"unknown metadata value type 99", "'test.words'"});
+    expect_gguf_error(dir, e.bytes, {"unknown metadata value type 99", "'test.words'"});
     GgufWriter w;
     w.add("flag", {GgufValueType::BOOL, true});
     GgufBytes f = w.build();
     f.bytes[f.at("value:flag")] = std::byte{2};
-    expect_error(dir, f.bytes, {"'flag'", "not 0 or 1"});
+    expect_gguf_error(dir, f.bytes, {"'flag'", "not 0 or 1"});
   }
   SUBCASE("unknown tensor type number") {
     GgufBytes b = good;
     b.patch_u32(b.at("type:norm.weight"), 1000);
-    expect_error(dir, b.bytes, {"'norm.weight'", "unknown ggml type number 1000"});
+    expect_gguf_error(dir, b.bytes, {"'norm.weight'", "unknown ggml type number 1000"});
   }
   SUBCASE("duplicate keys and tensor names") {
     GgufWriter w = small_gguf();
     w.add("test.count", u(GgufValueType::UINT8, 1));
-    expect_error(dir, w.build().bytes, {"duplicate metadata key 'test.count'"});
+    expect_gguf_error(dir, w.build().bytes, {"duplicate metadata key 'test.count'"});
     GgufWriter t = small_gguf();
     t.add_tensor({"norm.weight", {8}, static_cast<uint32_t>(GgmlType::F32), pattern_bytes(32, 0)});
-    expect_error(dir, t.build().bytes, {"duplicate tensor name 'norm.weight'"});
+    expect_gguf_error(dir, t.build().bytes, {"duplicate tensor name 'norm.weight'"});
   }
   SUBCASE("dimensions") {
     GgufWriter overflow;
     overflow.add_tensor({"big", {uint64_t{1} << 32, uint64_t{1} << 32}, 0, {}});
-    expect_error(dir, overflow.build().bytes, {"'big'", "4294967296 x 4294967296", "multiply past"});
+    expect_gguf_error(dir, overflow.build().bytes, {"'big'", "4294967296 x 4294967296", "multiply past"});
     GgufWriter wide;  // 3 * 2^61 elements fit in int64, but 8 bytes each wrap a u64 to 0
     wide.add_tensor({"wide", {uint64_t{1} << 61, 3}, static_cast<uint32_t>(GgmlType::F64), {}});
-    expect_error(dir, wide.build().bytes, {"'wide'", "6917529027641081856 elements of F64", "more bytes than 2^64"});
+    expect_gguf_error(dir, wide.build().bytes, {"'wide'", "6917529027641081856 elements of F64", "more bytes than 2^64"});
     GgufWriter partial;
     partial.add_tensor({"q", {16, 2}, static_cast<uint32_t>(GgmlType::Q8_0), pattern_bytes(34, 0)});
-    expect_error(dir, partial.build().bytes, {"'q'", "not a multiple of the Q8_0 block size 32"});
+    expect_gguf_error(dir, partial.build().bytes, {"'q'", "not a multiple of the Q8_0 block size 32"});
     GgufWriter five;
     five.add_tensor({"five", {1, 1, 1, 1, 1}, 0, pattern_bytes(4, 0)});
-    expect_error(dir, five.build().bytes, {"'five'", "5 dimensions"});
+    expect_gguf_error(dir, five.build().bytes, {"'five'", "5 dimensions"});
   }
   SUBCASE("arrays nested too deep") {
     GgufValue value = gguf_array(GgufValueType::UINT8, {});
     for (int depth = 0; depth < 4; ++depth) value = gguf_array(GgufValueType::ARRAY, {value});
     GgufWriter w;
     w.add("deep", value);
-    expect_error(dir, w.build().bytes, {"'deep'", "nests arrays deeper than 4"});
+    expect_gguf_error(dir, w.build().bytes, {"'deep'", "nests arrays deeper than 4"});
   }
   SUBCASE("bad general.alignment") {
     for (const uint64_t alignment : {0u, 24u}) {
       GgufWriter w = small_gguf();
       w.add("general.alignment", u(GgufValueType::UINT32, alignment));
-      expect_error(dir, w.build().bytes, {"general.alignment must be a nonzero power of two"});
+      expect_gguf_error(dir, w.build().bytes, {"general.alignment must be a nonzero power of two"});
     }
     GgufWriter s = small_gguf();
     s.add("general.alignment", str("32"));
-    expect_error(dir, s.build().bytes, {"general.alignment' is string, expected an unsigned integer"});
+    expect_gguf_error(dir, s.build().bytes, {"general.alignment' is string, expected an unsigned integer"});
   }
   SUBCASE("control bytes in names are escaped, keeping the message one line") {
     GgufWriter w;
     w.add_tensor({"evil\nname", {32}, 4, {}});
-    expect_error(dir, w.build().bytes, {"'evil\\x0aname'"});
+    expect_gguf_error(dir, w.build().bytes, {"'evil\\x0aname'"});
   }
 }
 
@@ -438,7 +438,7 @@ std::vector<std::byte> byte_array_gguf(const std::string& key, uint64_t count) {
 TEST_CASE("metadata that would take far more memory than the file is refused") {
   TempDir dir("pagedgen-gguf-budget");
   // 4 MiB of uint8 elements would take ~200 MB parsed: past 4 MiB + 128 MiB.
-  expect_error(dir, byte_array_gguf("big.bytes", uint64_t{4} << 20),
+  expect_gguf_error(dir, byte_array_gguf("big.bytes", uint64_t{4} << 20),
                {"'big.bytes'", "would take the parsed metadata past", "the file's size plus 128 MiB"});
   // 1 MiB of them (~50 MB parsed) is within the bound and reads back.
   const std::filesystem::path path = dir / "ok.gguf";

@@ -19,7 +19,7 @@ std::shared_ptr<const CompiledGrammar> gbnf(std::string_view text) {
   return test::compile_for(gbnf_grammar(text), test::byte_vocabulary());
 }
 
-std::string refusal(std::string_view text) {
+std::string gbnf_refusal(std::string_view text) {
   return test::refusal_message([&] { return gbnf_grammar(text); });
 }
 
@@ -65,23 +65,23 @@ ws ::= " "*)g");
 }
 
 TEST_CASE("GBNF errors and refusals say what and where") {
-  CHECK(has(refusal("root ::= \"a\" b"), "uses rule 'b' but never defines it"));
-  CHECK(has(refusal("start ::= \"a\""), "has no rule 'root'"));
-  CHECK(has(refusal("root ::= \"a\"\nroot ::= \"b\""), "line 2, column 9: rule 'root' is defined twice"));
-  CHECK(has(refusal("root ::= \"a"), "a literal is not closed"));
-  CHECK(has(refusal("root ::= [a"), "a class is not closed"));
-  CHECK(has(refusal("root ::= (\"a\""), "a group is not closed"));
-  CHECK(has(refusal("root ::= \"a\" )"), "')' closes no group"));
-  CHECK(has(refusal("root = \"a\""), "expected '::=' after 'root'"));
-  CHECK(has(refusal("root ::= * \"a\""), "a repetition with nothing to repeat"));
-  CHECK(has(refusal("root ::= \"a\"{3,2}"), "n below m"));
-  CHECK(has(refusal(R"(root ::= "\q")"), "unknown escape '\\q'"));
-  CHECK(has(refusal(R"(root ::= "\uD800")"), "U+D800 is no character"));
-  CHECK(has(refusal("root ::= <think>"), "unsupported: the grammar uses a token reference"));
-  CHECK(has(refusal("root ::= root \"a\" | \"b\""), "root: the rule can call itself again before any text"));
-  CHECK(has(refusal("root ::= a\na ::= \"x\" a"), "no text matches the grammar"));
-  CHECK(has(refusal("root ::= \"a\"{1000000}"), "unsupported: the grammar repeats a piece"));
-  CHECK(has(refusal("root ::= ((\"ab\"{100}){100}){100}"), "unsupported: the grammar"));
+  CHECK(has(gbnf_refusal("root ::= \"a\" b"), "uses rule 'b' but never defines it"));
+  CHECK(has(gbnf_refusal("start ::= \"a\""), "has no rule 'root'"));
+  CHECK(has(gbnf_refusal("root ::= \"a\"\nroot ::= \"b\""), "line 2, column 9: rule 'root' is defined twice"));
+  CHECK(has(gbnf_refusal("root ::= \"a"), "a literal is not closed"));
+  CHECK(has(gbnf_refusal("root ::= [a"), "a class is not closed"));
+  CHECK(has(gbnf_refusal("root ::= (\"a\""), "a group is not closed"));
+  CHECK(has(gbnf_refusal("root ::= \"a\" )"), "')' closes no group"));
+  CHECK(has(gbnf_refusal("root = \"a\""), "expected '::=' after 'root'"));
+  CHECK(has(gbnf_refusal("root ::= * \"a\""), "a repetition with nothing to repeat"));
+  CHECK(has(gbnf_refusal("root ::= \"a\"{3,2}"), "n below m"));
+  CHECK(has(gbnf_refusal(R"(root ::= "\q")"), "unknown escape '\\q'"));
+  CHECK(has(gbnf_refusal(R"(root ::= "\uD800")"), "U+D800 is no character"));
+  CHECK(has(gbnf_refusal("root ::= <think>"), "unsupported: the grammar uses a token reference"));
+  CHECK(has(gbnf_refusal("root ::= root \"a\" | \"b\""), "root: the rule can call itself again before any text"));
+  CHECK(has(gbnf_refusal("root ::= a\na ::= \"x\" a"), "no text matches the grammar"));
+  CHECK(has(gbnf_refusal("root ::= \"a\"{1000000}"), "unsupported: the grammar repeats a piece"));
+  CHECK(has(gbnf_refusal("root ::= ((\"ab\"{100}){100}){100}"), "unsupported: the grammar"));
 }
 
 TEST_CASE("GBNF nesting and rule chains deepen no C++ stack") {

@@ -20,7 +20,7 @@ std::shared_ptr<const CompiledGrammar> schema(std::string_view text) {
   return test::compile_for(json_schema_grammar(text), test::byte_vocabulary());
 }
 
-std::string refusal(std::string_view text) {
+std::string schema_refusal(std::string_view text) {
   try {
     (void)json_schema_grammar(text);
   } catch (const Error& e) {
@@ -248,44 +248,44 @@ TEST_CASE("$ref and $defs, recursion included") {
 }
 
 TEST_CASE("refused keywords and schemas name the keyword and where it is") {
-  CHECK(refusal(R"({"type": "object", "properties": {"id": {"type": "string", "pattern": "^(a)\\1$"}}})") ==
+  CHECK(schema_refusal(R"({"type": "object", "properties": {"id": {"type": "string", "pattern": "^(a)\\1$"}}})") ==
         "#/properties/id: 'pattern' is not supported here: the regex uses a backreference (\\1 to \\9) at offset 4, "
         "which structured outputs cannot enforce; rewrite the pattern without it");
-  CHECK(refusal(R"({"type": "string", "pattern": "(a"})") ==
+  CHECK(schema_refusal(R"({"type": "string", "pattern": "(a"})") ==
         "#: 'pattern' is malformed: the regex is malformed at offset 2: a group is not closed; add ')'");
-  CHECK(refusal(R"({"type": "string", "format": "date-time"})").starts_with("#: 'format' is not supported"));
+  CHECK(schema_refusal(R"({"type": "string", "format": "date-time"})").starts_with("#: 'format' is not supported"));
   for (const char* keyword : {"uniqueItems", "not", "multipleOf", "patternProperties", "if", "minProperties"}) {
-    CHECK_MESSAGE(refusal(fmt::format(R"({{"items": {{"{}": true}}}})", keyword))
+    CHECK_MESSAGE(schema_refusal(fmt::format(R"({{"items": {{"{}": true}}}})", keyword))
                       .starts_with(fmt::format("#/items: '{}'", keyword)),
                   keyword);
   }
-  CHECK(refusal(R"({"type": "number", "minimum": 0})").starts_with("#: 'minimum' is supported for integers only"));
-  CHECK(refusal(R"({"$ref": "other.json#/a"})").starts_with("#: $ref 'other.json#/a' is not supported"));
-  CHECK(refusal(R"({"$ref": "#/$defs/missing"})") == "#: $ref '#/$defs/missing' points to nothing in the schema");
-  CHECK(refusal(R"({"$ref": "#node"})").starts_with("#: $ref '#node' names an anchor"));
-  CHECK(refusal(R"({"$ref": "#/$defs/a", "type": "object", "$defs": {"a": {}}})")
+  CHECK(schema_refusal(R"({"type": "number", "minimum": 0})").starts_with("#: 'minimum' is supported for integers only"));
+  CHECK(schema_refusal(R"({"$ref": "other.json#/a"})").starts_with("#: $ref 'other.json#/a' is not supported"));
+  CHECK(schema_refusal(R"({"$ref": "#/$defs/missing"})") == "#: $ref '#/$defs/missing' points to nothing in the schema");
+  CHECK(schema_refusal(R"({"$ref": "#node"})").starts_with("#: $ref '#node' names an anchor"));
+  CHECK(schema_refusal(R"({"$ref": "#/$defs/a", "type": "object", "$defs": {"a": {}}})")
             .starts_with("#: 'type' beside '$ref' is not supported"));
-  CHECK(refusal(R"({"allOf": [{"type": "string"}, {"maxLength": 3}]})")
+  CHECK(schema_refusal(R"({"allOf": [{"type": "string"}, {"maxLength": 3}]})")
             .starts_with("#: 'allOf' with 2 schemas is not supported"));
-  CHECK(refusal(R"({"type": "string", "minLength": 3, "maxLength": 2})") ==
+  CHECK(schema_refusal(R"({"type": "string", "minLength": 3, "maxLength": 2})") ==
         "#: minLength 3 is above maxLength 2: no string satisfies the schema");
-  CHECK(refusal(R"({"type": "array", "minItems": 3, "maxItems": 2})").starts_with("#: minItems 3 is above maxItems 2"));
-  CHECK(refusal(R"({"type": "integer", "minimum": 5, "maximum": 4})")
+  CHECK(schema_refusal(R"({"type": "array", "minItems": 3, "maxItems": 2})").starts_with("#: minItems 3 is above maxItems 2"));
+  CHECK(schema_refusal(R"({"type": "integer", "minimum": 5, "maximum": 4})")
             .starts_with("#: the integer bounds leave no value"));
-  CHECK(refusal(R"({"type": "integer", "enum": ["a"]})").starts_with("#: 'enum' has no value of the schema's type"));
-  CHECK(refusal(R"({"type": "strin"})").starts_with("#: unknown type 'strin'"));
-  CHECK(refusal(R"({"type": "object", "properties": {"a": false}, "required": ["a"]})")
+  CHECK(schema_refusal(R"({"type": "integer", "enum": ["a"]})").starts_with("#: 'enum' has no value of the schema's type"));
+  CHECK(schema_refusal(R"({"type": "strin"})").starts_with("#: unknown type 'strin'"));
+  CHECK(schema_refusal(R"({"type": "object", "properties": {"a": false}, "required": ["a"]})")
             .starts_with("#: no JSON value satisfies the schema"));
-  CHECK(refusal(R"({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})")
+  CHECK(schema_refusal(R"({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})")
             .starts_with("#/$defs/a: $ref leads back to itself"));
-  CHECK(refusal(R"({"anyOf": [{"$ref": "#"}, {"type": "null"}]})")
+  CHECK(schema_refusal(R"({"anyOf": [{"$ref": "#"}, {"type": "null"}]})")
             .starts_with("#: the schema refers back to itself through $ref before"));
   CHECK(
-      refusal(
+      schema_refusal(
           R"({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"], "additionalProperties": false})")
           .starts_with("#: required property 'b' is not in 'properties' and additionalProperties is false"));
-  CHECK(refusal("[1]") == "#: a schema must be an object or a boolean, not an array");
-  CHECK(refusal("{").starts_with("the JSON schema is not valid JSON"));
+  CHECK(schema_refusal("[1]") == "#: a schema must be an object or a boolean, not an array");
+  CHECK(schema_refusal("{").starts_with("the JSON schema is not valid JSON"));
 }
 
 // Request readers answer the first kind with unsupported_field, the second with invalid_value.
@@ -318,21 +318,21 @@ TEST_CASE("what the engine does not do is UnsupportedSchemaError; a malformed or
 
 TEST_CASE("a malformed keyword value is an error whatever the type, where the keyword would not apply too") {
   // Each keyword's value is checked before the schema's type picks the keywords it applies.
-  CHECK(refusal(R"({"type": "string", "minItems": "3"})") == "#: 'minItems' must be a non-negative integer");
-  CHECK(refusal(R"({"type": "string", "minimum": "3"})") == "#: 'minimum' must be a number, not a string");
-  CHECK(refusal(R"({"type": "integer", "maxLength": -1})") == "#: 'maxLength' must be a non-negative integer");
-  CHECK(refusal(R"({"type": "string", "properties": []})") == "#: 'properties' must be an object, not an array");
-  CHECK(refusal(R"({"type": "number", "required": ["a", 1]})") == "#: 'required' must be an array of strings");
-  CHECK(refusal(R"({"type": "boolean", "items": 3})") ==
+  CHECK(schema_refusal(R"({"type": "string", "minItems": "3"})") == "#: 'minItems' must be a non-negative integer");
+  CHECK(schema_refusal(R"({"type": "string", "minimum": "3"})") == "#: 'minimum' must be a number, not a string");
+  CHECK(schema_refusal(R"({"type": "integer", "maxLength": -1})") == "#: 'maxLength' must be a non-negative integer");
+  CHECK(schema_refusal(R"({"type": "string", "properties": []})") == "#: 'properties' must be an object, not an array");
+  CHECK(schema_refusal(R"({"type": "number", "required": ["a", 1]})") == "#: 'required' must be an array of strings");
+  CHECK(schema_refusal(R"({"type": "boolean", "items": 3})") ==
         "#: 'items' must be a schema or an array of schemas, not a number");
-  CHECK(refusal(R"({"type": "null", "additionalProperties": "no"})") ==
+  CHECK(schema_refusal(R"({"type": "null", "additionalProperties": "no"})") ==
         "#: 'additionalProperties' must be a schema (an object or a boolean), not a string");
-  CHECK(refusal(R"({"type": "object", "prefixItems": {}})") ==
+  CHECK(schema_refusal(R"({"type": "object", "prefixItems": {}})") ==
         "#: 'prefixItems' must be an array of schemas, not an object");
-  CHECK(refusal(R"({"properties": {"a": {"type": "string", "exclusiveMaximum": null}}})") ==
+  CHECK(schema_refusal(R"({"properties": {"a": {"type": "string", "exclusiveMaximum": null}}})") ==
         "#/properties/a: 'exclusiveMaximum' must be a number, not null");
   // Well-formed values of keywords that do not apply stay ignored.
-  CHECK(refusal(R"({"type": "string", "minItems": 3, "minimum": 1.5, "properties": {}, "required": ["a"]})") ==
+  CHECK(schema_refusal(R"({"type": "string", "minItems": 3, "minimum": 1.5, "properties": {}, "required": ["a"]})") ==
         "(accepted)");
 }
 
@@ -374,7 +374,7 @@ TEST_CASE("schemas as deep as their size: 100,000 chained $refs, 10,000 nested o
   CHECK(byte_matches(nested, deep));
   CHECK_FALSE(byte_matches(nested, deep.substr(6)));
   // 100,000 objects in a chain are past the node cap: refused, not a crash.
-  CHECK(refusal(def_chain(100000, R"({{"type": "object", "properties": {{"a": {{"$ref": "#/$defs/d{}"}}}}}})",
+  CHECK(schema_refusal(def_chain(100000, R"({{"type": "object", "properties": {{"a": {{"$ref": "#/$defs/d{}"}}}}}})",
                           R"({"type": "null"})"))
             .find("automaton states") != std::string::npos);
 }
@@ -385,13 +385,13 @@ TEST_CASE("$ref chains: shared tails compile, a loop is refused wherever the cha
   const auto shared_tail = schema(R"({"anyOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}, {"$ref": "#/$defs/a"}],
       "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/c"}, "c": {"type": "null"}}})");
   CHECK(byte_matches(shared_tail, "null"));
-  CHECK(refusal(R"({"$ref": "#/$defs/d0", "$defs": {"d0": {"$ref": "#/$defs/d1"}, "d1": {"$ref": "#/$defs/d2"},
+  CHECK(schema_refusal(R"({"$ref": "#/$defs/d0", "$defs": {"d0": {"$ref": "#/$defs/d1"}, "d1": {"$ref": "#/$defs/d2"},
       "d2": {"allOf": [{"$ref": "#/$defs/d1"}]}}})")
             .find("leads back to itself") != std::string::npos);
-  CHECK(refusal(def_chain(100000, R"({{"$ref": "#/$defs/d{}"}})", R"({"$ref": "#/$defs/d0"})"))
+  CHECK(schema_refusal(def_chain(100000, R"({{"$ref": "#/$defs/d{}"}})", R"({"$ref": "#/$defs/d0"})"))
             .find("leads back to itself") != std::string::npos);
   // The same chain, ending in a value, compiles.
-  CHECK(refusal(def_chain(100000, R"({{"$ref": "#/$defs/d{}"}})", R"({"type": "null"})")) == "(accepted)");
+  CHECK(schema_refusal(def_chain(100000, R"({{"$ref": "#/$defs/d{}"}})", R"({"type": "null"})")) == "(accepted)");
 }
 
 TEST_CASE("a schema that refers back to itself through a type list builds its rule first") {
@@ -412,8 +412,8 @@ TEST_CASE("optional keys cost the square of a run of them: past 65,536 key choic
     return text + "}, \"required\": [" + required + "]}";
   };
   // n optional keys: n (n + 1) / 2 choices. 361: 65,341, within; 362: 65,703, refused.
-  CHECK(refusal(properties(361, false)) == "(accepted)");
-  CHECK(refusal(properties(362, false)).find("65703 choices of the next key") != std::string::npos);
+  CHECK(schema_refusal(properties(361, false)) == "(accepted)");
+  CHECK(schema_refusal(properties(362, false)).find("65703 choices of the next key") != std::string::npos);
   bool unsupported = false;
   try {
     (void)json_schema_grammar(properties(100000, false));
@@ -422,7 +422,7 @@ TEST_CASE("optional keys cost the square of a run of them: past 65,536 key choic
   }
   CHECK(unsupported);
   // Runs of ten between required keys: 100,000 properties cost 11 choices each at most.
-  CHECK(refusal(properties(10000, true)) == "(accepted)");
+  CHECK(schema_refusal(properties(10000, true)) == "(accepted)");
 }
 
 }  // namespace

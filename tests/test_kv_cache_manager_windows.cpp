@@ -41,7 +41,7 @@ KvCacheConfig windowed(int32_t num_full_blocks, int32_t num_window_blocks) {
 
 // Admits and computes the whole sequence, committing its full blocks; then, as the scheduler
 // does before the next step, gives back what the next query no longer reaches.
-PrefixMatch admit_all(KvCacheManager& kv, uint64_t seq, const std::vector<TokenId>& tokens) {
+PrefixMatch admit_all_in_windows(KvCacheManager& kv, uint64_t seq, const std::vector<TokenId>& tokens) {
   const PrefixMatch match = kv.match_prefix(tokens);
   const auto num_new = static_cast<int32_t>(tokens.size()) - match.num_cached_tokens;
   REQUIRE(kv.can_allocate(match, num_new));
@@ -115,14 +115,14 @@ TEST_CASE("the window kind gives back the blocks no later query reaches; kind 0 
 TEST_CASE("a prefix hit takes only the window's blocks before the hit point in the window kind") {
   KvCacheManager kv(windowed(16, 8));
   const auto a = iota_tokens(1, 13);
-  admit_all(kv, 1, a);  // window kind: [- - 2 3], free queue 4 5 6 7 0 1
+  admit_all_in_windows(kv, 1, a);  // window kind: [- - 2 3], free queue 4 5 6 7 0 1
   const auto b = concat(iota_tokens(1, 12), {99, 100});
 
   SUBCASE("kind 0's three blocks hit; the window kind needs logical blocks 1 and 2 only") {
     // Block 0 of the window kind is evicted by another sequence taking 5 blocks (4 5 6 7 0,
     // of which it gives 4 5 6 back: free queue 1 4 5 6); block 1, given back but cached, is
     // all the hit needs besides block 2 (held).
-    admit_all(kv, 3, iota_tokens(200, 20));
+    admit_all_in_windows(kv, 3, iota_tokens(200, 20));
     CHECK(kv.pool(kWindow).cached_tokens(0).front() == 216);  // now the other's last block
     const PrefixMatch match = kv.match_prefix(b);
     CHECK(match.blocks == std::vector<BlockId>{0, 1, 2});
@@ -146,7 +146,7 @@ TEST_CASE("a prefix hit takes only the window's blocks before the hit point in t
   SUBCASE("the window kind lost a block the hit point needs: the match gets shorter") {
     // 6 blocks for the other sequence evict blocks 0 and 1 of the window kind. At 12 tokens
     // the window needs logical block 1; at 8 blocks 0 and 1; at 4 block 0: none is left.
-    admit_all(kv, 3, iota_tokens(200, 24));
+    admit_all_in_windows(kv, 3, iota_tokens(200, 24));
     CHECK(kv.pool(kWindow).cached_tokens(1).front() == 220);
     const PrefixMatch match = kv.match_prefix(b);
     CHECK(match.blocks.empty());
@@ -160,7 +160,7 @@ TEST_CASE("a prefix hit takes only the window's blocks before the hit point in t
 TEST_CASE("a partial match copies in every kind; dropping it fits the window hits again") {
   KvCacheManager kv(windowed(16, 16));
   const auto a = iota_tokens(1, 13);
-  admit_all(kv, 1, a);
+  admit_all_in_windows(kv, 1, a);
   kv.free(1);
   // [1..4 | 5..8 | 9 10 50 51 | 52]: two full hits and [9 10] copied from block 2 in both kinds.
   const auto b = concat(iota_tokens(1, 10), {50, 51, 52});
@@ -194,7 +194,7 @@ TEST_CASE("a partial match copies in every kind; dropping it fits the window hit
 TEST_CASE("fork and copy-on-write with a window kind; a shared block given back by one sample stays with the other") {
   KvCacheManager kv(windowed(8, 8));
   const auto prompt = iota_tokens(1, 6);  // [1..4 | 5 6]
-  admit_all(kv, 1, prompt);
+  admit_all_in_windows(kv, 1, prompt);
   CHECK(table(kv, 1, kWindow) == std::vector<BlockId>{0, 1});  // the query at 6 reads 1..6
   kv.fork(1, 2);
   CHECK(ref_counts(kv, kWindow) == "2 2 0 0 0 0 0 0");

@@ -7,21 +7,16 @@
 
 #include "gguf_writer.h"
 #include "io/output_coverage.h"
+#include "plain_record_line.h"
 #include "util/error.h"
 #include "util/file_fingerprint.h"
 
 using namespace pagedgen;
 using namespace pagedgen::test;
 
-namespace {
-
-std::string plain(uint64_t index) { return "{\"id\":null,\"index\":" + std::to_string(index) + "}\n"; }
-
-}  // namespace
-
 TEST_CASE("an output's lines, bytes and hash") {
   TempDir dir("pagedgen-output-coverage");
-  const std::string text = plain(0) + plain(2) + plain(3);
+  const std::string text = plain_record_line(0) + plain_record_line(2) + plain_record_line(3);
   std::ofstream(dir / "out.jsonl", std::ios::binary) << text;
   const OutputCoverage coverage = measure_output(dir / "out.jsonl");
   CHECK(coverage.num_lines == 3);
@@ -34,10 +29,10 @@ TEST_CASE("an output's lines, bytes and hash") {
 
 TEST_CASE("lines lost or replaced after the run finished are named") {
   TempDir dir("pagedgen-output-coverage-change");
-  std::ofstream(dir / "out.jsonl", std::ios::binary) << plain(0) << plain(2) << plain(3);
+  std::ofstream(dir / "out.jsonl", std::ios::binary) << plain_record_line(0) << plain_record_line(2) << plain_record_line(3);
   const OutputCoverage finished = measure_output(dir / "out.jsonl");
 
-  std::ofstream(dir / "out.jsonl", std::ios::binary) << plain(0) << plain(2);  // cut at a line boundary
+  std::ofstream(dir / "out.jsonl", std::ios::binary) << plain_record_line(0) << plain_record_line(2);  // cut at a line boundary
   const std::optional<std::string> cut = describe_coverage_change(finished, measure_output(dir / "out.jsonl"));
   REQUIRE(cut);
   CHECK(cut->starts_with("it holds 2 lines, "));
@@ -45,7 +40,7 @@ TEST_CASE("lines lost or replaced after the run finished are named") {
 
   // The answer to input line 3 replaced by a line claiming input line 5: same count, same
   // size, still in input order.
-  std::ofstream(dir / "out.jsonl", std::ios::binary) << plain(0) << plain(2) << plain(5);
+  std::ofstream(dir / "out.jsonl", std::ios::binary) << plain_record_line(0) << plain_record_line(2) << plain_record_line(5);
   const OutputCoverage replaced = measure_output(dir / "out.jsonl");
   CHECK(replaced.num_lines == finished.num_lines);
   CHECK(replaced.num_bytes == finished.num_bytes);

@@ -31,18 +31,18 @@ std::string parse(RequestFormat format, const std::string& line) {
                      p.logprobs ? fmt::format("{}", *p.logprobs) : "none");
 }
 
-std::string plain(const std::string& fields) {
+std::string sampling_plain(const std::string& fields) {
   return parse(RequestFormat::kPlain, "{\"prompt\": \"p\", " + fields + "}");
 }
 
-std::string chat(const std::string& fields) {
+std::string sampling_chat(const std::string& fields) {
   return parse(RequestFormat::kOpenAiBatch,
                R"({"custom_id": "r", "method": "POST", "url": "/v1/chat/completions", "body": {"messages": )"
                R"([{"role": "user", "content": "c"}], )" +
                    fields + "}}");
 }
 
-std::string completion(const std::string& fields) {
+std::string sampling_completion(const std::string& fields) {
   return parse(
       RequestFormat::kOpenAiBatch,
       R"({"custom_id": "r", "method": "POST", "url": "/v1/completions", "body": {"prompt": "p", )" + fields + "}}");
@@ -92,7 +92,7 @@ TEST_CASE("vLLM's text and token fields: values, defaults for null, and every er
   CHECK(text_fields(R"("bad_words": [)" + many + "]") ==
         "E invalid_value: bad_words must list at most 128 words, got 129");
   // The same keys in an OpenAI body.
-  CHECK(chat(R"("skip_special_tokens": false, "bad_words": ["x"], "allowed_token_ids": [1], )"
+  CHECK(sampling_chat(R"("skip_special_tokens": false, "bad_words": ["x"], "allowed_token_ids": [1], )"
              R"("truncate_prompt_tokens": 4, "include_stop_str_in_output": true)") == kNone);
 }
 
@@ -101,76 +101,76 @@ TEST_CASE("penalties and logit_bias: values in both formats, sorted by id") {
       R"("presence_penalty": 0.5, "frequency_penalty": -1.5, "repetition_penalty": 1.2, "logit_bias": {"50256": -100, "7": 2.5, "0": 100})";
   const std::string expected =
       "R presence=0.5 frequency=-1.5 repetition=1.2 bias=[0:100,7:2.5,50256:-100,] logprobs=none";
-  CHECK(plain(fields) == expected);
-  CHECK(chat(fields) == expected);
-  CHECK(completion(fields) == expected);
+  CHECK(sampling_plain(fields) == expected);
+  CHECK(sampling_chat(fields) == expected);
+  CHECK(sampling_completion(fields) == expected);
   // Null and neutral values keep the defaults.
-  CHECK(plain(R"("presence_penalty": null, "frequency_penalty": 0, "repetition_penalty": 1, "logit_bias": {})") ==
+  CHECK(sampling_plain(R"("presence_penalty": null, "frequency_penalty": 0, "repetition_penalty": 1, "logit_bias": {})") ==
         kNone);
 }
 
 TEST_CASE("penalties and logit_bias: each error names the field and the range") {
-  CHECK(plain(R"("presence_penalty": 2.5)") ==
+  CHECK(sampling_plain(R"("presence_penalty": 2.5)") ==
         "E invalid_value: presence_penalty must be in [-2, 2] (0 = off), got 2.5");
-  CHECK(plain(R"("frequency_penalty": -3)") ==
+  CHECK(sampling_plain(R"("frequency_penalty": -3)") ==
         "E invalid_value: frequency_penalty must be in [-2, 2] (0 = off), got -3");
-  CHECK(plain(R"("frequency_penalty": "1")") == "E invalid_type: frequency_penalty must be a number, got a string");
-  CHECK(chat(R"("repetition_penalty": 0)") ==
+  CHECK(sampling_plain(R"("frequency_penalty": "1")") == "E invalid_type: frequency_penalty must be a number, got a string");
+  CHECK(sampling_chat(R"("repetition_penalty": 0)") ==
         "E invalid_value: repetition_penalty must be in [0.01, 100] (1 = off), got 0");
-  CHECK(chat(R"("repetition_penalty": 101)") ==
+  CHECK(sampling_chat(R"("repetition_penalty": 101)") ==
         "E invalid_value: repetition_penalty must be in [0.01, 100] (1 = off), got 101");
-  CHECK(plain(R"("logit_bias": [1, 2])") ==
+  CHECK(sampling_plain(R"("logit_bias": [1, 2])") ==
         "E invalid_type: logit_bias must be an object mapping token ids to biases, got a list");
-  CHECK(plain(R"("logit_bias": {"the": 1})") ==
+  CHECK(sampling_plain(R"("logit_bias": {"the": 1})") ==
         "E invalid_value: logit_bias keys must be token ids in decimal, e.g. \"50256\"; got \"the\"");
-  CHECK(plain(R"("logit_bias": {"-1": 1})") ==
+  CHECK(sampling_plain(R"("logit_bias": {"-1": 1})") ==
         "E invalid_value: logit_bias keys must be token ids in decimal, e.g. \"50256\"; got \"-1\"");
-  CHECK(plain(R"("logit_bias": {"07": 1})") ==
+  CHECK(sampling_plain(R"("logit_bias": {"07": 1})") ==
         "E invalid_value: logit_bias keys must be token ids in decimal, e.g. \"50256\"; got \"07\"");
-  CHECK(plain(R"("logit_bias": {"99999999999": 1})") ==
+  CHECK(sampling_plain(R"("logit_bias": {"99999999999": 1})") ==
         "E invalid_value: logit_bias keys must be token ids in decimal, e.g. \"50256\"; got \"99999999999\"");
-  CHECK(completion(R"("logit_bias": {"5": 100.5})") ==
+  CHECK(sampling_completion(R"("logit_bias": {"5": 100.5})") ==
         "E invalid_value: logit_bias[\"5\"] must be in [-100, 100], got 100.5");
-  CHECK(completion(R"("logit_bias": {"5": "ban"})") ==
+  CHECK(sampling_completion(R"("logit_bias": {"5": "ban"})") ==
         "E invalid_type: logit_bias[\"5\"] must be a number, got a string");
-  CHECK(plain(R"("logit_bias": {"5": 1, "5": 2})") == "E duplicate_field: field \"5\" appears twice in logit_bias");
+  CHECK(sampling_plain(R"("logit_bias": {"5": 1, "5": 2})") == "E duplicate_field: field \"5\" appears twice in logit_bias");
 }
 
 TEST_CASE("logprobs: true/false with top_logprobs in chat, a count in completions and the plain format") {
-  CHECK(chat(R"("logprobs": true, "top_logprobs": 5)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=5");
-  CHECK(chat(R"("logprobs": true)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=0");
-  CHECK(chat(R"("top_logprobs": 4, "logprobs": true)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=4");
-  CHECK(chat(R"("logprobs": false, "top_logprobs": 0)") == kNone);
-  CHECK(chat(R"("logprobs": null, "top_logprobs": null)") == kNone);
-  CHECK(chat(R"("top_logprobs": 3)") == "E invalid_value: body.top_logprobs needs body.logprobs: true");
-  CHECK(chat(R"("logprobs": 3)") ==
+  CHECK(sampling_chat(R"("logprobs": true, "top_logprobs": 5)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=5");
+  CHECK(sampling_chat(R"("logprobs": true)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=0");
+  CHECK(sampling_chat(R"("top_logprobs": 4, "logprobs": true)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=4");
+  CHECK(sampling_chat(R"("logprobs": false, "top_logprobs": 0)") == kNone);
+  CHECK(sampling_chat(R"("logprobs": null, "top_logprobs": null)") == kNone);
+  CHECK(sampling_chat(R"("top_logprobs": 3)") == "E invalid_value: body.top_logprobs needs body.logprobs: true");
+  CHECK(sampling_chat(R"("logprobs": 3)") ==
         "E invalid_type: body.logprobs must be true or false for /v1/chat/completions (give top_logprobs: k for the k "
         "most likely alternatives), got 3");
-  CHECK(chat(R"("logprobs": true, "top_logprobs": 21)") ==
+  CHECK(sampling_chat(R"("logprobs": true, "top_logprobs": 21)") ==
         "E invalid_value: logprobs must be in [0, 20] (the most likely alternatives reported per token), got 21");
-  CHECK(chat(R"("logprobs": true, "top_logprobs": 1.5)") ==
+  CHECK(sampling_chat(R"("logprobs": true, "top_logprobs": 1.5)") ==
         "E invalid_type: body.top_logprobs must be an integer, got 1.5");
 
-  CHECK(completion(R"("logprobs": 5)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=5");
-  CHECK(completion(R"("logprobs": 0)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=0");
-  CHECK(completion(R"("logprobs": 20)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=20");
-  CHECK(completion(R"("logprobs": true)") ==
+  CHECK(sampling_completion(R"("logprobs": 5)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=5");
+  CHECK(sampling_completion(R"("logprobs": 0)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=0");
+  CHECK(sampling_completion(R"("logprobs": 20)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=20");
+  CHECK(sampling_completion(R"("logprobs": true)") ==
         "E invalid_type: body.logprobs must be an integer in [0, 20] for /v1/completions (the number of alternatives "
         "per token), got true");
   CHECK(
-      completion(R"("logprobs": 2, "top_logprobs": 2)") ==
+      sampling_completion(R"("logprobs": 2, "top_logprobs": 2)") ==
       "E conflicting_fields: body.top_logprobs is for /v1/chat/completions; a /v1/completions body gives logprobs: k");
 
-  CHECK(plain(R"("logprobs": 3)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=3");
-  CHECK(plain(R"("logprobs": null)") == kNone);
-  CHECK(plain(R"("logprobs": -1)") ==
+  CHECK(sampling_plain(R"("logprobs": 3)") == "R presence=0 frequency=0 repetition=1 bias=[] logprobs=3");
+  CHECK(sampling_plain(R"("logprobs": null)") == kNone);
+  CHECK(sampling_plain(R"("logprobs": -1)") ==
         "E invalid_value: logprobs must be in [0, 20] (the most likely alternatives reported per token), got -1");
-  CHECK(plain(R"("logprobs": true)") ==
+  CHECK(sampling_plain(R"("logprobs": true)") ==
         "E invalid_type: logprobs must be an integer in [0, 20] (the number of alternatives reported per token), got a "
         "boolean");
-  CHECK(plain(R"("top_logprobs": 3)") ==
+  CHECK(sampling_plain(R"("top_logprobs": 3)") ==
         "E unsupported_field: top_logprobs is an OpenAI body field; the plain format gives logprobs: k");
-  CHECK(plain(R"("max_completion_tokens": 3)") ==
+  CHECK(sampling_plain(R"("max_completion_tokens": 3)") ==
         "E unsupported_field: max_completion_tokens is an OpenAI body field; the plain format gives max_tokens");
 }
 
@@ -205,21 +205,21 @@ TEST_CASE("nothing silently ignored: every refused key is unsupported_field in b
     const std::string asking = fmt::format("\"{}\": {}", field.key, field.value);
     const std::string neutral = fmt::format("\"{}\": {}", field.key, field.neutral);
     const std::string prefix = fmt::format("E unsupported_field: body.{} is not supported by pagedgen (", field.key);
-    CHECK(chat(asking).starts_with(prefix));
-    CHECK(completion(asking).starts_with(prefix));
-    CHECK(plain(asking).starts_with(fmt::format("E unsupported_field: {} is not supported by pagedgen (", field.key)));
-    CHECK(chat(neutral) == kNone);
-    CHECK(completion(neutral) == kNone);
-    CHECK(plain(neutral) == kNone);
+    CHECK(sampling_chat(asking).starts_with(prefix));
+    CHECK(sampling_completion(asking).starts_with(prefix));
+    CHECK(sampling_plain(asking).starts_with(fmt::format("E unsupported_field: {} is not supported by pagedgen (", field.key)));
+    CHECK(sampling_chat(neutral) == kNone);
+    CHECK(sampling_completion(neutral) == kNone);
+    CHECK(sampling_plain(neutral) == kNone);
   }
-  CHECK(chat(R"("tool_choice": {"type": "function", "function": {"name": "f"}})") ==
+  CHECK(sampling_chat(R"("tool_choice": {"type": "function", "function": {"name": "f"}})") ==
         "E unsupported_field: body.tool_choice is not supported by pagedgen (tools are passed to the chat template, "
         "but a tool call cannot be forced and is not parsed from the output); remove it or give its default");
   // Keys that only describe the request pass, and so do unknown keys.
   const std::string metadata =
       R"("model": "m", "metadata": {"k": "v"}, "user": "u", "store": true, "service_tier": "flex", )"
       R"("safety_identifier": "s", "prompt_cache_key": "c", "request_id": "x", "priority": 1, "my_tag": [1])";
-  CHECK(chat(metadata) == kNone);
-  CHECK(completion(metadata) == kNone);
-  CHECK(plain(metadata) == kNone);
+  CHECK(sampling_chat(metadata) == kNone);
+  CHECK(sampling_completion(metadata) == kNone);
+  CHECK(sampling_plain(metadata) == kNone);
 }

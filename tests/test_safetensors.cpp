@@ -34,7 +34,7 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-std::string open_error(const std::filesystem::path& path) {
+std::string safetensors_open_error(const std::filesystem::path& path) {
   try {
     SafetensorsModel model(path);
   } catch (const Error& e) {
@@ -43,9 +43,9 @@ std::string open_error(const std::filesystem::path& path) {
   return "";
 }
 
-void expect_error(const std::filesystem::path& path, std::initializer_list<std::string_view> words) {
+void expect_safetensors_error(const std::filesystem::path& path, std::initializer_list<std::string_view> words) {
   CHECK_THROWS_AS(SafetensorsModel{path}, Error);
-  const std::string message = open_error(path);
+  const std::string message = safetensors_open_error(path);
   CHECK_MESSAGE(message.find('\n') == std::string::npos, message);
   for (const std::string_view word : words) {
     CHECK_MESSAGE(message.find(word) != std::string::npos, "expected '", word, "' in: ", message);
@@ -146,45 +146,45 @@ TEST_CASE("corrupt single files") {
     auto bytes = safetensors_bytes(good_header, counting_bytes(16, 0));
     bytes[5] = std::byte{1};  // 2^40 + the real length
     write_file(path, bytes);
-    expect_error(path, {"bad.safetensors", "header length", "past the end"});
+    expect_safetensors_error(path, {"bad.safetensors", "header length", "past the end"});
   }
   SUBCASE("shorter than the length field") {
     write_file(path, counting_bytes(5, 0));
-    expect_error(path, {"bad.safetensors", "not a safetensors file"});
+    expect_safetensors_error(path, {"bad.safetensors", "not a safetensors file"});
   }
   SUBCASE("bad JSON") {
     write_file(path, safetensors_bytes(R"({"w": {"dtype": "F32", )", counting_bytes(16, 0)));
-    expect_error(path, {"bad.safetensors", "not valid JSON"});
+    expect_safetensors_error(path, {"bad.safetensors", "not valid JSON"});
     write_file(path, safetensors_bytes("[1, 2]", {}));
-    expect_error(path, {"bad.safetensors", "not a JSON object"});
+    expect_safetensors_error(path, {"bad.safetensors", "not a JSON object"});
   }
   SUBCASE("data_offsets past the end") {
     write_file(path, safetensors_bytes(good_header, counting_bytes(15, 0)));
-    expect_error(path, {"bad.safetensors", "'w'", "data_offsets [0, 16)", "15-byte data section"});
+    expect_safetensors_error(path, {"bad.safetensors", "'w'", "data_offsets [0, 16)", "15-byte data section"});
   }
   SUBCASE("begin after end") {
     write_file(path, safetensors_bytes(R"({"w": {"dtype": "F32", "shape": [0], "data_offsets": [8, 4]}})",
                                        counting_bytes(16, 0)));
-    expect_error(path, {"'w'", "data_offsets [8, 4)"});
+    expect_safetensors_error(path, {"'w'", "data_offsets [8, 4)"});
   }
   SUBCASE("size does not match the shape") {
     write_file(path, safetensors_bytes(header_for({{"w", "F32", {2, 3}, 16}}, false), counting_bytes(16, 0)));
-    expect_error(path, {"bad.safetensors", "'w'", "shape [2, 3] needs 24 bytes", "hold 16"});
+    expect_safetensors_error(path, {"bad.safetensors", "'w'", "shape [2, 3] needs 24 bytes", "hold 16"});
     write_file(path, safetensors_bytes(header_for({{"huge", "F32", {1ull << 40, 1ull << 40}, 16}}, false),
                                        counting_bytes(16, 0)));
-    expect_error(path, {"'huge'", "more than 2^64"});
+    expect_safetensors_error(path, {"'huge'", "more than 2^64"});
   }
   SUBCASE("malformed entries") {
     write_file(path, safetensors_bytes(R"({"w": {"shape": [4], "data_offsets": [0, 16]}})", counting_bytes(16, 0)));
-    expect_error(path, {"'w'", "dtype"});
+    expect_safetensors_error(path, {"'w'", "dtype"});
     write_file(path, safetensors_bytes(R"({"w": {"dtype": "F32", "shape": [-4], "data_offsets": [0, 16]}})",
                                        counting_bytes(16, 0)));
-    expect_error(path, {"'w'", "shape"});
+    expect_safetensors_error(path, {"'w'", "shape"});
     write_file(path, safetensors_bytes(R"({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0]}})",
                                        counting_bytes(16, 0)));
-    expect_error(path, {"'w'", "data_offsets"});
+    expect_safetensors_error(path, {"'w'", "data_offsets"});
     write_file(path, safetensors_bytes(R"({"w": 3})", {}));
-    expect_error(path, {"'w'", "not a JSON object"});
+    expect_safetensors_error(path, {"'w'", "not a JSON object"});
   }
   SUBCASE("duplicate tensor names") {
     write_file(
@@ -192,7 +192,7 @@ TEST_CASE("corrupt single files") {
         safetensors_bytes(
             R"({"w": {"dtype": "I8", "shape": [1], "data_offsets": [0, 1]}, "w": {"dtype": "I8", "shape": [1], "data_offsets": [1, 2]}})",
             counting_bytes(2, 0)));
-    expect_error(path, {"'w'", "twice"});
+    expect_safetensors_error(path, {"'w'", "twice"});
   }
 }
 
@@ -203,33 +203,33 @@ TEST_CASE("broken model directories") {
 
   SUBCASE("no model files") {
     TempDir empty("pagedgen-st-empty");
-    expect_error(empty.path(), {"no model.safetensors or model.safetensors.index.json"});
+    expect_safetensors_error(empty.path(), {"no model.safetensors or model.safetensors.index.json"});
   }
   SUBCASE("missing shard") {
     write_text(dir / "model.safetensors.index.json",
                R"({"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}})");
-    expect_error(dir.path(),
+    expect_safetensors_error(dir.path(),
                  {"model.safetensors.index.json", "shard 'model-00002-of-00002.safetensors'", "tensor 'b'", "missing"});
   }
   SUBCASE("tensor listed in the index but not in its shard") {
     write_text(dir / "model.safetensors.index.json",
                R"({"weight_map": {"a": "model-00001-of-00002.safetensors", "z": "model-00001-of-00002.safetensors"}})");
-    expect_error(dir.path(), {"tensor 'z'", "not in its shard 'model-00001-of-00002.safetensors'"});
+    expect_safetensors_error(dir.path(), {"tensor 'z'", "not in its shard 'model-00001-of-00002.safetensors'"});
   }
   SUBCASE("shard names must stay in the directory") {
     write_text(dir / "model.safetensors.index.json", R"({"weight_map": {"a": "../elsewhere.safetensors"}})");
-    expect_error(dir.path(), {"tensor 'a'", "file name of a shard"});
+    expect_safetensors_error(dir.path(), {"tensor 'a'", "file name of a shard"});
   }
   SUBCASE("index without a weight_map, or not JSON") {
     write_text(dir / "model.safetensors.index.json", R"({"metadata": {}})");
-    expect_error(dir.path(), {"model.safetensors.index.json", "weight_map"});
+    expect_safetensors_error(dir.path(), {"model.safetensors.index.json", "weight_map"});
     write_text(dir / "model.safetensors.index.json", R"({"weight_map": )");
-    expect_error(dir.path(), {"model.safetensors.index.json", "not valid JSON"});
+    expect_safetensors_error(dir.path(), {"model.safetensors.index.json", "not valid JSON"});
   }
   SUBCASE("a corrupt shard names the shard") {
     write_file(dir / "model-00002-of-00002.safetensors", counting_bytes(3, 0));
     write_text(dir / "model.safetensors.index.json",
                R"({"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}})");
-    expect_error(dir.path(), {"model-00002-of-00002.safetensors", "not a safetensors file"});
+    expect_safetensors_error(dir.path(), {"model-00002-of-00002.safetensors", "not a safetensors file"});
   }
 }

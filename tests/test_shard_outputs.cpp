@@ -9,14 +9,13 @@
 #include "gguf_writer.h"
 #include "io/manifest.h"
 #include "job/shard_outputs.h"
+#include "plain_record_line.h"
 #include "util/error.h"
 
 using namespace pagedgen;
 using namespace pagedgen::test;
 
 namespace {
-
-std::string plain(uint64_t index) { return "{\"id\":null,\"index\":" + std::to_string(index) + "}\n"; }
 
 struct Shards {
   TempDir dir{"pagedgen-shard-outputs"};
@@ -28,7 +27,7 @@ struct Shards {
                               std::optional<std::string> input_read = std::nullopt) const {
     const std::filesystem::path path = dir / name;
     std::ofstream file(path, std::ios::binary);
-    for (uint64_t index : indices) file << plain(index);
+    for (uint64_t index : indices) file << plain_record_line(index);
     file.close();
     Manifest manifest;
     manifest.settings = {{"input", input}, {"seed", "9"}, {"shard", shard}};
@@ -84,9 +83,9 @@ TEST_CASE("a shard that lost whole lines after its run finished is refused") {
   Shards shards;
   const auto s0 = shards.write("s0", "0/2", {0, 1, 4});
   const auto s1 = shards.write("s1", "1/2", {2, 3});
-  std::ofstream(s0, std::ios::binary) << plain(0) << plain(1);  // cut at a line boundary
+  std::ofstream(s0, std::ios::binary) << plain_record_line(0) << plain_record_line(1);  // cut at a line boundary
   CHECK_THROWS_WITH_AS(check_shard_outputs({s0, s1}), doctest::Contains("changed after its run finished"), Error);
-  std::ofstream(s0, std::ios::binary) << plain(0) << plain(9);  // a valid line claiming a later index
+  std::ofstream(s0, std::ios::binary) << plain_record_line(0) << plain_record_line(9);  // a valid line claiming a later index
   CHECK_THROWS_WITH_AS(check_shard_outputs({s0, s1}), doctest::Contains("changed after its run finished"), Error);
 }
 

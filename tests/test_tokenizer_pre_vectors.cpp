@@ -17,6 +17,7 @@
 #include "gguf_writer.h"
 #include "model/gguf.h"
 #include "test_paths.h"
+#include "token_id_text.h"
 #include "tokenizer/gguf_pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/tokenizer_loader.h"
@@ -28,17 +29,6 @@ using namespace pagedgen::test;
 namespace {
 
 const std::filesystem::path kVectorsDir = data_dir() / "tokenizer-vectors";
-
-std::vector<std::vector<TokenId>> read_expected(const std::filesystem::path& path) {
-  std::istringstream lines(read_file(path));
-  std::vector<std::vector<TokenId>> expected;
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream ids(line);
-    std::vector<TokenId>& row = expected.emplace_back();
-    for (TokenId id = 0; ids >> id;) row.push_back(id);
-  }
-  return expected;
-}
 
 // The .vocab field escapes: "\\", "\s" (space), "\xHH".
 std::string unescape(std::string_view field) {
@@ -132,12 +122,6 @@ std::vector<std::byte> with_pre(const GgufFile& source, std::string_view pre) {
   return writer.build().bytes;
 }
 
-std::string join(const std::vector<TokenId>& ids) {
-  std::string text;
-  for (const TokenId id : ids) text += (text.empty() ? "" : " ") + std::to_string(id);
-  return text;
-}
-
 // Encodes every text; returns how many gave exactly the expected ids (failing each other).
 size_t count_exact(const Tokenizer& tokenizer, const std::vector<std::string>& texts,
                    const std::vector<std::vector<TokenId>>& expected) {
@@ -148,7 +132,7 @@ size_t count_exact(const Tokenizer& tokenizer, const std::vector<std::string>& t
     if (ids == expected[i]) {
       ++exact;
     } else {
-      FAIL_CHECK("text ", i, " '", texts[i], "': expected [", join(expected[i]), "] got [", join(ids), "]");
+      FAIL_CHECK("text ", i, " '", texts[i], "': expected [", join_token_ids(expected[i]), "] got [", join_token_ids(ids), "]");
     }
   }
   return exact;
@@ -166,7 +150,7 @@ TEST_CASE("llama.cpp's vocabularies with vectors, rebuilt from their reduced for
     write_file(file, vocab_gguf(kVectorsDir / (name + ".vocab")));
     const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(GgufFile(file));
     const std::vector<std::string> texts = read_vocab_test_texts(kVectorsDir / (name + ".inp"));
-    const auto expected = read_expected(kVectorsDir / (name + ".out"));
+    const auto expected = read_token_id_lines(kVectorsDir / (name + ".out"));
     const size_t exact = count_exact(*tokenizer, texts, expected);
     size_t decoded = 0;
     for (size_t i = 0; i < texts.size(); ++i) decoded += tokenizer->decode(expected[i], false) == texts[i];
@@ -204,7 +188,7 @@ TEST_CASE("every tokenizer.ggml.pre name on the gpt-2 vocabulary gives llama-cpp
     std::istringstream fields(line);
     std::string out_file;
     fields >> out_file;
-    const auto llama_cpp_ids = read_expected(dir / out_file);
+    const auto llama_cpp_ids = read_token_id_lines(dir / out_file);
     for (std::string name; fields >> name;) {
       CAPTURE(name);
       auto expected = llama_cpp_ids;

@@ -10,33 +10,12 @@
 
 #include "model/gguf.h"
 #include "test_paths.h"
+#include "token_id_text.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/tokenizer_loader.h"
 
 using namespace pagedgen;
 using namespace pagedgen::test;
-
-namespace {
-
-// The .out format: one line of space-separated ids per case.
-std::vector<std::vector<TokenId>> read_expected(const std::filesystem::path& path) {
-  std::istringstream lines(read_file(path));
-  std::vector<std::vector<TokenId>> expected;
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream ids(line);
-    std::vector<TokenId>& row = expected.emplace_back();
-    for (TokenId id = 0; ids >> id;) row.push_back(id);
-  }
-  return expected;
-}
-
-std::string join(const std::vector<TokenId>& ids) {
-  std::string text;
-  for (const TokenId id : ids) text += (text.empty() ? "" : " ") + std::to_string(id);
-  return text;
-}
-
-}  // namespace
 
 TEST_CASE("tokenizer vectors: exact ids and round-trip decoding for every vocabulary") {
   const std::filesystem::path dir = shared_dir() / "tokenizer-vectors";
@@ -55,7 +34,7 @@ TEST_CASE("tokenizer vectors: exact ids and round-trip decoding for every vocabu
     const std::string name = vocab_file.filename().string();
     CAPTURE(name);
     const std::vector<std::string> texts = read_vocab_test_texts(vocab_file.string() + ".inp");
-    const std::vector<std::vector<TokenId>> expected = read_expected(vocab_file.string() + ".out");
+    const std::vector<std::vector<TokenId>> expected = read_token_id_lines(vocab_file.string() + ".out");
     REQUIRE(texts.size() == expected.size());
 
     const GgufFile gguf(vocab_file);
@@ -68,7 +47,7 @@ TEST_CASE("tokenizer vectors: exact ids and round-trip decoding for every vocabu
       if (ids == expected[i]) {
         ++encoded_ok;
       } else {
-        FAIL_CHECK("encode mismatch for '", texts[i], "': expected [", join(expected[i]), "] got [", join(ids), "]");
+        FAIL_CHECK("encode mismatch for '", texts[i], "': expected [", join_token_ids(expected[i]), "] got [", join_token_ids(ids), "]");
       }
       const std::string decoded = tokenizer->decode(expected[i], /*render_special=*/false);
       if (decoded == texts[i]) {
