@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Configures and builds pagedgen in build/ (Release with debug info). Arguments starting
-# with -D go to cmake (e.g. -DPAGEDGEN_CUDA=OFF); any other argument names a target to
-# build instead of everything (e.g. pagedgen: just the binary, build/app/pagedgen).
+# Configures and builds pagedgen in build/ (Release, in unity batches: CMakeLists.txt).
+# Arguments starting with -D go to cmake (e.g. -DPAGEDGEN_CUDA=OFF); any other argument
+# names a target to build instead of everything (e.g. pagedgen: just the binary,
+# build/app/pagedgen).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake_args=()
