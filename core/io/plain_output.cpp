@@ -88,7 +88,7 @@ void append_output(std::string& out, const RequestOutput& output) {
                  output.prompt_tokens, completion_tokens, output.cached_tokens);
 }
 
-void append_error(std::string& out, const RequestError& error) {
+void append_plain_error(std::string& out, const RequestError& error) {
   append_head(out, error.id_json, error.index);
   out += ",\"error\":{\"code\":";
   append_json_string(out, error.code);
@@ -104,7 +104,7 @@ std::string format_plain_line(const OutputRecord& record, const RecordContext& /
   if (const auto* output = std::get_if<RequestOutput>(&record))
     append_output(out, *output);
   else
-    append_error(out, std::get<RequestError>(record));
+    append_plain_error(out, std::get<RequestError>(record));
   return out;
 }
 
