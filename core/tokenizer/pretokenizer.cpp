@@ -26,9 +26,6 @@ std::string pcre2_message(int code) {
   return std::string(reinterpret_cast<const char*>(buffer.data()));
 }
 
-struct CodeDeleter {
-  void operator()(pcre2_code* code) const { pcre2_code_free(code); }
-};
 struct MatchDataDeleter {
   void operator()(pcre2_match_data* data) const { pcre2_match_data_free(data); }
 };
@@ -78,6 +75,11 @@ class CompiledPattern {
   }
 
  private:
+  // A member type, not one of the anonymous namespace: the class has external linkage, and
+  // in a unity batch GCC warns of a field whose type has internal linkage.
+  struct CodeDeleter {
+    void operator()(pcre2_code* code) const { pcre2_code_free(code); }
+  };
   std::unique_ptr<pcre2_code, CodeDeleter> code_;
   bool jit_ = false;
 };
