@@ -71,8 +71,7 @@ int64_t json_int(const std::string& json, const char* object, const char* key) {
 }
 
 int64_t json_file_int(const std::filesystem::path& file, const char* object, const char* key) {
-  simdjson::dom::parser parser;
-  return int64_t(parser.load(file.string())[object][key]);
+  return json_int(read_file(file), object, key);
 }
 
 }  // namespace pagedgen::test

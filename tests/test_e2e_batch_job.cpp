@@ -4,7 +4,6 @@
 // one, and a resume with other settings is refused; planning windows keep the stats whole.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
-#include <simdjson.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
