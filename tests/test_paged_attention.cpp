@@ -17,6 +17,7 @@
 #include "cpu/fixed_order_exp.h"
 #include "cpu/paged_attention.h"
 #include "paged_batch_builder.h"
+#include "util/half.h"
 
 using namespace pagedgen;
 
@@ -47,7 +48,8 @@ TokenData token_data(const Dims& dims, std::size_t seq, std::size_t pos) {
 }
 
 // Runs the plan (a list of steps, each a list of (sequence, number of new tokens)) on a
-// fresh pool and returns the attention output of every step, concatenated.
+// fresh pool of Kv elements and returns the attention output of every step, concatenated.
+template <typename Kv = float>
 std::vector<float> run_plan(const Dims& dims, int32_t block_size, std::size_t num_seqs,
                             const std::vector<std::vector<std::pair<std::size_t, std::size_t>>>& plan,
                             std::size_t num_threads) {
@@ -56,8 +58,8 @@ std::vector<float> run_plan(const Dims& dims, int32_t block_size, std::size_t nu
   for (std::size_t s = 0; s < num_seqs; ++s) builder.add_sequence();
   const KvLayout layout{num_blocks, static_cast<int64_t>(dims.num_kv_heads), block_size,
                         static_cast<int64_t>(dims.head_dim)};
-  std::vector<float> k_pool(static_cast<std::size_t>(layout.elements_per_layer()));
-  std::vector<float> v_pool(k_pool.size());
+  std::vector<Kv> k_pool(static_cast<std::size_t>(layout.elements_per_layer()));
+  std::vector<Kv> v_pool(k_pool.size());
   cpu::CpuThreadPool pool(num_threads);
   std::vector<float> all_out;
   for (const auto& step_plan : plan) {
@@ -115,11 +117,11 @@ std::vector<double> reference_attention(const Dims& dims, std::size_t seq, std::
 // The documented operation order of paged attention, one scalar operation at a time on
 // dense per-position K/V: scores by dot_fixed_order_scalar, times scale; max; weights and
 // their sum by exp_sum_fixed_order_scalar; o[d] = fma(e_j, v_j[d], o[d]) in increasing j;
-// o[d] * (1 / sum).
-std::vector<float> reference_order_attention(const Dims& dims, std::size_t seq, std::size_t pos) {
-  const TokenData query = token_data(dims, seq, pos);
-  std::vector<TokenData> past;
-  for (std::size_t j = 0; j <= pos; ++j) past.push_back(token_data(dims, seq, j));
+// o[d] * (1 / sum). past: positions 0..pos of the sequence (K and V as the pool holds
+// them), the query's the last.
+std::vector<float> reference_order_attention(const Dims& dims, const std::vector<TokenData>& past) {
+  const TokenData& query = past.back();
+  const std::size_t pos = past.size() - 1;
   const std::size_t group = dims.num_heads / dims.num_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dims.head_dim));
   std::vector<float> out(dims.num_heads * dims.head_dim, 0.0f);
@@ -249,24 +251,47 @@ TEST_CASE("write_kv_cache puts each token's heads at its slot and nowhere else")
   CHECK(v_pool == expected);
 }
 
+// Checks run_plan<Kv> against reference_order_attention on K and V rounded to Kv, all
+// sequences prefilled in one step.
+template <typename Kv>
+void check_operation_order(const Dims& dims, const std::vector<std::size_t>& lengths, int32_t block_size) {
+  std::vector<std::pair<std::size_t, std::size_t>> step;
+  for (std::size_t s = 0; s < lengths.size(); ++s) step.emplace_back(s, lengths[s]);
+  const auto got = run_plan<Kv>(dims, block_size, lengths.size(), {step}, 2);
+  std::vector<float> expected;
+  for (std::size_t s = 0; s < lengths.size(); ++s) {
+    std::vector<TokenData> past;
+    for (std::size_t pos = 0; pos < lengths[s]; ++pos) {
+      past.push_back(token_data(dims, s, pos));
+      for (float& x : past.back().k) x = to_float(from_float<Kv>(x));
+      for (float& x : past.back().v) x = to_float(from_float<Kv>(x));
+      const auto row = reference_order_attention(dims, past);
+      expected.insert(expected.end(), row.begin(), row.end());
+    }
+  }
+  CHECK(same_bits(got, expected));
+}
+
 TEST_CASE("paged attention follows its documented operation order bit for bit") {
-  // Head dims with and without a tail of 8 and of the 4-row score groups; GQA 3 and 1.
-  for (const Dims dims : {Dims{9, 3, 64}, Dims{2, 2, 128}, Dims{6, 2, 20}, Dims{3, 1, 8}}) {
+  // Head dims with and without a tail of 8, of 16 and of the 8- and 4-row score groups;
+  // GQA 3 and 1; sequences of one tile of tokens and of several, with rows in one block of
+  // the kernel's and in several (300 positions).
+  for (const Dims dims : {Dims{9, 3, 64}, Dims{2, 2, 128}, Dims{6, 2, 20}, Dims{3, 1, 8}, Dims{4, 2, 24}}) {
     CAPTURE(dims.head_dim);
-    const std::vector<std::size_t> lengths = {1, 5, 23, 70};
-    std::vector<std::pair<std::size_t, std::size_t>> step;
-    for (std::size_t s = 0; s < lengths.size(); ++s) step.emplace_back(s, lengths[s]);
     for (int32_t block_size : {1, 16}) {
       CAPTURE(block_size);
-      const auto got = run_plan(dims, block_size, lengths.size(), {step}, 2);
-      std::vector<float> expected;
-      for (std::size_t s = 0; s < lengths.size(); ++s)
-        for (std::size_t pos = 0; pos < lengths[s]; ++pos) {
-          const auto row = reference_order_attention(dims, s, pos);
-          expected.insert(expected.end(), row.begin(), row.end());
-        }
-      CHECK(same_bits(got, expected));
+      check_operation_order<float>(dims, {1, 5, 23, 70}, block_size);
     }
+  }
+  check_operation_order<float>(Dims{9, 3, 64}, {300, 9}, 16);
+  check_operation_order<float>(Dims{2, 1, 32}, {300}, 8);
+}
+
+TEST_CASE("paged attention on float16 and bfloat16 pools follows the same order on the rounded values") {
+  for (const Dims dims : {Dims{9, 3, 64}, Dims{6, 2, 20}, Dims{2, 1, 32}}) {
+    CAPTURE(dims.head_dim);
+    check_operation_order<Float16>(dims, {1, 23, 300}, 16);
+    check_operation_order<BFloat16>(dims, {1, 23, 300}, 16);
   }
 }
 

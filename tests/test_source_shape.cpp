@@ -30,7 +30,6 @@ struct KnownOverLimit {
 };
 const std::map<std::string, KnownOverLimit> kKnownOverLimit = {
     {"core/cpu/cpu_gemm.cpp: tile", {80, "the float GEMM's micro-kernel"}},
-    {"core/cpu/paged_attention.cpp: paged_attention", {69, "the CPU attention kernel's task body"}},
     {"core/tokenizer/gguf_pretokenizer.cpp: preset_table", {126, "a data table"}},
 };
 

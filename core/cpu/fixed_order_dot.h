@@ -18,6 +18,13 @@
 #else
 #define PAGEDGEN_CPU_AVX2 0
 #endif
+// AVX-512 builds may hold two rows' 8-lane accumulators, or 16 independent lanes, in one
+// register: the same per-lane operations, so the same bits.
+#if PAGEDGEN_CPU_AVX2 && defined(__AVX512F__)
+#define PAGEDGEN_CPU_AVX512 1
+#else
+#define PAGEDGEN_CPU_AVX512 0
+#endif
 
 #include "util/half.h"
 

@@ -1,0 +1,343 @@
+#include "cpu/attention_heads.h"
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "cpu/fixed_order_dot.h"
+#include "cpu/fixed_order_exp.h"
+#include "cpu/kv_dtype.h"
+
+// GCC 12's own avx512fintrin.h initialises undefined vectors from themselves and warns about
+// it at every use (GCC bug 105593); nothing of ours is uninitialised. Popped at the end, so
+// that the files after this one in a unity batch keep the warnings.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace pagedgen::cpu {
+
+namespace {
+
+// The kernels below work on kHeads query heads that share one KV head, so each K and V
+// row is read once for all of them, and on several rows or dimensions at a time, so the
+// FMA chains run side by side. They never change an element's own sequence of operations
+// (attention_heads.h): a score is one row's 8-lane accumulator, reduced by the fixed tree;
+// an output element is one lane's fma chain over j.
+
+#if PAGEDGEN_CPU_AVX2
+// Asks for a K or V row ahead of use: rows sit in blocks scattered over the pool, so the
+// hardware prefetcher loses the stream at every block edge. kLocality is
+// __builtin_prefetch's (3: into L1, prefetcht0; 2: into L2, prefetcht1), which GCC and
+// clang both take (GCC's _mm_prefetch wants its own enum type, clang's an int).
+constexpr int kIntoL1 = 3;
+constexpr int kIntoL2 = 2;
+template <int kLocality, typename Kv>
+void prefetch_row(const Kv* row, std::size_t head_dim) {
+  const char* bytes = reinterpret_cast<const char*>(row);
+  for (std::size_t offset = 0; offset < head_dim * sizeof(Kv); offset += 64)
+    __builtin_prefetch(bytes + offset, 0, kLocality);
+}
+
+// How many rows ahead the K rows are prefetched.
+constexpr std::size_t kPrefetchRows = 16;
+
+// Before rows j..j+count-1 are read: the rows kPrefetchRows further on, into L1.
+template <typename Kv>
+void prefetch_ahead(const Kv* const* rows, std::size_t n, std::size_t j, std::size_t count, std::size_t head_dim) {
+  for (std::size_t i = j + kPrefetchRows; i < std::min(n, j + kPrefetchRows + count); ++i)
+    prefetch_row<kIntoL1>(rows[i], head_dim);
+}
+#endif
+
+#if PAGEDGEN_CPU_AVX512
+// Sixteen stored values as floats (exact conversions, as load8).
+inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
+inline __m512 load16(const Float16* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+inline __m512 load16(const BFloat16* p) {
+  const __m512i wide = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+}
+
+// Eight stored values of row a, then eight of row b, as floats.
+inline __m512 load8_pair(const float* a, const float* b) {
+  const __m512d low = _mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(a)));
+  return _mm512_castpd_ps(_mm512_insertf64x4(low, _mm256_castps_pd(_mm256_loadu_ps(b)), 1));
+}
+// Two rows' eight 16-bit values side by side, converted in one instruction.
+inline __m256i halves_pair(const void* a, const void* b) {
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(static_cast<const __m128i*>(a))),
+                                 _mm_loadu_si128(static_cast<const __m128i*>(b)), 1);
+}
+inline __m512 load8_pair(const Float16* a, const Float16* b) { return _mm512_cvtph_ps(halves_pair(a, b)); }
+inline __m512 load8_pair(const BFloat16* a, const BFloat16* b) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(halves_pair(a, b)), 16));
+}
+
+// Eight floats in both halves.
+inline __m512 broadcast8(const float* p) {
+  return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(p))));
+}
+
+// reduce_m256 of eight rows at once, z[p] holding row 2p in its low half and row 2p + 1 in
+// its high half: the same pairs of the same lanes added as fixed_order_dot.h's tree, so
+// each result has reduce_m256's bits. Returns rows 0..7 in order.
+inline __m256 reduce_row_pairs(const __m512* z) {
+  // s: 128-bit lane i = row i's [s0 s1 s2 s3], s_l = acc_l + acc_{l+4}; rows 0-3, then 4-7.
+  const __m512 s_low = _mm512_add_ps(_mm512_shuffle_f32x4(z[0], z[1], 0x88), _mm512_shuffle_f32x4(z[0], z[1], 0xDD));
+  const __m512 s_high = _mm512_add_ps(_mm512_shuffle_f32x4(z[2], z[3], 0x88), _mm512_shuffle_f32x4(z[2], z[3], 0xDD));
+  // t: lane i = [t0 t1 of row i, t0 t1 of row i + 4], t0 = s0 + s2, t1 = s1 + s3.
+  const __m512 t = _mm512_add_ps(_mm512_shuffle_ps(s_low, s_high, _MM_SHUFFLE(1, 0, 1, 0)),
+                                 _mm512_shuffle_ps(s_low, s_high, _MM_SHUFFLE(3, 2, 3, 2)));
+  // t0 + t1: row i at float 4i, row i + 4 at 4i + 2.
+  const __m512 sums = _mm512_add_ps(t, _mm512_shuffle_ps(t, t, _MM_SHUFFLE(2, 3, 0, 1)));
+  const __m512i rows_in_order = _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 0, 0, 0, 0, 0, 0, 0, 0);
+  return _mm512_castps512_ps256(_mm512_permutexvar_ps(rows_in_order, sums));
+}
+
+// scores[h * stride + i] = scale * q_h . rows[i] for kHeads heads and 8 * kGroups rows, two
+// rows' 8-lane accumulators per register (row 2p low, 2p + 1 high). head_dim: a multiple of 8.
+template <int kHeads, int kGroups, typename Kv>
+void score_row_pairs(const float* q, const Kv* const* rows, std::size_t head_dim, float scale, float* scores,
+                     std::size_t stride) {
+  constexpr int kPairs = 4 * kGroups;
+  __m512 acc[kHeads][kPairs];
+#pragma GCC unroll 4
+  for (int h = 0; h < kHeads; ++h)
+#pragma GCC unroll 8
+    for (int p = 0; p < kPairs; ++p) acc[h][p] = _mm512_setzero_ps();
+  for (std::size_t d = 0; d < head_dim; d += 8) {
+    __m512 k[kPairs];
+#pragma GCC unroll 8
+    for (int p = 0; p < kPairs; ++p) k[p] = load8_pair(rows[2 * p] + d, rows[2 * p + 1] + d);
+#pragma GCC unroll 4
+    for (int h = 0; h < kHeads; ++h) {
+      const __m512 qv = broadcast8(q + static_cast<std::size_t>(h) * head_dim + d);
+#pragma GCC unroll 8
+      for (int p = 0; p < kPairs; ++p) acc[h][p] = _mm512_fmadd_ps(qv, k[p], acc[h][p]);
+    }
+  }
+  const __m256 scale8 = _mm256_set1_ps(scale);
+#pragma GCC unroll 4
+  for (int h = 0; h < kHeads; ++h)
+#pragma GCC unroll 2
+    for (int g = 0; g < kGroups; ++g)
+      _mm256_storeu_ps(scores + static_cast<std::size_t>(h) * stride + 8 * static_cast<std::size_t>(g),
+                       _mm256_mul_ps(reduce_row_pairs(&acc[h][4 * g]), scale8));
+}
+
+// out[h][d0 + 16v + l] for kVecs vectors of 16 lanes: each lane's fma chain over j, from 0
+// or, with `more`, on from the value in out.
+template <int kHeads, int kVecs, typename Kv>
+void weighted_lanes16(const float* weights, std::size_t stride, const Kv* const* v_rows, std::size_t n,
+                      std::size_t head_dim, std::size_t d0, bool more, float* out) {
+  __m512 acc[kHeads][kVecs];
+#pragma GCC unroll 4
+  for (int h = 0; h < kHeads; ++h)
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v)
+      acc[h][v] =
+          more ? _mm512_loadu_ps(out + static_cast<std::size_t>(h) * head_dim + d0 + 16 * v) : _mm512_setzero_ps();
+  for (std::size_t j = 0; j < n; ++j) {
+    if (d0 == 0) prefetch_ahead(v_rows, n, j, 1, head_dim);
+    __m512 w[kHeads];
+#pragma GCC unroll 4
+    for (int h = 0; h < kHeads; ++h) w[h] = _mm512_set1_ps(weights[static_cast<std::size_t>(h) * stride + j]);
+    const Kv* row = v_rows[j] + d0;
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) {
+      const __m512 vv = load16(row + 16 * v);
+#pragma GCC unroll 4
+      for (int h = 0; h < kHeads; ++h) acc[h][v] = _mm512_fmadd_ps(w[h], vv, acc[h][v]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int h = 0; h < kHeads; ++h)
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v)
+      _mm512_storeu_ps(out + static_cast<std::size_t>(h) * head_dim + d0 + 16 * v, acc[h][v]);
+}
+#endif
+
+// dot_fixed_order (fixed_order_dot.h) of q with a stored row, its values converted exactly.
+template <typename Kv>
+float dot_row(const float* q, const Kv* row, std::size_t head_dim) {
+  if constexpr (std::is_same_v<Kv, float>) {
+    return dot_fixed_order(q, row, head_dim);
+  } else {
+#if PAGEDGEN_CPU_AVX2
+    // dot_fixed_order's vector form, converting as it loads.
+    const std::size_t n8 = head_dim - head_dim % 8;
+    __m256 acc = _mm256_setzero_ps();
+    for (std::size_t k = 0; k < n8; k += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + k), load8(row + k), acc);
+    float sum = reduce_m256(acc);
+    for (std::size_t k = n8; k < head_dim; ++k) sum = std::fma(q[k], to_float(row[k]), sum);
+    return sum;
+#else
+    float converted[kMaxAttentionHeadDim];
+    for (std::size_t d = 0; d < head_dim; ++d) converted[d] = to_float(row[d]);
+    return dot_fixed_order(q, converted, head_dim);
+#endif
+  }
+}
+
+// scores[h * stride + j] = scale * q_h . k_rows[j] for kHeads heads (q: (kHeads, head_dim))
+// and j < n.
+template <int kHeads, typename Kv>
+void score_heads(const float* q, const Kv* const* k_rows, std::size_t n, std::size_t head_dim, float scale,
+                 float* scores, std::size_t stride) {
+  std::size_t j = 0;
+#if PAGEDGEN_CPU_AVX2
+  for (std::size_t i = 0; i < std::min(n, kPrefetchRows); ++i) prefetch_row<kIntoL1>(k_rows[i], head_dim);
+#endif
+#if PAGEDGEN_CPU_AVX512
+  if (head_dim % 8 == 0) {
+    constexpr int kGroups = kHeads == 1 ? 2 : 1;  // at most 12 accumulators
+    for (; j + 8 * kGroups <= n; j += 8 * kGroups) {
+      prefetch_ahead(k_rows, n, j, 8 * kGroups, head_dim);
+      score_row_pairs<kHeads, kGroups>(q, k_rows + j, head_dim, scale, scores + j, stride);
+    }
+  }
+#endif
+#if PAGEDGEN_CPU_AVX2
+  constexpr int kRows = kHeads == 1 ? 8 : kHeads == 2 ? 6 : 4;  // at most 12 accumulators
+  const std::size_t dim8 = head_dim - head_dim % 8;
+  for (; j + kRows <= n; j += kRows) {
+    prefetch_ahead(k_rows, n, j, kRows, head_dim);
+    __m256 acc[kHeads][kRows];
+#pragma GCC unroll 4
+    for (int h = 0; h < kHeads; ++h)
+#pragma GCC unroll 8
+      for (int r = 0; r < kRows; ++r) acc[h][r] = _mm256_setzero_ps();
+    for (std::size_t d = 0; d < dim8; d += 8) {
+#pragma GCC unroll 4
+      for (int h = 0; h < kHeads; ++h) {
+        const __m256 qv = _mm256_loadu_ps(q + static_cast<std::size_t>(h) * head_dim + d);
+#pragma GCC unroll 8
+        for (int r = 0; r < kRows; ++r) acc[h][r] = _mm256_fmadd_ps(qv, load8(k_rows[j + r] + d), acc[h][r]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int h = 0; h < kHeads; ++h) {
+      const float* qh = q + static_cast<std::size_t>(h) * head_dim;
+#pragma GCC unroll 8
+      for (int r = 0; r < kRows; ++r) {
+        float sum = reduce_m256(acc[h][r]);
+        for (std::size_t d = dim8; d < head_dim; ++d) sum = std::fma(qh[d], to_float(k_rows[j + r][d]), sum);
+        scores[static_cast<std::size_t>(h) * stride + j + r] = sum * scale;
+      }
+    }
+  }
+#endif
+  for (; j < n; ++j)
+    for (int h = 0; h < kHeads; ++h)
+      scores[static_cast<std::size_t>(h) * stride + j] =
+          dot_row(q + static_cast<std::size_t>(h) * head_dim, k_rows[j], head_dim) * scale;
+}
+
+// out (kHeads, head_dim) = sum over j < n, in increasing j, of weights[h * stride + j] *
+// v_rows[j], each element's fma chain starting from 0 or, with `more`, going on from out.
+template <int kHeads, typename Kv>
+void weighted_heads(const float* weights, std::size_t stride, const Kv* const* v_rows, std::size_t n,
+                    std::size_t head_dim, bool more, float* out) {
+  std::size_t d0 = 0;
+#if PAGEDGEN_CPU_AVX512
+  for (; d0 + 64 <= head_dim; d0 += 64)
+    weighted_lanes16<kHeads, 4>(weights, stride, v_rows, n, head_dim, d0, more, out);
+  for (; d0 + 16 <= head_dim; d0 += 16)
+    weighted_lanes16<kHeads, 1>(weights, stride, v_rows, n, head_dim, d0, more, out);
+#endif
+#if PAGEDGEN_CPU_AVX2
+  constexpr int kVecs = kHeads == 1 ? 8 : 4;  // at most 12 accumulators
+  for (; d0 + 8 * kVecs <= head_dim; d0 += 8 * kVecs) {
+    __m256 acc[kHeads][kVecs];
+#pragma GCC unroll 4
+    for (int h = 0; h < kHeads; ++h)
+#pragma GCC unroll 8
+      for (int v = 0; v < kVecs; ++v)
+        acc[h][v] =
+            more ? _mm256_loadu_ps(out + static_cast<std::size_t>(h) * head_dim + d0 + 8 * v) : _mm256_setzero_ps();
+    for (std::size_t j = 0; j < n; ++j) {
+      if (d0 == 0) prefetch_ahead(v_rows, n, j, 1, head_dim);
+      __m256 w[kHeads];
+#pragma GCC unroll 4
+      for (int h = 0; h < kHeads; ++h) w[h] = _mm256_set1_ps(weights[static_cast<std::size_t>(h) * stride + j]);
+      const Kv* row = v_rows[j] + d0;
+#pragma GCC unroll 8
+      for (int v = 0; v < kVecs; ++v) {
+        const __m256 vv = load8(row + 8 * v);
+#pragma GCC unroll 4
+        for (int h = 0; h < kHeads; ++h) acc[h][v] = _mm256_fmadd_ps(w[h], vv, acc[h][v]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int h = 0; h < kHeads; ++h)
+#pragma GCC unroll 8
+      for (int v = 0; v < kVecs; ++v)
+        _mm256_storeu_ps(out + static_cast<std::size_t>(h) * head_dim + d0 + 8 * v, acc[h][v]);
+  }
+  for (; d0 + 8 <= head_dim; d0 += 8)
+    for (int h = 0; h < kHeads; ++h) {
+      float* o = out + static_cast<std::size_t>(h) * head_dim + d0;
+      __m256 acc = more ? _mm256_loadu_ps(o) : _mm256_setzero_ps();
+      for (std::size_t j = 0; j < n; ++j)
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(weights[static_cast<std::size_t>(h) * stride + j]), load8(v_rows[j] + d0),
+                              acc);
+      _mm256_storeu_ps(o, acc);
+    }
+#endif
+  for (int h = 0; h < kHeads; ++h)
+    for (std::size_t d = d0; d < head_dim; ++d) {
+      float acc = more ? out[static_cast<std::size_t>(h) * head_dim + d] : 0.0f;
+      for (std::size_t j = 0; j < n; ++j)
+        acc = std::fma(weights[static_cast<std::size_t>(h) * stride + j], to_float(v_rows[j][d]), acc);
+      out[static_cast<std::size_t>(h) * head_dim + d] = acc;
+    }
+}
+
+}  // namespace
+
+template <typename Kv>
+void score_rows(int num_heads, const float* q, const Kv* const* k_rows, std::size_t n, std::size_t head_dim,
+                float scale, float* scores, std::size_t stride) {
+  switch (num_heads) {
+    case 1:
+      return score_heads<1>(q, k_rows, n, head_dim, scale, scores, stride);
+    case 2:
+      return score_heads<2>(q, k_rows, n, head_dim, scale, scores, stride);
+    default:
+      return score_heads<3>(q, k_rows, n, head_dim, scale, scores, stride);
+  }
+}
+template <typename Kv>
+void weighted_rows(int num_heads, const float* weights, std::size_t stride, const Kv* const* v_rows, std::size_t n,
+                   std::size_t head_dim, bool more, float* out) {
+  switch (num_heads) {
+    case 1:
+      return weighted_heads<1>(weights, stride, v_rows, n, head_dim, more, out);
+    case 2:
+      return weighted_heads<2>(weights, stride, v_rows, n, head_dim, more, out);
+    default:
+      return weighted_heads<3>(weights, stride, v_rows, n, head_dim, more, out);
+  }
+}
+
+template void score_rows(int, const float*, const float* const*, std::size_t, std::size_t, float, float*, std::size_t);
+template void score_rows(int, const float*, const Float16* const*, std::size_t, std::size_t, float, float*,
+                         std::size_t);
+template void score_rows(int, const float*, const BFloat16* const*, std::size_t, std::size_t, float, float*,
+                         std::size_t);
+template void weighted_rows(int, const float*, std::size_t, const float* const*, std::size_t, std::size_t, bool,
+                            float*);
+template void weighted_rows(int, const float*, std::size_t, const Float16* const*, std::size_t, std::size_t, bool,
+                            float*);
+template void weighted_rows(int, const float*, std::size_t, const BFloat16* const*, std::size_t, std::size_t, bool,
+                            float*);
+
+}  // namespace pagedgen::cpu
+
+#pragma GCC diagnostic pop
