@@ -55,8 +55,10 @@ TEST_CASE("gemm rows are bitwise independent of the row count, the row's place a
     std::size_t k, n;
   };
   // SmolLM2 shapes plus odd ones that exercise every edge tile, the scalar K tail and K
-  // slices (1536 = 3 x 512; 1003 = 512 + 491, ending in a tail of 3).
-  for (const Shape shape : {Shape{576, 192}, Shape{1536, 576}, Shape{37, 29}, Shape{64, 100}, Shape{1003, 29}}) {
+  // slices (1536 = 3 x 512; 1003 = 512 + 491, ending in a tail of 3), in the 4-row tiles
+  // and in AVX-512's 6 x 8 tiles (column counts that are multiples of 8).
+  for (const Shape shape :
+       {Shape{576, 192}, Shape{1536, 576}, Shape{37, 29}, Shape{64, 100}, Shape{1003, 29}, Shape{1003, 48}}) {
     CAPTURE(shape.k);
     CAPTURE(shape.n);
     const std::size_t max_rows = 37;
@@ -126,25 +128,27 @@ TEST_CASE("gemm on float16 and bfloat16 weights is the same bits as on their flo
   cpu::CpuThreadPool pool(2);
   for (const std::size_t k : {576u, 1003u}) {  // one K slice, and slices with a tail of 3
     CAPTURE(k);
-    const std::size_t rows = 7, n = 45;
-    const auto x = random_values(rows * k, 5);
-    const auto w = random_values(n * k, 6);
-    std::vector<Float16> w16(w.size());
-    std::vector<BFloat16> wb16(w.size());
-    std::vector<float> w16_values(w.size()), wb16_values(w.size());
-    for (std::size_t i = 0; i < w.size(); ++i) {
-      w16[i] = from_float<Float16>(w[i]);
-      wb16[i] = from_float<BFloat16>(w[i]);
-      w16_values[i] = to_float(w16[i]);
-      wb16_values[i] = to_float(wb16[i]);
+    for (const std::size_t n : {45u, 48u}) {  // 4-row tiles only, and AVX-512's wide tiles too
+      const std::size_t rows = 7;
+      const auto x = random_values(rows * k, 5);
+      const auto w = random_values(n * k, 6);
+      std::vector<Float16> w16(w.size());
+      std::vector<BFloat16> wb16(w.size());
+      std::vector<float> w16_values(w.size()), wb16_values(w.size());
+      for (std::size_t i = 0; i < w.size(); ++i) {
+        w16[i] = from_float<Float16>(w[i]);
+        wb16[i] = from_float<BFloat16>(w[i]);
+        w16_values[i] = to_float(w16[i]);
+        wb16_values[i] = to_float(wb16[i]);
+      }
+      std::vector<float> expected(rows * n), y(rows * n);
+      cpu::gemm(x.data(), w16_values.data(), expected.data(), rows, k, n, pool);
+      cpu::gemm(x.data(), w16.data(), y.data(), rows, k, n, pool);
+      CHECK(same_bits(y.data(), expected.data(), y.size()));
+      cpu::gemm(x.data(), wb16_values.data(), expected.data(), rows, k, n, pool);
+      cpu::gemm(x.data(), wb16.data(), y.data(), rows, k, n, pool);
+      CHECK(same_bits(y.data(), expected.data(), y.size()));
+      CHECK(w16_values != wb16_values);  // the two roundings differ: the check above is not vacuous
     }
-    std::vector<float> expected(rows * n), y(rows * n);
-    cpu::gemm(x.data(), w16_values.data(), expected.data(), rows, k, n, pool);
-    cpu::gemm(x.data(), w16.data(), y.data(), rows, k, n, pool);
-    CHECK(same_bits(y.data(), expected.data(), y.size()));
-    cpu::gemm(x.data(), wb16_values.data(), expected.data(), rows, k, n, pool);
-    cpu::gemm(x.data(), wb16.data(), y.data(), rows, k, n, pool);
-    CHECK(same_bits(y.data(), expected.data(), y.size()));
-    CHECK(w16_values != wb16_values);  // the two roundings differ: the check above is not vacuous
   }
 }

@@ -63,42 +63,6 @@ inline __m512 load16(const BFloat16* p) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
 }
 
-// Eight stored values of row a, then eight of row b, as floats.
-inline __m512 load8_pair(const float* a, const float* b) {
-  const __m512d low = _mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(a)));
-  return _mm512_castpd_ps(_mm512_insertf64x4(low, _mm256_castps_pd(_mm256_loadu_ps(b)), 1));
-}
-// Two rows' eight 16-bit values side by side, converted in one instruction.
-inline __m256i halves_pair(const void* a, const void* b) {
-  return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(static_cast<const __m128i*>(a))),
-                                 _mm_loadu_si128(static_cast<const __m128i*>(b)), 1);
-}
-inline __m512 load8_pair(const Float16* a, const Float16* b) { return _mm512_cvtph_ps(halves_pair(a, b)); }
-inline __m512 load8_pair(const BFloat16* a, const BFloat16* b) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(halves_pair(a, b)), 16));
-}
-
-// Eight floats in both halves.
-inline __m512 broadcast8(const float* p) {
-  return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(p))));
-}
-
-// reduce_m256 of eight rows at once, z[p] holding row 2p in its low half and row 2p + 1 in
-// its high half: the same pairs of the same lanes added as fixed_order_dot.h's tree, so
-// each result has reduce_m256's bits. Returns rows 0..7 in order.
-inline __m256 reduce_row_pairs(const __m512* z) {
-  // s: 128-bit lane i = row i's [s0 s1 s2 s3], s_l = acc_l + acc_{l+4}; rows 0-3, then 4-7.
-  const __m512 s_low = _mm512_add_ps(_mm512_shuffle_f32x4(z[0], z[1], 0x88), _mm512_shuffle_f32x4(z[0], z[1], 0xDD));
-  const __m512 s_high = _mm512_add_ps(_mm512_shuffle_f32x4(z[2], z[3], 0x88), _mm512_shuffle_f32x4(z[2], z[3], 0xDD));
-  // t: lane i = [t0 t1 of row i, t0 t1 of row i + 4], t0 = s0 + s2, t1 = s1 + s3.
-  const __m512 t = _mm512_add_ps(_mm512_shuffle_ps(s_low, s_high, _MM_SHUFFLE(1, 0, 1, 0)),
-                                 _mm512_shuffle_ps(s_low, s_high, _MM_SHUFFLE(3, 2, 3, 2)));
-  // t0 + t1: row i at float 4i, row i + 4 at 4i + 2.
-  const __m512 sums = _mm512_add_ps(t, _mm512_shuffle_ps(t, t, _MM_SHUFFLE(2, 3, 0, 1)));
-  const __m512i rows_in_order = _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 0, 0, 0, 0, 0, 0, 0, 0);
-  return _mm512_castps512_ps256(_mm512_permutexvar_ps(rows_in_order, sums));
-}
-
 // scores[h * stride + i] = scale * q_h . rows[i] for kHeads heads and 8 * kGroups rows, two
 // rows' 8-lane accumulators per register (row 2p low, 2p + 1 high). head_dim: a multiple of 8.
 template <int kHeads, int kGroups, typename Kv>

@@ -111,6 +111,62 @@ void tile(const float* x, const W* w, float* y, const TileSpan& span) {
 #endif
 }
 
+#if PAGEDGEN_CPU_AVX512
+// GCC 12's avx512fintrin.h warns about its own undefined vectors (fixed_order_dot.h).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// AVX-512 builds run blocks of kWideRows x rows by 8 w rows with wide_tile.
+constexpr int kWideRows = 6;
+
+// A kWideRows x 8 tile: two w rows' 8-lane accumulators per register (columns 2p in the low
+// half, 2p + 1 in the high half). Each element sees exactly the operations of
+// dot_fixed_order, as in tile; partial holds (8 columns, kWideRows, 8) accumulators.
+template <typename W>
+void wide_tile(const float* x, const W* w, float* y, const TileSpan& span) {
+  const std::size_t ld = span.ld;
+  const auto partial_of = [&](int r, int c) { return span.partial + (c * kWideRows + r) * 8; };
+  __m512 acc[kWideRows][4];
+#pragma GCC unroll 8
+  for (int r = 0; r < kWideRows; ++r)
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; ++p)
+      acc[r][p] = span.first ? _mm512_setzero_ps() : load8_pair(partial_of(r, 2 * p), partial_of(r, 2 * p + 1));
+  std::size_t k = span.k_begin;
+  for (; k + 8 <= span.k_end; k += 8) {
+    __m512 wv[4];
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; ++p) wv[p] = load8_pair(w + 2 * p * ld + k, w + (2 * p + 1) * ld + k);
+#pragma GCC unroll 8
+    for (int r = 0; r < kWideRows; ++r) {
+      const __m512 xv = broadcast8(x + r * ld + k);
+#pragma GCC unroll 4
+      for (int p = 0; p < 4; ++p) acc[r][p] = _mm512_fmadd_ps(xv, wv[p], acc[r][p]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kWideRows; ++r) {
+    if (!span.last) {
+#pragma GCC unroll 4
+      for (int p = 0; p < 4; ++p) {
+        _mm256_storeu_ps(partial_of(r, 2 * p), _mm512_castps512_ps256(acc[r][p]));
+        _mm256_storeu_ps(partial_of(r, 2 * p + 1),
+                         _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[r][p]), 1)));
+      }
+      continue;
+    }
+    float sums[8];
+    _mm256_storeu_ps(sums, reduce_row_pairs(acc[r]));  // columns 0..7
+    for (int c = 0; c < 8; ++c)
+      for (std::size_t t = k; t < span.k_end; ++t) sums[c] = std::fma(x[r * ld + t], to_float(w[c * ld + t]), sums[c]);
+    std::copy_n(sums, 8, y + r * span.y_stride);
+  }
+}
+
+#pragma GCC diagnostic pop
+#endif
+
 template <typename W>
 using TileFn = void (*)(const float*, const W*, float*, const TileSpan&);
 
@@ -136,6 +192,21 @@ const std::array<std::array<TileFn<W>, 8>, kMaxRows + 1> kTiles = [] {
   std::copy(r4.begin(), r4.end(), t[4].begin());
   return t;
 }();
+
+// Rows of a block of wide tiles (none without AVX-512), and the rows of partial sums a
+// task keeps per column.
+#if PAGEDGEN_CPU_AVX512
+constexpr bool kWideTiles = true;
+constexpr std::size_t kWideBlockRows = kWideRows;
+template <typename W>
+constexpr TileFn<W> kWideTile = &wide_tile<W>;
+#else
+constexpr bool kWideTiles = false;
+constexpr std::size_t kWideBlockRows = kMaxRows;
+template <typename W>
+constexpr TileFn<W> kWideTile = nullptr;
+#endif
+constexpr std::size_t kPartialRows = std::max<std::size_t>(kMaxRows, kWideBlockRows);
 
 // Columns per parallel task: a multiple of every tile width (24), sized so the task's w
 // rows (cols x in_features floats) stay in a core's L2 while every x row streams past.
@@ -163,10 +234,13 @@ void gemm_of(const float* x, const W* w, float* y, std::size_t rows, std::size_t
   pool.run(num_tasks, [&](std::size_t task, std::size_t) {
     const std::size_t col_begin = task * cols_per_task;
     const std::size_t col_end = std::min(out_features, col_begin + cols_per_task);
-    std::vector<float> partial(slice < in_features ? cols_per_task * kMaxRows * 8 : 0);
-    for (std::size_t row = 0; row < rows; row += kMaxRows) {
-      const auto tile_rows = static_cast<int>(std::min<std::size_t>(kMaxRows, rows - row));
-      const auto tile_cols = static_cast<std::size_t>(kColsForRows[static_cast<std::size_t>(tile_rows)]);
+    std::vector<float> partial(slice < in_features ? cols_per_task * kPartialRows * 8 : 0);
+    for (std::size_t row = 0; row < rows;) {
+      // A block of kWideRows rows where AVX-512 runs wide tiles over whole groups of 8
+      // columns, else of up to kMaxRows rows in tiles.
+      const bool wide = kWideTiles && rows - row >= kWideBlockRows && (col_end - col_begin) % 8 == 0;
+      const auto tile_rows = static_cast<int>(std::min<std::size_t>(wide ? kWideBlockRows : kMaxRows, rows - row));
+      const auto tile_cols = wide ? 8 : static_cast<std::size_t>(kColsForRows[static_cast<std::size_t>(tile_rows)]);
       const float* x_tile = x + row * in_features;
       for (std::size_t k_begin = 0; k_begin < in_features; k_begin += slice) {
         TileSpan span{.ld = in_features,
@@ -178,11 +252,12 @@ void gemm_of(const float* x, const W* w, float* y, std::size_t rows, std::size_t
                       .last = k_begin + slice >= in_features};
         for (std::size_t col = col_begin; col < col_end; col += tile_cols) {
           const std::size_t cols = std::min(tile_cols, col_end - col);
-          span.partial = partial.data() + (col - col_begin) * kMaxRows * 8;
-          kTiles<W>[static_cast<std::size_t>(tile_rows)][cols - 1](x_tile, w + col * in_features,
-                                                                   y + row * out_features + col, span);
+          span.partial = partial.data() + (col - col_begin) * kPartialRows * 8;
+          const TileFn<W> run_tile = wide ? kWideTile<W> : kTiles<W>[static_cast<std::size_t>(tile_rows)][cols - 1];
+          run_tile(x_tile, w + col * in_features, y + row * out_features + col, span);
         }
       }
+      row += static_cast<std::size_t>(tile_rows);
     }
   });
 }

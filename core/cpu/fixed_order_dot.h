@@ -6,7 +6,9 @@
 //   for the tail k = n - n % 8 .. n-1:  s = fma(a[k], b[k], s)
 //
 // AVX2+FMA(+F16C) builds run it with 8-lane vectors; other builds run the same per-lane fused
-// operations with std::fma, so both give the same bits.
+// operations with std::fma, so both give the same bits. AVX-512 builds also hold two 8-lane
+// accumulators in one register, each half with its own operations, and reduce several at
+// once by the same pairs (reduce_row_pairs).
 #pragma once
 
 #include <cmath>
@@ -75,6 +77,53 @@ inline float reduce_m256(__m256 acc) {
   const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));      // t0 = s0 + s2, t1 = s1 + s3
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));  // t0 + t1
 }
+#endif
+
+#if PAGEDGEN_CPU_AVX512
+// GCC 12's own avx512fintrin.h initialises undefined vectors from themselves and warns about
+// it wherever they are inlined (GCC bug 105593); nothing of ours is uninitialised. Files
+// that use these also silence it around their AVX-512 code.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// Eight stored values of row a, then eight of row b, as floats.
+inline __m512 load8_pair(const float* a, const float* b) {
+  const __m512d low = _mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(a)));
+  return _mm512_castpd_ps(_mm512_insertf64x4(low, _mm256_castps_pd(_mm256_loadu_ps(b)), 1));
+}
+// Two rows' eight 16-bit values side by side, converted in one instruction.
+inline __m256i halves_pair(const void* a, const void* b) {
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(static_cast<const __m128i*>(a))),
+                                 _mm_loadu_si128(static_cast<const __m128i*>(b)), 1);
+}
+inline __m512 load8_pair(const Float16* a, const Float16* b) { return _mm512_cvtph_ps(halves_pair(a, b)); }
+inline __m512 load8_pair(const BFloat16* a, const BFloat16* b) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(halves_pair(a, b)), 16));
+}
+
+// Eight floats in both halves.
+inline __m512 broadcast8(const float* p) {
+  return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(p))));
+}
+
+// reduce_m256 of eight rows at once, z[p] holding row 2p in its low half and row 2p + 1 in
+// its high half: the same pairs of the same lanes added as fixed_order_dot.h's tree, so
+// each result has reduce_m256's bits. Returns rows 0..7 in order.
+inline __m256 reduce_row_pairs(const __m512* z) {
+  // s: 128-bit lane i = row i's [s0 s1 s2 s3], s_l = acc_l + acc_{l+4}; rows 0-3, then 4-7.
+  const __m512 s_low = _mm512_add_ps(_mm512_shuffle_f32x4(z[0], z[1], 0x88), _mm512_shuffle_f32x4(z[0], z[1], 0xDD));
+  const __m512 s_high = _mm512_add_ps(_mm512_shuffle_f32x4(z[2], z[3], 0x88), _mm512_shuffle_f32x4(z[2], z[3], 0xDD));
+  // t: lane i = [t0 t1 of row i, t0 t1 of row i + 4], t0 = s0 + s2, t1 = s1 + s3.
+  const __m512 t = _mm512_add_ps(_mm512_shuffle_ps(s_low, s_high, _MM_SHUFFLE(1, 0, 1, 0)),
+                                 _mm512_shuffle_ps(s_low, s_high, _MM_SHUFFLE(3, 2, 3, 2)));
+  // t0 + t1: row i at float 4i, row i + 4 at 4i + 2.
+  const __m512 sums = _mm512_add_ps(t, _mm512_shuffle_ps(t, t, _MM_SHUFFLE(2, 3, 0, 1)));
+  const __m512i rows_in_order = _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 0, 0, 0, 0, 0, 0, 0, 0);
+  return _mm512_castps512_ps256(_mm512_permutexvar_ps(rows_in_order, sums));
+}
+
+#pragma GCC diagnostic pop
 #endif
 
 // dot(a, b) over n elements in the fixed order.
