@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -24,6 +25,8 @@ CliResult run_pagedgen(const std::string& args, const std::filesystem::path& std
   REQUIRE(WIFEXITED(status));
   return {WEXITSTATUS(status), read_file(stderr_file)};
 }
+
+bool says(const CliResult& r, const std::string& text) { return r.stderr_text.find(text) != std::string::npos; }
 
 GenerateRun run_generate(const std::filesystem::path& dir, const std::filesystem::path& input, const std::string& name,
                          const std::string& flags) {
@@ -48,6 +51,14 @@ int run_shell(const std::string& command) {
   return WEXITSTATUS(status);
 }
 
+std::filesystem::path scratch_dir(const char* name) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("pagedgen-{}-{}", name, ::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 std::string sh_quote(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
 
 void wait_until(const std::function<bool()>& done, double timeout_seconds, const char* what) {
@@ -56,6 +67,11 @@ void wait_until(const std::function<bool()>& done, double timeout_seconds, const
     if (std::chrono::steady_clock::now() >= deadline) FAIL("timed out waiting for " << what);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+std::string without_cached_tokens(const std::string& text) {
+  static const std::regex cached(R"("cached_tokens":\d+)");
+  return std::regex_replace(text, cached, "\"cached_tokens\":_");
 }
 
 std::vector<std::string> complete_lines(const std::string& text) {

@@ -1,16 +1,23 @@
-// How close two logits vectors of the same rows are, for the gpu tests: the largest absolute
-// difference (a NaN anywhere counts as infinite), and Pearson's correlation, the measure
-// for bfloat16 and float16 runs, whose errors grow with the logits' spread.
+// How close two logits vectors of the same rows are: bit for bit (the CPU paths that promise
+// the same bits whatever the batching, chunking, threads or ISA); for the gpu tests, the
+// largest absolute difference (a NaN anywhere counts as infinite), and Pearson's correlation,
+// the measure for bfloat16 and float16 runs, whose errors grow with the logits' spread.
 #pragma once
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
+#include <span>
 #include <vector>
 
 namespace pagedgen::test {
+
+inline bool same_bits(std::span<const float> a, std::span<const float> b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
 
 inline float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   REQUIRE(a.size() == b.size());

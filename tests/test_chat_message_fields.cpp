@@ -24,7 +24,7 @@ ChatRequest chat_of(const std::string& line) {
   return std::get<Request>(item).chat();
 }
 
-std::string error_of(RequestFormat format, const std::string& line) {
+std::string parse_error_of(RequestFormat format, const std::string& line) {
   const RequestItem item = parse(format, line);
   REQUIRE(std::holds_alternative<RequestError>(item));
   const RequestError& error = std::get<RequestError>(item);
@@ -55,12 +55,12 @@ TEST_CASE("chat_template_kwargs keep their order and JSON values; reserved names
   const ChatRequest chat = chat_of(
       R"({"messages": [{"role": "user", "content": "Hi"}], "chat_template_kwargs": {"enable_thinking": false, "x": [1, {"y": null}], "s": "t"}})");
   CHECK(chat.kwargs == ChatTemplateKwargs{{"enable_thinking", "false"}, {"x", R"([1, {"y": null}])"}, {"s", R"("t")"}});
-  CHECK(error_of(RequestFormat::kPlain,
-                 R"({"messages": [{"role": "user", "content": "Hi"}], "chat_template_kwargs": {"tools": []}})") ==
+  CHECK(parse_error_of(RequestFormat::kPlain,
+                       R"({"messages": [{"role": "user", "content": "Hi"}], "chat_template_kwargs": {"tools": []}})") ==
         "invalid_value: chat_template_kwargs.tools: \"tools\" is a variable pagedgen sets itself; give it as its own "
         "field");
-  CHECK(error_of(RequestFormat::kPlain,
-                 R"({"messages": [{"role": "user", "content": "Hi"}], "chat_template_kwargs": [1]})") ==
+  CHECK(parse_error_of(RequestFormat::kPlain,
+                       R"({"messages": [{"role": "user", "content": "Hi"}], "chat_template_kwargs": [1]})") ==
         "invalid_type: chat_template_kwargs must be an object of template variables, got a list");
 }
 
@@ -74,13 +74,13 @@ TEST_CASE("continue_final_message keeps the final message's text and turns the g
       chat_of(R"({"messages": [{"role": "assistant", "content": [{"type": "text", "text": "A"},)"
               R"( {"type": "text", "text": "B"}]}], "continue_final_message": true, "add_generation_prompt": false})");
   CHECK(chat.continued_text == "B");
-  CHECK(error_of(RequestFormat::kPlain,
-                 R"({"messages": [{"role": "user", "content": "Hi"}], "continue_final_message": true,)"
-                 R"( "add_generation_prompt": true})") ==
+  CHECK(parse_error_of(RequestFormat::kPlain,
+                       R"({"messages": [{"role": "user", "content": "Hi"}], "continue_final_message": true,)"
+                       R"( "add_generation_prompt": true})") ==
         "conflicting_fields: continue_final_message and add_generation_prompt: true ask for two different ends of "
         "the prompt; give one");
   CHECK(
-      error_of(
+      parse_error_of(
           RequestFormat::kPlain,
           R"({"messages": [{"role": "assistant", "content": null, "tool_calls": []}], "continue_final_message": true})") ==
       "invalid_value: continue_final_message needs a final message with text to continue");
@@ -90,18 +90,18 @@ TEST_CASE("continue_final_message keeps the final message's text and turns the g
 }
 
 TEST_CASE("chat fields on a prompt line are refused, add_generation_prompt aside; bodies name body.") {
-  CHECK(error_of(RequestFormat::kPlain, R"({"prompt": "p", "tools": [{"type": "function"}]})") ==
+  CHECK(parse_error_of(RequestFormat::kPlain, R"({"prompt": "p", "tools": [{"type": "function"}]})") ==
         "conflicting_fields: tools is for a chat template and applies to messages; this line gives a prompt");
   CHECK(std::holds_alternative<Request>(
       parse(RequestFormat::kPlain, R"({"prompt": "p", "add_generation_prompt": true})")));
-  CHECK(error_of(RequestFormat::kOpenAiBatch,
-                 R"({"custom_id": "r", "method": "POST", "url": "/v1/completions", "body": {"prompt": "p",)"
-                 R"( "chat_template_kwargs": {"a": 1}}})") ==
+  CHECK(parse_error_of(RequestFormat::kOpenAiBatch,
+                       R"({"custom_id": "r", "method": "POST", "url": "/v1/completions", "body": {"prompt": "p",)"
+                       R"( "chat_template_kwargs": {"a": 1}}})") ==
         "conflicting_fields: body.chat_template_kwargs is for a chat template and applies to messages; this line "
         "gives a prompt");
-  CHECK(error_of(RequestFormat::kOpenAiBatch,
-                 R"({"custom_id": "r", "method": "POST", "url": "/v1/chat/completions", "body": {"messages":)"
-                 R"( [{"role": "user", "content": "Hi"}], "tools": {"a": 1}}})") ==
+  CHECK(parse_error_of(RequestFormat::kOpenAiBatch,
+                       R"({"custom_id": "r", "method": "POST", "url": "/v1/chat/completions", "body": {"messages":)"
+                       R"( [{"role": "user", "content": "Hi"}], "tools": {"a": 1}}})") ==
         "invalid_type: body.tools must be a list of tools, got an object");
 }
 
@@ -112,11 +112,11 @@ TEST_CASE("fields the reader does not check pass whatever they hold, numbers of 
 }
 
 TEST_CASE("a message's content may be left out only beside tool_calls") {
-  CHECK(error_of(RequestFormat::kPlain, R"({"messages": [{"role": "assistant"}]})") ==
+  CHECK(parse_error_of(RequestFormat::kPlain, R"({"messages": [{"role": "assistant"}]})") ==
         "missing_field: messages[0].content is missing");
   CHECK(chat_of(R"({"messages": [{"role": "assistant", "tool_calls": []}]})").messages_json ==
         R"([{"role": "assistant", "tool_calls": []}])");
-  CHECK(error_of(RequestFormat::kPlain, R"({"messages": []})") ==
+  CHECK(parse_error_of(RequestFormat::kPlain, R"({"messages": []})") ==
         "invalid_value: messages must hold at least one message");
 }
 

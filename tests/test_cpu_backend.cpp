@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "cpu/cpu_backend.h"
 #include "dense_forward.h"
 #include "loaded_model.h"
+#include "logits_compare.h"
 #include "loader/model_files.h"
 #include "model/dequant.h"
 #include "model/model_weights.h"
@@ -77,9 +77,7 @@ std::vector<float> gather_kv(const CpuBackend& backend, const test::PagedBatchBu
   return out;
 }
 
-bool same_bits(std::span<const float> a, std::span<const float> b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using test::same_bits;
 
 std::vector<float> last_row(const std::vector<float>& logits, std::size_t vocab) {
   return std::vector<float>(logits.end() - static_cast<std::ptrdiff_t>(vocab), logits.end());

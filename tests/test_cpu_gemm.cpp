@@ -11,6 +11,7 @@
 #include "backend/cpu_thread_pool.h"
 #include "cpu/cpu_gemm.h"
 #include "cpu/fixed_order_dot.h"
+#include "logits_compare.h"
 
 using namespace pagedgen;
 
@@ -24,7 +25,7 @@ std::vector<float> random_values(std::size_t n, uint32_t seed) {
   return v;
 }
 
-bool same_bits(const float* a, const float* b, std::size_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
+using test::same_bits;
 
 }  // namespace
 
@@ -73,7 +74,7 @@ TEST_CASE("gemm rows are bitwise independent of the row count, the row's place a
     // The scalar emulation of the operation order gives the same bits.
     std::vector<float> scalar(max_rows * shape.n);
     cpu::gemm_reference_order(x.data(), w.data(), scalar.data(), max_rows, shape.k, shape.n);
-    CHECK(same_bits(alone.data(), scalar.data(), alone.size()));
+    CHECK(same_bits(alone, scalar));
 
     for (std::size_t m : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 13u, 32u, 37u}) {
       for (cpu::CpuThreadPool* pool : {&pool1, &pool2}) {
@@ -83,7 +84,7 @@ TEST_CASE("gemm rows are bitwise independent of the row count, the row's place a
           cpu::gemm(x.data() + first * shape.k, w.data(), y.data(), m, shape.k, shape.n, *pool);
           CAPTURE(m);
           CAPTURE(first);
-          CHECK(same_bits(y.data(), alone.data() + first * shape.n, y.size()));
+          CHECK(same_bits(y, std::span(alone).subspan(first * shape.n, y.size())));
         }
       }
     }
@@ -144,10 +145,10 @@ TEST_CASE("gemm on float16 and bfloat16 weights is the same bits as on their flo
       std::vector<float> expected(rows * n), y(rows * n);
       cpu::gemm(x.data(), w16_values.data(), expected.data(), rows, k, n, pool);
       cpu::gemm(x.data(), w16.data(), y.data(), rows, k, n, pool);
-      CHECK(same_bits(y.data(), expected.data(), y.size()));
+      CHECK(same_bits(y, expected));
       cpu::gemm(x.data(), wb16_values.data(), expected.data(), rows, k, n, pool);
       cpu::gemm(x.data(), wb16.data(), y.data(), rows, k, n, pool);
-      CHECK(same_bits(y.data(), expected.data(), y.size()));
+      CHECK(same_bits(y, expected));
       CHECK(w16_values != wb16_values);  // the two roundings differ: the check above is not vacuous
     }
   }

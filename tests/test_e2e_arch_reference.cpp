@@ -26,7 +26,7 @@ namespace {
 
 // As tests/test_e2e_reference.cpp: float32 on both sides, differences from summation order
 // only (measured: Qwen3 7.6e-6, Phi-3 1.1e-5).
-constexpr float kLogitTolerance = 2e-3f;
+constexpr float kFloat32LogitTolerance = 2e-3f;
 // Gemma's GeGLU: llama.cpp's CPU backend looks GELU up in a float16 table (the input and
 // the result rounded to float16, ggml-cpu/vec.h GGML_GELU_FP16), pagedgen computes it in
 // float32 as HF does. Measured: max |diff| 2.4e-3 (Gemma 2) and 3.1e-3 (Gemma 3); with
@@ -35,7 +35,7 @@ constexpr float kLogitTolerance = 2e-3f;
 constexpr float kGemmaLogitTolerance = 6e-3f;
 
 float logit_tolerance(const std::string& arch) {
-  return arch.starts_with("gemma") ? kGemmaLogitTolerance : kLogitTolerance;
+  return arch.starts_with("gemma") ? kGemmaLogitTolerance : kFloat32LogitTolerance;
 }
 // A feature left out moves some logit by more than this, far beyond either tolerance
 // (measured: 0.69, Gemma 3's local RoPE base, to 24, Phi-3's K and V rows swapped).

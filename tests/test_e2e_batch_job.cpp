@@ -21,10 +21,10 @@ namespace {
 
 constexpr const char* kWindow = "--plan-window 3";  // the default unless a run gives its own
 
-struct BatchJob {
+struct BatchJobFixture {
   TempDir dir{"pagedgen-batch-job"};
   std::filesystem::path input = dir / "in.jsonl";
-  BatchJob() { std::ofstream(input) << kInput; }
+  BatchJobFixture() { std::ofstream(input) << kInput; }
 
   // `generate` with kFlags into `name`.jsonl (and its stats); returns the exit code.
   int generate(const std::string& name, const std::string& flags = "") const {
@@ -44,7 +44,7 @@ struct BatchJob {
 
 TEST_CASE("batch job: streams, shards + merge, resume, windows") {
   PAGEDGEN_SKIP_WITHOUT_DEFAULT_MODEL();
-  BatchJob job;
+  BatchJobFixture job;
   REQUIRE(job.generate("single") == 1);  // one bad line
   const std::string single = job.output("single");
   MESSAGE("single run:\n" << single);

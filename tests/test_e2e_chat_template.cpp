@@ -61,8 +61,6 @@ struct Files {
   }
 };
 
-bool says(const CliResult& r, const std::string& text) { return r.stderr_text.find(text) != std::string::npos; }
-
 }  // namespace
 
 TEST_CASE("render: --chat-template FILE with its date, kwargs, tools, continue_final_message and per-line errors") {

@@ -31,7 +31,7 @@ test::CliResult generate(const Dir& dir, const std::string& flags) {
                             dir.path / "stderr.txt");
 }
 
-bool one_line(const std::string& text) { return std::count(text.begin(), text.end(), '\n') == 1; }
+bool is_one_line(const std::string& text) { return std::count(text.begin(), text.end(), '\n') == 1; }
 
 }  // namespace
 
@@ -62,7 +62,7 @@ TEST_CASE("bad option values: exit 2, one line naming the flag, nothing written"
     CHECK(r.exit_code == 2);
     CHECK(r.stderr_text.starts_with("pagedgen: error: "));
     CHECK(r.stderr_text.find(flag) != std::string::npos);
-    CHECK(one_line(r.stderr_text));
+    CHECK(is_one_line(r.stderr_text));
     CHECK_FALSE(std::filesystem::exists(dir.path / "out.jsonl"));
     CHECK_FALSE(std::filesystem::exists(dir.path / "out.jsonl.manifest.json"));
   }
@@ -81,7 +81,7 @@ TEST_CASE("sweep, plan and merge refuse a file named twice before anything is wr
     const test::CliResult r = test::run_pagedgen(command, dir.path / "stderr.txt");
     CHECK(r.exit_code == 2);
     CHECK(r.stderr_text.find("are one file") != std::string::npos);
-    CHECK(one_line(r.stderr_text));
+    CHECK(is_one_line(r.stderr_text));
     CHECK(test::read_file(dir.path / "in.jsonl") == "{\"prompt\": \"Hello\", \"max_tokens\": 2}\n");
     CHECK_FALSE(std::filesystem::exists(dir.path / "bs16.jsonl"));
   }

@@ -47,11 +47,11 @@ constexpr float kGemma3LogitTolerance = 0.025f;
 // llama.cpp margin under 0.28. What remains is of the kind seen on the default model's
 // Q4_1 file: small float differences (llama.cpp's float16 GELU table among them) flipping
 // int8 roundings of activations.
-constexpr float kFastLogitTolerance = 2.5f;
+constexpr float kGemma3FastLogitTolerance = 2.5f;
 // Teacher-forced greedy steps: where llama.cpp's top two logits are this far apart the
 // fast path must choose the same, and most steps must agree.
-constexpr float kFastGreedyMargin = 0.5f;
-constexpr double kFastGreedyAgreement = 0.95;
+constexpr float kGemma3FastGreedyMargin = 0.5f;
+constexpr double kGemma3FastGreedyAgreement = 0.95;
 
 #define PAGEDGEN_SKIP_WITHOUT_GEMMA3()                                                     \
   if (!::pagedgen::test::gemma3_model()) {                                                 \
@@ -214,17 +214,17 @@ TEST_CASE("Gemma 3 270M, fast path (weights as stored, int8 activations): llama.
     std::vector<float> logits(vocab);
     backend.forward(builder.step({{seq, p.prompt_ids}}), logits);
     const TopLogitsDiff d = compare_top_logits(logits, p);
-    CHECK(d.max_diff < kFastLogitTolerance);
+    CHECK(d.max_diff < kGemma3FastLogitTolerance);
     worst = std::max(worst, d.max_diff);
     // Greedy, each step fed llama.cpp's token, so that one near-tie does not change every
     // later step.
     const test::TeacherForcedGreedy g =
-        test::teacher_forced_greedy(backend, builder, seq, p, logits, kFastGreedyMargin);
+        test::teacher_forced_greedy(backend, builder, seq, p, logits, kGemma3FastGreedyMargin);
     num_steps += g.num_steps;
     num_equal += g.num_equal;
     worst_margin = std::max(worst_margin, g.worst_margin);
   }
-  CHECK(static_cast<double>(num_equal) >= kFastGreedyAgreement * static_cast<double>(num_steps));
+  CHECK(static_cast<double>(num_equal) >= kGemma3FastGreedyAgreement * static_cast<double>(num_steps));
 
   // Free-running, as generate runs it: the first step where the fast path leaves llama.cpp's
   // tokens is a near-tie of llama.cpp's (after it the texts go their own ways, as those of
@@ -241,7 +241,7 @@ TEST_CASE("Gemma 3 270M, fast path (weights as stored, int8 activations): llama.
       continue;
     }
     MESSAGE(divergence->message);
-    CHECK(divergence->reference_margin < kFastGreedyMargin);
+    CHECK(divergence->reference_margin < kGemma3FastGreedyMargin);
   }
   MESSAGE("Gemma 3 fast path: free-running greedy tokens equal to llama.cpp's for " << num_prompts_equal << " of "
                                                                                     << prompts.size() << " prompts");
@@ -249,7 +249,7 @@ TEST_CASE("Gemma 3 270M, fast path (weights as stored, int8 activations): llama.
                                     << "file at " << num_equal << " of " << num_steps << " teacher-forced steps "
                                     << "(largest llama.cpp margin where they differ " << worst_margin
                                     << "); largest |logit difference| over its 64 best ids " << worst << " (tolerance "
-                                    << kFastLogitTolerance << ")");
+                                    << kGemma3FastLogitTolerance << ")");
 }
 
 // Sliding windows' acceptance test on the real model: a ~4,000-token prompt computed in chunks

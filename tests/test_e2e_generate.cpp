@@ -7,7 +7,6 @@
 #include <simdjson.h>
 
 #include <fstream>
-#include <regex>
 
 #include "cli_runner.h"
 #include "cpu/cpu_isa.h"
@@ -27,13 +26,6 @@ const char* kSolarSystemInput =
 {"id": "s3", "prompt": "Write a short poem about rain:", "temperature": 0.8, "seed": 11, "n": 2}
 {"id": "g3", "prompt": "Write a short poem about rain:", "temperature": 0}
 )";
-
-// cached_tokens counts prompt tokens served from shared blocks, which by design depends on
-// the block size and on sharing; everything else in a line must not.
-std::string without_cached_tokens(const std::string& text) {
-  static const std::regex cached(R"("cached_tokens":\d+)");
-  return std::regex_replace(text, cached, "\"cached_tokens\":_");
-}
 
 }  // namespace
 

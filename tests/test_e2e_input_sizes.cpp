@@ -46,7 +46,7 @@ std::string optional_properties_schema(int n) {
   return schema + "}}";
 }
 
-std::string many_keys_line(int n) {
+std::string many_keys_request(int n) {
   std::string line = R"({"id": "keys", "prompt": "Hi")";
   for (int i = 0; i < n; ++i) line += fmt::format(R"(, "k{}": {})", i, i);
   return line + "}";
@@ -63,7 +63,7 @@ TEST_CASE("chained $refs, 100,000 optional properties and a line of 1,000,000 ke
     out << R"({"id": "first", "prompt": "Hello"})" << '\n'
         << schema_line("chain", chained_refs_schema(kChainedRefs)) << '\n'
         << schema_line("optional", optional_properties_schema(kOptionalProperties)) << '\n'
-        << many_keys_line(kLineKeys) << '\n'
+        << many_keys_request(kLineKeys) << '\n'
         << R"({"id": "last", "prompt": "Goodbye"})" << '\n';
   }
   INFO("input bytes: " << std::filesystem::file_size(input));

@@ -31,7 +31,7 @@ using namespace pagedgen::test;
 
 namespace {
 
-std::string without_cached_tokens(const std::string& text) {
+std::string cached_tokens_removed(const std::string& text) {
   static const std::regex cached(R"("cached_tokens":\d+)");
   return std::regex_replace(text, cached, "");
 }
@@ -199,7 +199,7 @@ TEST_CASE("small inputs spread over every shard; merge refuses stats missing, tw
   const CliResult merged = merge(stats);
   REQUIRE_MESSAGE(merged.exit_code == 0, merged.stderr_text);
   // Texts are the single run's; cached_tokens may differ (prefixes are shared within a shard).
-  CHECK(without_cached_tokens(read_file(job.path("merged.jsonl"))) == without_cached_tokens(single));
+  CHECK(cached_tokens_removed(read_file(job.path("merged.jsonl"))) == cached_tokens_removed(single));
   CHECK(json_int(read_file(job.path("merged.stats.json")), "requests", "requests") == 10);
 
   const std::string s0 = sh_quote(job.path("shard0.stats.json")), s1 = sh_quote(job.path("shard1.stats.json"));

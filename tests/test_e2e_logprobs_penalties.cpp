@@ -12,17 +12,16 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <simdjson.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "cli_runner.h"
 #include "cpu/cpu_backend.h"
+#include "gguf_writer.h"
 #include "io/request_parser.h"
 #include "job/prompt_builder.h"
 #include "loaded_model.h"
@@ -37,18 +36,6 @@ using namespace pagedgen::test;
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path scratch_dir(const char* name) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("pagedgen-{}-{}", name, ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-}
 
 // Local copies: a range-for over .value() of a temporary result would dangle.
 simdjson::dom::array array_of(simdjson::dom::element element) {
@@ -139,7 +126,7 @@ void check_against_logits(const std::vector<Entry>& entries, const std::vector<s
   }
 }
 
-constexpr const char* kPrompt = "The three primary colors are";
+constexpr const char* kColorsPrompt = "The three primary colors are";
 constexpr const char* kMessages = R"([{"role": "user", "content": "Name a fruit and say why you like it."}])";
 
 }  // namespace
@@ -158,7 +145,7 @@ TEST_CASE("logprobs: log-softmax of the CPU backend's logits to 1e-5, top-k in o
           "\n"
           R"({{"id": "m", "messages": {}, "max_tokens": 12, "temperature": 0.9, "seed": 4, "n": 2, "logprobs": 3}})"
           "\n",
-          kPrompt, kMessages));
+          kColorsPrompt, kMessages));
   write_file(
       dir / "openai.jsonl",
       fmt::format(R"({{"custom_id": "c", "method": "POST", "url": "/v1/completions", "body": {{"prompt": "{}", )"
@@ -167,7 +154,7 @@ TEST_CASE("logprobs: log-softmax of the CPU backend's logits to 1e-5, top-k in o
                   R"({{"custom_id": "m", "method": "POST", "url": "/v1/chat/completions", "body": {{"messages": {}, )"
                   R"("max_tokens": 12, "temperature": 0.9, "seed": 4, "n": 2, "logprobs": true, "top_logprobs": 3}}}})"
                   "\n",
-                  kPrompt, kMessages));
+                  kColorsPrompt, kMessages));
   for (const char* name : {"plain", "openai"}) {
     const CliResult r =
         run_pagedgen(fmt::format("generate -q -i {} -o {}", sh_quote(dir / fmt::format("{}.jsonl", name)),

@@ -51,8 +51,6 @@ struct MergeJob {
   }
 };
 
-bool says(const CliResult& r, const std::string& text) { return r.stderr_text.find(text) != std::string::npos; }
-
 }  // namespace
 
 TEST_CASE("merge refuses shards of different shard counts before touching -o") {

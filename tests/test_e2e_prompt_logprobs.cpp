@@ -13,7 +13,6 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <simdjson.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -126,13 +125,6 @@ SamplingParams scoring(int32_t num_top) {
   params.max_tokens = 0;
   params.prompt_logprobs = num_top;
   return params;
-}
-
-fs::path scratch_dir(const char* name) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("pagedgen-{}-{}", name, ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ PreparedRequest greedy_request(uint64_t index, std::vector<TokenId> prompt, int3
 }
 
 // Every choice's tokens, by request index then choice.
-std::vector<std::vector<std::vector<TokenId>>> run(Engine& engine, std::vector<PreparedRequest> requests) {
+std::vector<std::vector<std::vector<TokenId>>> generated_ids(Engine& engine, std::vector<PreparedRequest> requests) {
   std::vector<std::vector<std::vector<TokenId>>> out(requests.size());
   engine.add_requests(std::move(requests));
   for (const OutputRecord& record : run_to_completion(engine)) {
@@ -75,7 +75,7 @@ TEST_CASE("per-kind KV figures of a hand-worked run: one sequence, window 6, blo
   Engine engine(config, backend, nullptr);
   std::vector<TokenId> prompt(13);
   std::iota(prompt.begin(), prompt.end(), 1);
-  run(engine, {greedy_request(0, prompt, 6)});
+  generated_ids(engine, {greedy_request(0, prompt, 6)});
   // Steps (snapshots after each: kind 0 blocks / kind 1 blocks, kind 1 positions):
   //   0 prefill 0..7          2 / 2   8      (the next query, at 8, reads 3..8)
   //   1 prefill 8..12         4 / 4   13     (queries up to 12 read back to 3)
@@ -148,7 +148,7 @@ TEST_CASE(
       config.prefix_sharing = sharing;
       config.max_model_len = g.files.config().context_length;
       Engine engine(config, backend, &g.files.tokenizer());
-      const auto out = run(engine, requests);
+      const auto out = generated_ids(engine, requests);
       for (std::size_t i = 0; i < requests.size(); ++i) {
         CAPTURE(i);
         const test::ReferencePrompt& p = g.prompts[i / 2];
@@ -192,7 +192,7 @@ TEST_CASE("Gemma 3: a long prompt in small chunks holds window + chunk + one blo
     config.max_batch_tokens = 16;
     config.max_model_len = c.context_length;
     Engine engine(config, backend, &g.files.tokenizer());
-    const auto out = run(engine, {greedy_request(0, prompt, 8)});
+    const auto out = generated_ids(engine, {greedy_request(0, prompt, 8)});
     CHECK(out.at(0).at(0) == expected);
     const EngineStats& s = engine.stats();
     REQUIRE(s.kinds.size() == 2);

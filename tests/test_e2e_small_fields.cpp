@@ -38,7 +38,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kPrompt = R"("prompt": "The capital of France is", "max_tokens": 8, "temperature": 0)";
+constexpr const char* kFranceFields = R"("prompt": "The capital of France is", "max_tokens": 8, "temperature": 0)";
 constexpr const char* kChat = R"("messages": [{"role": "user", "content": "Say hi."}], "temperature": 0)";
 
 struct Choice {
@@ -47,7 +47,7 @@ struct Choice {
   std::vector<int64_t> ids;  // from logprobs, when asked
 };
 
-struct Line {
+struct OutputLine {
   std::vector<Choice> choices;
   int64_t prompt_tokens = 0;
   std::string error;  // "code: message"
@@ -64,7 +64,7 @@ Choice read_choice(simdjson::dom::element choice) {
 }
 
 // The plain output lines by id.
-std::map<std::string, Line> run_plain(const fs::path& dir, const std::vector<std::string>& lines) {
+std::map<std::string, OutputLine> run_plain(const fs::path& dir, const std::vector<std::string>& lines) {
   std::string input;
   for (const std::string& line : lines) input += line + "\n";
   std::ofstream(dir / "in.jsonl") << input;
@@ -73,10 +73,10 @@ std::map<std::string, Line> run_plain(const fs::path& dir, const std::vector<std
       dir / "err.txt");
   REQUIRE_MESSAGE(result.exit_code == 1, result.stderr_text);  // 1: a line is an error record
   simdjson::dom::parser parser;
-  std::map<std::string, Line> out;
+  std::map<std::string, OutputLine> out;
   for (const std::string& text : complete_lines(read_file(dir / "out.jsonl"))) {
     const simdjson::dom::element json = parser.parse(text);
-    Line& line = out[std::string(json["id"].get_string().value())];
+    OutputLine& line = out[std::string(json["id"].get_string().value())];
     simdjson::dom::element error;
     if (json["error"].get(error) == simdjson::SUCCESS) {
       line.error = fmt::format("{}: {}", std::string_view(error["code"]), std::string_view(error["message"]));
@@ -115,12 +115,12 @@ TEST_CASE("small fields on plain lines: stop strings kept, special tokens shown,
   const fs::path dir = fs::temp_directory_path() / fmt::format("pagedgen-small-fields-{}", ::getpid());
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::map<std::string, Line> out = run_plain(
+  const std::map<std::string, OutputLine> out = run_plain(
       dir,
-      {line("base", kPrompt), line("cut", fmt::format(R"({}, "stop": ["."])", kPrompt)),
-       line("kept", fmt::format(R"({}, "stop": ["."], "include_stop_str_in_output": true)", kPrompt)),
-       line("id_cut", fmt::format(R"({}, "stop_token_ids": [30])", kPrompt)),
-       line("id_kept", fmt::format(R"({}, "stop_token_ids": [30], "include_stop_str_in_output": true)", kPrompt)),
+      {line("base", kFranceFields), line("cut", fmt::format(R"({}, "stop": ["."])", kFranceFields)),
+       line("kept", fmt::format(R"({}, "stop": ["."], "include_stop_str_in_output": true)", kFranceFields)),
+       line("id_cut", fmt::format(R"({}, "stop_token_ids": [30])", kFranceFields)),
+       line("id_kept", fmt::format(R"({}, "stop_token_ids": [30], "include_stop_str_in_output": true)", kFranceFields)),
        line("hidden", fmt::format(R"({}, "max_tokens": 40, "ignore_eos": true)", kChat)),
        line("shown", fmt::format(R"({}, "max_tokens": 40, "ignore_eos": true, "skip_special_tokens": false)", kChat)),
        line("unspaced", fmt::format(R"({}, "max_tokens": 40, "ignore_eos": true, "skip_special_tokens": false, )"
@@ -130,7 +130,7 @@ TEST_CASE("small fields on plain lines: stop strings kept, special tokens shown,
        line("turn_kept", fmt::format(R"({}, "max_tokens": 40, "skip_special_tokens": false, )"
                                      R"("include_stop_str_in_output": true)",
                                      kChat)),
-       line("bad_greedy", fmt::format(R"({}, "bad_words": ["Paris", "the capital"])", kPrompt)),
+       line("bad_greedy", fmt::format(R"({}, "bad_words": ["Paris", "the capital"])", kFranceFields)),
        line("bad_sampled", R"("prompt": "The capital of France is", "max_tokens": 8, "n": 3, "logprobs": 0, )"
                            R"("bad_words": ["Paris", "London"])"),
        line("allowed", R"("prompt": "The capital of France is", "max_tokens": 8, "n": 3, "logprobs": 0, )"
@@ -142,9 +142,9 @@ TEST_CASE("small fields on plain lines: stop strings kept, special tokens shown,
                         fmt::join(no, ", "), eog)),
        line("no_token",
             fmt::format(R"("prompt": "Hi", "max_tokens": 4, "min_tokens": 1, "allowed_token_ids": [{}])", eog)),
-       line("truncated", fmt::format(R"({}, "truncate_prompt_tokens": 2)", kPrompt)),
+       line("truncated", fmt::format(R"({}, "truncate_prompt_tokens": 2)", kFranceFields)),
        line("truncated_chat", fmt::format(R"({}, "max_tokens": 2, "truncate_prompt_tokens": 3)", kChat)),
-       line("whole", fmt::format(R"({}, "truncate_prompt_tokens": -1)", kPrompt))});
+       line("whole", fmt::format(R"({}, "truncate_prompt_tokens": -1)", kFranceFields))});
 
   const std::string base = out.at("base").choices.at(0).text;
   REQUIRE(base.starts_with(" Paris."));

@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -126,11 +125,6 @@ ValidatorSummary validate(const TempDir& dir, const std::filesystem::path& forma
 }
 
 bool has_jsonschema() { return run_shell("python3 -c 'import jsonschema' >/dev/null 2>&1") == 0; }
-
-std::string without_cached_tokens(const std::string& text) {
-  static const std::regex cached(R"("cached_tokens":\d+)");
-  return std::regex_replace(text, cached, "\"cached_tokens\":_");
-}
 
 }  // namespace
 

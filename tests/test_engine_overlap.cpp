@@ -129,8 +129,8 @@ std::vector<std::string> counted_figures(const EngineStats& e) {
   return f;
 }
 
-RunResult run(EngineConfig config, const std::vector<PreparedRequest>& requests, bool overlap, int32_t vocab,
-              uint64_t fail_every) {
+RunResult run_engine(EngineConfig config, const std::vector<PreparedRequest>& requests, bool overlap, int32_t vocab,
+                     uint64_t fail_every) {
   config.overlap = overlap;
   HashModelBackend backend(vocab, fail_every);
   Engine engine(config, backend, nullptr);
@@ -157,7 +157,7 @@ RunResult run(EngineConfig config, const std::vector<PreparedRequest>& requests,
 
 int64_t count(const std::vector<bool>& flags) { return std::count(flags.begin(), flags.end(), true); }
 
-PreparedRequest request(uint64_t index, std::vector<TokenId> prompt, int32_t max_tokens) {
+PreparedRequest ignore_eos_request(uint64_t index, std::vector<TokenId> prompt, int32_t max_tokens) {
   PreparedRequest r;
   r.index = index;
   r.seed_key = std::to_string(index);
@@ -181,8 +181,8 @@ EngineConfig small_config() {
 // The same records, figures and backend inputs both ways; returns the overlap's run.
 RunResult check_same_both_ways(const EngineConfig& config, const std::vector<PreparedRequest>& requests, int32_t vocab,
                                uint64_t fail_every) {
-  const RunResult off = run(config, requests, false, vocab, fail_every);
-  const RunResult on = run(config, requests, true, vocab, fail_every);
+  const RunResult off = run_engine(config, requests, false, vocab, fail_every);
+  const RunResult on = run_engine(config, requests, true, vocab, fail_every);
   CHECK(count(off.overlapped) == 0);
   CHECK(on.records == off.records);
   CHECK(on.figures == off.figures);
@@ -198,9 +198,9 @@ RunResult check_same_both_ways(const EngineConfig& config, const std::vector<Pre
 
 TEST_CASE("one request, length ends only: every step overlapped, the record one step() call later") {
   // Prompt of 5, 3 new tokens: step 1 prefills and samples token 1, steps 2 and 3 decode.
-  const std::vector<PreparedRequest> requests = {request(0, {1, 2, 3, 4, 5}, 3)};
-  const RunResult off = run(small_config(), requests, false, 50, 0);
-  const RunResult on = run(small_config(), requests, true, 50, 0);
+  const std::vector<PreparedRequest> requests = {ignore_eos_request(0, {1, 2, 3, 4, 5}, 3)};
+  const RunResult off = run_engine(small_config(), requests, false, 50, 0);
+  const RunResult on = run_engine(small_config(), requests, true, 50, 0);
   CHECK(off.overlapped == std::vector<bool>{false, false, false});
   CHECK(off.records_per_call == std::vector<int>{0, 0, 1});
   // Step 3 ends the sample by length before its id is known; a fourth call schedules nothing and
@@ -218,21 +218,21 @@ TEST_CASE("one request, length ends only: every step overlapped, the record one 
 }
 
 TEST_CASE("stop ids: a step is overlapped only while min_tokens holds every stop back") {
-  PreparedRequest r = request(0, {1, 2, 3, 4, 5}, 6);
+  PreparedRequest r = ignore_eos_request(0, {1, 2, 3, 4, 5}, 6);
   r.sampling.stop_token_ids = {1000};  // never sampled (vocab 50): the sample runs to max_tokens
   r.sampling.min_tokens = 2;
-  const RunResult on = run(small_config(), {r}, true, 50, 0);
+  const RunResult on = run_engine(small_config(), {r}, true, 50, 0);
   // Tokens 1 and 2 cannot stop it (min_tokens), tokens 3..6 could.
   CHECK(on.overlapped == std::vector<bool>{true, false, false, false, false, false});
   CHECK(on.records_per_call == std::vector<int>{0, 0, 0, 0, 0, 1});
 }
 
 TEST_CASE("n > 1: the step that forks is not overlapped; the samples' decode steps are") {
-  PreparedRequest r = request(0, {1, 2, 3, 4, 5, 6}, 3);
+  PreparedRequest r = ignore_eos_request(0, {1, 2, 3, 4, 5, 6}, 3);
   r.sampling.n = 2;
   r.sampling.temperature = 1.0;
-  const RunResult off = run(small_config(), {r}, false, 50, 0);
-  const RunResult on = run(small_config(), {r}, true, 50, 0);
+  const RunResult off = run_engine(small_config(), {r}, false, 50, 0);
+  const RunResult on = run_engine(small_config(), {r}, true, 50, 0);
   CHECK(on.overlapped == std::vector<bool>{false, true, true, false});
   CHECK(on.records == off.records);
   CHECK(on.figures == off.figures);
@@ -240,13 +240,13 @@ TEST_CASE("n > 1: the step that forks is not overlapped; the samples' decode ste
 }
 
 TEST_CASE("penalties read the sequence's tokens: their steps wait for the ids; logit_bias alone does not") {
-  PreparedRequest penalized = request(0, {1, 2, 3, 4, 5}, 4);
+  PreparedRequest penalized = ignore_eos_request(0, {1, 2, 3, 4, 5}, 4);
   penalized.sampling.presence_penalty = 1.0;
   const RunResult on = check_same_both_ways(small_config(), {penalized}, 50, 0);
   // Every row the backend saw carries the real tokens (check_same_both_ways compares them),
   // and no step is overlapped.
   CHECK(count(on.overlapped) == 0);
-  PreparedRequest biased = request(0, {1, 2, 3, 4, 5}, 3);
+  PreparedRequest biased = ignore_eos_request(0, {1, 2, 3, 4, 5}, 3);
   biased.sampling.logit_bias = {{7, -100.0}};
   const RunResult biased_on = check_same_both_ways(small_config(), {biased}, 50, 0);
   CHECK(biased_on.overlapped == std::vector<bool>{true, true, true, false});
@@ -257,8 +257,8 @@ TEST_CASE("a failed row: its sequence runs one more step both ways, then the req
   // multiple of 7): fail_every 7 fails about one row in seven.
   std::optional<RunResult> on;
   for (TokenId first = 1; first < 200 && !on; ++first) {
-    const std::vector<PreparedRequest> requests = {request(0, {2, 3, first}, 4)};
-    const RunResult off = run(small_config(), requests, false, 50, 7);
+    const std::vector<PreparedRequest> requests = {ignore_eos_request(0, {2, 3, first}, 4)};
+    const RunResult off = run_engine(small_config(), requests, false, 50, 7);
     if (off.num_errors == 0 || off.records.at(0).find("after 4 tokens") == std::string::npos) continue;
     // The row of token 2 (after 3 prompt tokens and 1 generated) failed: steps 1 and 2
     // sampled, step 3 ran the failed sequence once more with no token of its own.
@@ -279,7 +279,7 @@ TEST_CASE("mixed workloads: the same records, figures and backend inputs with th
     const auto group = static_cast<TokenId>(i % 4);
     for (TokenId t = 0; t < 5 + 3 * group; ++t) prompt.push_back(100 + 10 * group + t);
     for (uint64_t t = 0; t < i % 5 + 1; ++t) prompt.push_back(static_cast<TokenId>(200 + i * 7 + t));
-    PreparedRequest r = request(i, prompt, static_cast<int32_t>(1 + (i * 5) % 12));
+    PreparedRequest r = ignore_eos_request(i, prompt, static_cast<int32_t>(1 + (i * 5) % 12));
     r.sampling.n = static_cast<int32_t>(1 + i % 3);
     if (i % 2 == 1) {
       r.sampling.temperature = 0.8;

@@ -12,7 +12,7 @@ using namespace pagedgen;
 
 namespace {
 
-ModelConfig tiny_config() {
+ModelConfig fused_config() {
   ModelConfig c;
   c.num_layers = 1;
   c.hidden_size = 32;
@@ -33,7 +33,7 @@ TEST_CASE("attn_qkv and a gate/up ffn_up split into the Q, K, V, gate and up row
       {"blk.0.ffn_up.weight", "blk.0.ffn_up.weight", {6, 32}, 8, up},
       {"blk.0.attn_norm.weight", "blk.0.attn_norm.weight", {32}, 0, norm},
   };
-  const std::vector<RawTensor> split = split_fused_tensors(tensors, tiny_config(), "m.gguf");
+  const std::vector<RawTensor> split = split_fused_tensors(tensors, fused_config(), "m.gguf");
   REQUIRE(split.size() == 6);
   const auto check = [&](std::size_t i, const char* name, uint64_t rows, const std::byte* first) {
     CAPTURE(name);
@@ -58,9 +58,9 @@ TEST_CASE("an ffn_up beside an ffn_gate is left alone; a fused tensor of the wro
       {"blk.0.ffn_gate.weight", "g", {3, 32}, 8, gate},
       {"blk.0.ffn_up.weight", "u", {3, 32}, 8, up},
   };
-  CHECK(split_fused_tensors(separate, tiny_config(), "m.gguf").size() == 2);
+  CHECK(split_fused_tensors(separate, fused_config(), "m.gguf").size() == 2);
   const RawTensor wrong[] = {{"blk.0.attn_qkv.weight", "blk.0.attn_qkv.weight", {60, 32}, 8, qkv}};
-  CHECK_THROWS_WITH_AS(split_fused_tensors(wrong, tiny_config(), "m.gguf"),
+  CHECK_THROWS_WITH_AS(split_fused_tensors(wrong, fused_config(), "m.gguf"),
                        "m.gguf: tensor 'blk.0.attn_qkv.weight' has shape 60x32, expected 64x32 for this model's "
                        "config (attn_q 32 rows + attn_k 16 rows + attn_v 16 rows)",
                        Error);

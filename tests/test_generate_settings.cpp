@@ -57,7 +57,7 @@ GenerateOptions parse_generate(std::vector<std::string> extra) {
   return options;
 }
 
-std::filesystem::path write_file(const std::string& name, const std::string& text) {
+std::filesystem::path write_temp_file(const std::string& name, const std::string& text) {
   const std::filesystem::path path = std::filesystem::temp_directory_path() / name;
   std::ofstream(path) << text;
   return path;
@@ -86,8 +86,8 @@ TEST_CASE("every flag of generate is a manifest setting or is listed as changing
 }
 
 TEST_CASE("each manifest setting's value changes when one of its flags moves off its default") {
-  const std::filesystem::path model = write_file("pagedgen-settings-model.gguf", "model bytes");
-  const std::filesystem::path other_model = write_file("pagedgen-settings-other.gguf", "other model bytes");
+  const std::filesystem::path model = write_temp_file("pagedgen-settings-model.gguf", "model bytes");
+  const std::filesystem::path other_model = write_temp_file("pagedgen-settings-other.gguf", "other model bytes");
   // A value away from the default for each flag of the table ("" for a switch).
   const std::map<std::string, std::string> moved = {
       {"--format", "openai"},
@@ -118,11 +118,11 @@ TEST_CASE("each manifest setting's value changes when one of its flags moves off
       {"--kv-cache-dtype", "float32"},
       {"--load-format", "dummy"},
       {"--shard", "1/2"},
-      {"--json-schema", write_file("pagedgen-settings-schema.json", R"({"type": "object"})").string()},
+      {"--json-schema", write_temp_file("pagedgen-settings-schema.json", R"({"type": "object"})").string()},
       {"--json-object", ""},
       {"--regex", "[a-z]+"},
       {"--choice", "yes"},
-      {"--grammar", write_file("pagedgen-settings-grammar.gbnf", R"(root ::= "a"+)").string()},
+      {"--grammar", write_temp_file("pagedgen-settings-grammar.gbnf", R"(root ::= "a"+)").string()},
       {"--tokenizer", other_model.string() + " --load-format dummy"},
       {"--gpu-memory-utilization", "0.5"}};
   const GenerateOptions defaults = parse_generate({});
@@ -146,7 +146,7 @@ TEST_CASE("each manifest setting's value changes when one of its flags moves off
 }
 
 TEST_CASE("the manifest of a default run: the settings older manifests hold, in their order") {
-  const std::filesystem::path model = write_file("pagedgen-settings-model.gguf", "model bytes");
+  const std::filesystem::path model = write_temp_file("pagedgen-settings-model.gguf", "model bytes");
   std::vector<std::string> keys;
   for (const auto& [key, value] : manifest_settings(parse_generate({}), model)) keys.push_back(key);
   const std::vector<std::string> expected = {"model",

@@ -19,7 +19,7 @@ namespace {
 
 constexpr KvKindId kWindow = 1;
 
-std::vector<BlockId> table(const KvCacheManager& kv, uint64_t seq, KvKindId kind) {
+std::vector<BlockId> kind_table(const KvCacheManager& kv, uint64_t seq, KvKindId kind) {
   const auto t = kv.block_table(seq, kind);
   return {t.begin(), t.end()};
 }
@@ -27,7 +27,7 @@ std::vector<BlockId> table(const KvCacheManager& kv, uint64_t seq, KvKindId kind
 // "c0 c1 ...": every block's reference count. (As text: GCC 12 at -O2 -march=native on an
 // AVX-512 machine builds the literal "1 1 1 1 0 0 0 0" as eight 1s
 // in this file, measured.)
-std::string ref_counts(const KvCacheManager& kv, KvKindId kind) {
+std::string ref_counts_text(const KvCacheManager& kv, KvKindId kind) {
   std::string counts;
   for (BlockId b = 0; b < kv.num_blocks(kind); ++b)
     counts += (b ? " " : "") + std::to_string(kv.pool(kind).ref_count(b));
@@ -60,18 +60,18 @@ TEST_CASE("the window kind gives back the blocks no later query reaches; kind 0 
   const PrefixMatch match = kv.match_prefix(a);
   REQUIRE(match.window_hits.size() == 1);
   kv.allocate(1, a, match, 13);
-  CHECK(table(kv, 1, 0) == std::vector<BlockId>{0, 1, 2, 3});
-  CHECK(table(kv, 1, kWindow) == std::vector<BlockId>{0, 1, 2, 3});
+  CHECK(kind_table(kv, 1, 0) == std::vector<BlockId>{0, 1, 2, 3});
+  CHECK(kind_table(kv, 1, kWindow) == std::vector<BlockId>{0, 1, 2, 3});
   kv.commit_full_blocks(1, a, 13);
   // Next query at 13 reads 8..13: logical blocks 2 and 3. Blocks 0 and 1 go, oldest first,
   // to the tail of the free queue, still cached.
   kv.release_unreachable(1, 13);
-  CHECK(table(kv, 1, kWindow) == std::vector<BlockId>{0, 0, 2, 3});
+  CHECK(kind_table(kv, 1, kWindow) == std::vector<BlockId>{0, 0, 2, 3});
   CHECK(kv.num_released_blocks(1, kWindow) == 2);
-  CHECK(ref_counts(kv, kWindow) == "0 0 1 1 0 0 0 0");
+  CHECK(ref_counts_text(kv, kWindow) == "0 0 1 1 0 0 0 0");
   CHECK(kv.pool(kWindow).free_queue() == std::vector<BlockId>{4, 5, 6, 7, 0, 1});
   CHECK((kv.pool(kWindow).is_cached(0) && kv.pool(kWindow).is_cached(1)));
-  CHECK(ref_counts(kv, 0) == "1 1 1 1 0 0 0 0");
+  CHECK(ref_counts_text(kv, 0) == "1 1 1 1 0 0 0 0");
 
   KvCacheStats stats = kv.stats();
   REQUIRE(stats.kinds.size() == 2);
@@ -93,10 +93,10 @@ TEST_CASE("the window kind gives back the blocks no later query reaches; kind 0 
     REQUIRE(kv.can_append_slots(1, 1));
     CHECK(kv.append_slots(1, 1).empty());
   }
-  CHECK(table(kv, 1, kWindow) == std::vector<BlockId>{0, 0, 2, 3, 4});
+  CHECK(kind_table(kv, 1, kWindow) == std::vector<BlockId>{0, 0, 2, 3, 4});
   kv.release_unreachable(1, 17);
-  CHECK(table(kv, 1, 0) == std::vector<BlockId>{0, 1, 2, 3, 4});
-  CHECK(table(kv, 1, kWindow) == std::vector<BlockId>{0, 0, 0, 3, 4});
+  CHECK(kind_table(kv, 1, 0) == std::vector<BlockId>{0, 1, 2, 3, 4});
+  CHECK(kind_table(kv, 1, kWindow) == std::vector<BlockId>{0, 0, 0, 3, 4});
   CHECK(kv.pool(kWindow).free_queue() == std::vector<BlockId>{5, 6, 7, 0, 1, 2});
   stats = kv.stats();
   CHECK(stats.kinds[1].num_used_blocks == 2);
@@ -106,7 +106,7 @@ TEST_CASE("the window kind gives back the blocks no later query reaches; kind 0 
 
   // Freeing gives back only what is still held: blocks 4 then 3.
   kv.free(1);
-  CHECK(ref_counts(kv, kWindow) == "0 0 0 0 0 0 0 0");
+  CHECK(ref_counts_text(kv, kWindow) == "0 0 0 0 0 0 0 0");
   CHECK(kv.pool(kWindow).free_queue() == std::vector<BlockId>{5, 6, 7, 0, 1, 2, 4, 3});
   CHECK(kv.stats().kinds[1].num_filled_slots == 0);
   CHECK(kv.stats().kinds[0].num_filled_slots == 0);
@@ -132,8 +132,8 @@ TEST_CASE("a prefix hit takes only the window's blocks before the hit point in t
     CHECK(match.window_hits[0].blocks == std::vector<BlockId>{1, 2});
     REQUIRE(kv.can_allocate(match, 2));
     CHECK(kv.allocate(2, b, match, 2).empty());
-    CHECK(table(kv, 2, 0) == std::vector<BlockId>{0, 1, 2, 9});
-    CHECK(table(kv, 2, kWindow) == std::vector<BlockId>{0, 1, 2, 4});  // entry 0 never held
+    CHECK(kind_table(kv, 2, 0) == std::vector<BlockId>{0, 1, 2, 9});
+    CHECK(kind_table(kv, 2, kWindow) == std::vector<BlockId>{0, 1, 2, 4});  // entry 0 never held
     CHECK(kv.num_released_blocks(2, kWindow) == 1);
     CHECK(kv.pool(kWindow).ref_count(1) == 1);
     CHECK(kv.pool(kWindow).ref_count(2) == 2);
@@ -176,7 +176,7 @@ TEST_CASE("a partial match copies in every kind; dropping it fits the window hit
   CHECK((copies[0].src == 2 && copies[0].kind == 0));
   CHECK((copies[1].src == 2 && copies[1].kind == kWindow));
   CHECK(copies[1].dst == 4);
-  CHECK(table(kv, 2, kWindow) == std::vector<BlockId>{0, 1, 4, 5});
+  CHECK(kind_table(kv, 2, kWindow) == std::vector<BlockId>{0, 1, 4, 5});
   CHECK(kv.filled_slots(4, kWindow) == 4);
   kv.release_copy_sources();
   CHECK(kv.pool(kWindow).ref_count(2) == 0);
@@ -195,9 +195,9 @@ TEST_CASE("fork and copy-on-write with a window kind; a shared block given back 
   KvCacheManager kv(windowed(8, 8));
   const auto prompt = iota_tokens(1, 6);  // [1..4 | 5 6]
   admit_all_in_windows(kv, 1, prompt);
-  CHECK(table(kv, 1, kWindow) == std::vector<BlockId>{0, 1});  // the query at 6 reads 1..6
+  CHECK(kind_table(kv, 1, kWindow) == std::vector<BlockId>{0, 1});  // the query at 6 reads 1..6
   kv.fork(1, 2);
-  CHECK(ref_counts(kv, kWindow) == "2 2 0 0 0 0 0 0");
+  CHECK(ref_counts_text(kv, kWindow) == "2 2 0 0 0 0 0 0");
   const std::vector<BlockCopy> copies = kv.append_slots(1, 1);
   REQUIRE(copies.size() == 2);
   CHECK((copies[0].src == 1 && copies[0].dst == 2 && copies[0].kind == 0));
@@ -209,20 +209,20 @@ TEST_CASE("fork and copy-on-write with a window kind; a shared block given back 
   CHECK(kv.append_slots(1, 4).empty());  // 7..10: block 2 fills, block 3 holds 8..10
   kv.release_unreachable(1, 11);
   kv.release_unreachable(2, 7);
-  CHECK(table(kv, 1, kWindow) == std::vector<BlockId>{0, 2, 3});
+  CHECK(kind_table(kv, 1, kWindow) == std::vector<BlockId>{0, 2, 3});
   CHECK(kv.num_released_blocks(1, kWindow) == 1);
-  CHECK(table(kv, 2, kWindow) == std::vector<BlockId>{0, 1});
-  CHECK(ref_counts(kv, kWindow) == "1 1 1 1 0 0 0 0");
-  CHECK(ref_counts(kv, 0) == "2 1 1 1 0 0 0 0");
+  CHECK(kind_table(kv, 2, kWindow) == std::vector<BlockId>{0, 1});
+  CHECK(ref_counts_text(kv, kWindow) == "1 1 1 1 0 0 0 0");
+  CHECK(ref_counts_text(kv, 0) == "2 1 1 1 0 0 0 0");
   // A fork after a release shares only what the parent still holds.
   kv.fork(1, 3);
-  CHECK(ref_counts(kv, kWindow) == "1 1 2 2 0 0 0 0");
+  CHECK(ref_counts_text(kv, kWindow) == "1 1 2 2 0 0 0 0");
   CHECK(kv.num_released_blocks(3, kWindow) == 1);
   kv.free(2);
-  CHECK(ref_counts(kv, kWindow) == "0 0 2 2 0 0 0 0");
+  CHECK(ref_counts_text(kv, kWindow) == "0 0 2 2 0 0 0 0");
   kv.free(1);
   kv.free(3);
-  CHECK(ref_counts(kv, kWindow) == "0 0 0 0 0 0 0 0");
+  CHECK(ref_counts_text(kv, kWindow) == "0 0 0 0 0 0 0 0");
   CHECK(kv.stats().kinds[1].num_filled_slots == 0);
 }
 

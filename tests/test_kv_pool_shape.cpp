@@ -26,7 +26,7 @@ ModelConfig four_layers(bool window) {
   return config;
 }
 
-bool same(const KvLayout& a, const KvLayout& b) {
+bool same_layout(const KvLayout& a, const KvLayout& b) {
   return a.num_blocks == b.num_blocks && a.num_kv_heads == b.num_kv_heads && a.block_size == b.block_size &&
          a.head_dim == b.head_dim;
 }
@@ -43,11 +43,11 @@ TEST_CASE("one kind: every layer's pools in kind 0, even on a model with window 
   const ModelConfig config = four_layers(true);
   const KvPoolShape shape = KvPoolShape::one_kind(config, 10, 4);
   REQUIRE(shape.layouts().size() == 1);
-  CHECK(same(shape.layout(0), KvLayout{10, 2, 4, 8}));
+  CHECK(same_layout(shape.layout(0), KvLayout{10, 2, 4, 8}));
   REQUIRE(shape.num_layers() == 4);
   for (std::size_t layer = 0; layer < 4; ++layer) {
     CHECK(shape.layer_kind(layer) == 0);
-    CHECK(same(shape.layer_layout(layer), KvLayout{10, 2, 4, 8}));
+    CHECK(same_layout(shape.layer_layout(layer), KvLayout{10, 2, 4, 8}));
   }
   CHECK(shape.num_layers_of_kind(0) == 4);
 }
@@ -57,8 +57,8 @@ TEST_CASE("by kind: the window layers in kind 1, with its own blocks") {
   const int32_t kind_num_blocks[] = {10, 3};
   const KvPoolShape shape = KvPoolShape::by_kind(config, kind_num_blocks, 4);
   REQUIRE(shape.layouts().size() == 2);
-  CHECK(same(shape.layout(0), KvLayout{10, 2, 4, 8}));
-  CHECK(same(shape.layout(1), KvLayout{3, 2, 4, 8}));
+  CHECK(same_layout(shape.layout(0), KvLayout{10, 2, 4, 8}));
+  CHECK(same_layout(shape.layout(1), KvLayout{3, 2, 4, 8}));
   const std::vector<KvKindId> kinds = {1, 0, 1, 0};
   for (std::size_t layer = 0; layer < 4; ++layer) {
     CHECK(shape.layer_kind(layer) == kinds[layer]);
@@ -72,7 +72,7 @@ TEST_CASE("by kind on a model of one kind: one kind") {
   const int32_t kind_num_blocks[] = {7};
   const KvPoolShape shape = KvPoolShape::by_kind(four_layers(false), kind_num_blocks, 16);
   REQUIRE(shape.layouts().size() == 1);
-  CHECK(same(shape.layout(0), KvLayout{7, 2, 16, 8}));
+  CHECK(same_layout(shape.layout(0), KvLayout{7, 2, 16, 8}));
   CHECK(shape.num_layers_of_kind(0) == 4);
 }
 

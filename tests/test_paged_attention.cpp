@@ -17,6 +17,7 @@
 #include "cpu/fixed_order_exp.h"
 #include "cpu/paged_attention.h"
 #include "paged_batch_builder.h"
+#include "logits_compare.h"
 #include "util/half.h"
 
 using namespace pagedgen;
@@ -142,9 +143,7 @@ std::vector<float> reference_order_attention(const Dims& dims, const std::vector
   return out;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using test::same_bits;
 
 }  // namespace
 

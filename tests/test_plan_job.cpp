@@ -17,7 +17,7 @@ using namespace pagedgen;
 
 namespace {
 
-PreparedRequest request(uint64_t index, int32_t first_token, int32_t num_prompt_tokens, int32_t max_tokens) {
+PreparedRequest plan_request(uint64_t index, int32_t first_token, int32_t num_prompt_tokens, int32_t max_tokens) {
   PreparedRequest r;
   r.index = index;
   r.id_json = fmt::format("\"r{}\"", index);
@@ -32,7 +32,7 @@ TEST_CASE("a plan runs every block size on a dry run and lists the requests that
   const KvKind kinds[] = {{0, 2}};
   const DryRunBackend sizing(10, kinds);
   LoadedInput input;
-  input.requests = {request(0, 100, 5, 3), request(1, 200, 12, 1)};
+  input.requests = {plan_request(0, 100, 5, 3), plan_request(1, 200, 12, 1)};
   input.indices = {0, 1};
   input.num_lines = 2;
   PlanSettings settings;

@@ -31,7 +31,7 @@ std::vector<TokenId> prompt_ids(const PromptBuilder& builder, const Request& req
   return std::get<PreparedRequest>(built).prompt_ids;
 }
 
-std::string error_of(const PromptBuilder& builder, const Request& request) {
+std::string build_error_of(const PromptBuilder& builder, const Request& request) {
   const auto built = builder.build(request);
   REQUIRE(std::holds_alternative<RequestError>(built));
   const RequestError& error = std::get<RequestError>(built);
@@ -48,13 +48,13 @@ TEST_CASE("truncate_prompt_tokens keeps the last k prompt tokens") {
   Request request = plain_request("The capital of France is a city");
   const std::vector<TokenId> whole = tokenizer.encode("The capital of France is a city", false);
   REQUIRE(whole.size() == 7);  // one more than the context holds with a generated token
-  CHECK(error_of(builder, request).starts_with("prompt_too_long: the prompt has 7 tokens"));
+  CHECK(build_error_of(builder, request).starts_with("prompt_too_long: the prompt has 7 tokens"));
   request.sampling.truncate_prompt_tokens = 2;
   CHECK(prompt_ids(builder, request) == std::vector<TokenId>(whole.end() - 2, whole.end()));
   request.sampling.truncate_prompt_tokens = -1;  // max_model_len - 1
   CHECK(prompt_ids(builder, request) == std::vector<TokenId>(whole.end() - 5, whole.end()));
   request.sampling.truncate_prompt_tokens = 7;  // the whole prompt: still too long
-  CHECK(error_of(builder, request).starts_with("prompt_too_long: the prompt has 7 tokens"));
+  CHECK(build_error_of(builder, request).starts_with("prompt_too_long: the prompt has 7 tokens"));
   Request shorter = plain_request("The capital");
   shorter.sampling.truncate_prompt_tokens = 4;  // longer than the prompt: nothing cut
   CHECK(prompt_ids(builder, shorter) == tokenizer.encode("The capital", false));
@@ -72,10 +72,10 @@ TEST_CASE("bad_words tokenized, token ids checked against the vocabulary, masks 
   CHECK(std::get<PreparedRequest>(built).sampling.bad_words_ids ==
         tokenize_bad_words(request.sampling.bad_words, tokenizer));
   request.sampling.bad_words = {"\n "};
-  CHECK(error_of(builder, request) == "invalid_value: bad_words[0] gives no token (\"\n \"); remove it");
+  CHECK(build_error_of(builder, request) == "invalid_value: bad_words[0] gives no token (\"\n \"); remove it");
   request.sampling.bad_words.clear();
   request.sampling.allowed_token_ids = {5, tokenizer.vocab_size()};
-  CHECK(error_of(builder, request) ==
+  CHECK(build_error_of(builder, request) ==
         "invalid_value: allowed_token_ids[1] (49152) is not a token id of this model (its vocabulary has ids 0 to "
         "49151)");
   request.sampling.allowed_token_ids = {5};
@@ -83,5 +83,5 @@ TEST_CASE("bad_words tokenized, token ids checked against the vocabulary, masks 
   UnsupportedSampling unsupported;
   unsupported.token_masks = "no masks";
   const PromptBuilder without_masks(tokenizer, std::nullopt, "none", 64, unsupported);
-  CHECK(error_of(without_masks, request) == "unsupported_field: no masks");
+  CHECK(build_error_of(without_masks, request) == "unsupported_field: no masks");
 }

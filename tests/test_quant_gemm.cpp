@@ -16,6 +16,7 @@
 #include "cpu/cpu_isa.h"
 #include "cpu/q8_activations.h"
 #include "cpu/quant_gemm.h"
+#include "logits_compare.h"
 #include "model/dequant.h"
 #include "model/packed_matrix.h"
 #include "model/quant_blocks.h"
@@ -62,17 +63,15 @@ std::vector<float> random_activations(std::size_t rows, std::size_t cols, std::m
   return x;
 }
 
-std::vector<float> run(const PackedMatrix& w, const std::vector<Q8Block>& xq, std::size_t rows, CpuIsa isa,
-                       std::size_t threads) {
+std::vector<float> run_quant_gemm(const PackedMatrix& w, const std::vector<Q8Block>& xq, std::size_t rows, CpuIsa isa,
+                                  std::size_t threads) {
   CpuThreadPool pool(threads);
   std::vector<float> y(rows * w.rows(), -1.0f);
   quant_gemm(xq.data(), rows, w, y.data(), pool, isa);
   return y;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using test::same_bits;
 
 std::vector<CpuIsa> isas() { return supported_cpu_isas(); }
 
@@ -184,15 +183,15 @@ TEST_CASE("quant_gemm: same bits on every path, batch and thread count; near the
     std::vector<Q8Block> xq(rows * nb);
     quantize_rows_q8(x.data(), rows, in_features, xq.data());
 
-    const std::vector<float> reference = run(w, xq, rows, CpuIsa::kGeneric, 1);
+    const std::vector<float> reference = run_quant_gemm(w, xq, rows, CpuIsa::kGeneric, 1);
     for (CpuIsa isa : isas()) {
       CAPTURE(cpu_isa_name(isa));
-      for (std::size_t threads : {1, 2, 3}) CHECK(same_bits(run(w, xq, rows, isa, threads), reference));
+      for (std::size_t threads : {1, 2, 3}) CHECK(same_bits(run_quant_gemm(w, xq, rows, isa, threads), reference));
       // Each row alone, as a decode step would run it.
       for (std::size_t r = 0; r < rows; ++r) {
         const std::vector<Q8Block> one(xq.begin() + static_cast<std::ptrdiff_t>(r * nb),
                                        xq.begin() + static_cast<std::ptrdiff_t>((r + 1) * nb));
-        const std::vector<float> alone = run(w, one, 1, isa, 2);
+        const std::vector<float> alone = run_quant_gemm(w, one, 1, isa, 2);
         CHECK(std::memcmp(alone.data(), reference.data() + r * out_features, out_features * sizeof(float)) == 0);
       }
     }

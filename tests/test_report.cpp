@@ -28,7 +28,7 @@ RunStats stats_with_steps(int64_t num_steps) {
   return stats;
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
+std::size_t num_occurrences(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
@@ -57,10 +57,10 @@ TEST_CASE("run and sweep reports are self-contained pages with one chart point p
   const RunStats stats = stats_with_steps(25);
   const std::string run = run_report_html(stats, "in & out.jsonl");
   CHECK(run.starts_with("<!DOCTYPE html>"));
-  CHECK(count(run, "<script") == 0);
-  CHECK(count(run, "src=") == 0);
-  CHECK(count(run, "href=") == 0);
-  CHECK(count(run, "url(") == 0);
+  CHECK(num_occurrences(run, "<script") == 0);
+  CHECK(num_occurrences(run, "src=") == 0);
+  CHECK(num_occurrences(run, "href=") == 0);
+  CHECK(num_occurrences(run, "url(") == 0);
   CHECK(run.find("in &amp; out.jsonl") != std::string::npos);
   CHECK(run.find("m&lt;1&gt;.gguf") != std::string::npos);
   // Four series (allocated, holding, shared, naive), 25 points each.
@@ -68,14 +68,14 @@ TEST_CASE("run and sweep reports are self-contained pages with one chart point p
   int num_lines = 0;
   for (auto it = std::sregex_iterator(run.begin(), run.end(), polyline); it != std::sregex_iterator(); ++it) {
     const std::string points = (*it)[1];
-    CHECK(count(points, ",") == 25);
+    CHECK(num_occurrences(points, ",") == 25);
     ++num_lines;
   }
   CHECK(num_lines == 4);
 
   const std::string sweep = sweep_report_html({{8, stats, 1.5}, {16, stats_with_steps(5), 2.5}}, true, "x");
-  CHECK(count(sweep, "<script") == 0);
-  CHECK(count(sweep, "<polyline") == 8);  // a timeline per size
-  CHECK(count(sweep, "<rect") >= 8);      // 4 bars per size (plus legend swatches)
+  CHECK(num_occurrences(sweep, "<script") == 0);
+  CHECK(num_occurrences(sweep, "<polyline") == 8);  // a timeline per size
+  CHECK(num_occurrences(sweep, "<rect") >= 8);      // 4 bars per size (plus legend swatches)
   CHECK(sweep.find("identical across block sizes: <b>yes</b>") != std::string::npos);
 }

@@ -17,7 +17,7 @@ using namespace pagedgen;
 namespace {
 
 // "R prompt=<text or ids> prompt_logprobs=<k> echo=<0|1> max_tokens=<n>" or "E <code>: <message>".
-std::string describe(const RequestItem& item) {
+std::string describe_prompt_fields(const RequestItem& item) {
   const auto* r = std::get_if<Request>(&item);
   if (r == nullptr) {
     const RequestError& error = std::get<RequestError>(item);
@@ -31,7 +31,7 @@ std::string describe(const RequestItem& item) {
 }
 
 std::string prompt_plain(const std::string& fields) {
-  return describe(RequestParser(RequestFormat::kPlain, SamplingParams{}).parse("{" + fields + "}", 0));
+  return describe_prompt_fields(RequestParser(RequestFormat::kPlain, SamplingParams{}).parse("{" + fields + "}", 0));
 }
 
 // An OpenAI batch line to `url` whose body holds `fields` (and a conversation for chat).
@@ -39,7 +39,7 @@ std::string openai(std::string_view url, const std::string& fields) {
   const std::string messages = url == kChatCompletionsUrl ? R"("messages": [{"role": "user", "content": "c"}], )" : "";
   const std::string line =
       fmt::format(R"({{"custom_id": "r", "method": "POST", "url": "{}", "body": {{{}{}}}}})", url, messages, fields);
-  return describe(RequestParser(RequestFormat::kOpenAiBatch, SamplingParams{}).parse(line, 0));
+  return describe_prompt_fields(RequestParser(RequestFormat::kOpenAiBatch, SamplingParams{}).parse(line, 0));
 }
 
 std::string prompt_completion(const std::string& fields) { return openai(kCompletionsUrl, fields); }

@@ -57,7 +57,7 @@ std::string describe_messages(const std::string& messages_json) {
 }
 
 // One line per item, so a whole file's result compares as one vector of strings.
-std::string describe(const RequestItem& item) {
+std::string describe_item(const RequestItem& item) {
   if (const auto* error = std::get_if<RequestError>(&item))
     return fmt::format("E {} id={} {}: {}", error->index, error->id_json.value_or("null"), error->code, error->message);
   const Request& request = std::get<Request>(item);
@@ -89,7 +89,7 @@ std::vector<RequestItem> read_all(const std::string& input, const SamplingParams
 // All items, one per line (a single string so that doctest prints it on failure).
 std::string describe_all(const std::vector<RequestItem>& items) {
   std::string out;
-  for (const RequestItem& item : items) out += describe(item) + "\n";
+  for (const RequestItem& item : items) out += describe_item(item) + "\n";
   return out;
 }
 
@@ -97,7 +97,7 @@ std::string describe_all(const std::vector<RequestItem>& items) {
 std::string parse_one(const std::string& line) {
   const std::vector<RequestItem> items = read_all(line);
   REQUIRE(items.size() == 1);
-  return describe(items.front());
+  return describe_item(items.front());
 }
 
 const Request& as_request(const RequestItem& item) {

@@ -19,7 +19,7 @@ using namespace pagedgen;
 namespace {
 
 // "R <params>" or "E <code>: <message>".
-std::string parse(RequestFormat format, const std::string& line) {
+std::string parse_sampling(RequestFormat format, const std::string& line) {
   RequestParser parser(format, SamplingParams{});
   const RequestItem item = parser.parse(line, 0);
   if (const auto* error = std::get_if<RequestError>(&item)) return fmt::format("E {}: {}", error->code, error->message);
@@ -32,18 +32,18 @@ std::string parse(RequestFormat format, const std::string& line) {
 }
 
 std::string sampling_plain(const std::string& fields) {
-  return parse(RequestFormat::kPlain, "{\"prompt\": \"p\", " + fields + "}");
+  return parse_sampling(RequestFormat::kPlain, "{\"prompt\": \"p\", " + fields + "}");
 }
 
 std::string sampling_chat(const std::string& fields) {
-  return parse(RequestFormat::kOpenAiBatch,
-               R"({"custom_id": "r", "method": "POST", "url": "/v1/chat/completions", "body": {"messages": )"
-               R"([{"role": "user", "content": "c"}], )" +
-                   fields + "}}");
+  return parse_sampling(RequestFormat::kOpenAiBatch,
+                        R"({"custom_id": "r", "method": "POST", "url": "/v1/chat/completions", "body": {"messages": )"
+                        R"([{"role": "user", "content": "c"}], )" +
+                            fields + "}}");
 }
 
 std::string sampling_completion(const std::string& fields) {
-  return parse(
+  return parse_sampling(
       RequestFormat::kOpenAiBatch,
       R"({"custom_id": "r", "method": "POST", "url": "/v1/completions", "body": {"prompt": "p", )" + fields + "}}");
 }

@@ -30,7 +30,7 @@ Sequence make_sequence(uint64_t id, std::vector<TokenId> prompt) {
   return seq;
 }
 
-std::vector<BlockId> table(const Scheduler& s, uint64_t seq) {
+std::vector<BlockId> block_table_of(const Scheduler& s, uint64_t seq) {
   const auto t = s.kv().block_table(seq);
   return {t.begin(), t.end()};
 }
@@ -216,7 +216,7 @@ TEST_CASE("chunked prefill: a long prompt is split across steps by max_batch_tok
   SchedulerOutput out = s.schedule();
   REQUIRE(out.scheduled.size() == 1);
   CHECK(same(out.scheduled[0], 7, 0, 4, false));
-  CHECK(table(s, 7) == std::vector<BlockId>{0});
+  CHECK(block_table_of(s, 7) == std::vector<BlockId>{0});
   s.on_step_done(out);
   out = s.schedule();
   REQUIRE(out.scheduled.size() == 1);
@@ -225,7 +225,7 @@ TEST_CASE("chunked prefill: a long prompt is split across steps by max_batch_tok
   out = s.schedule();
   REQUIRE(out.scheduled.size() == 1);
   CHECK(same(out.scheduled[0], 7, 8, 2, true));
-  CHECK(table(s, 7) == std::vector<BlockId>{0, 1, 2});
+  CHECK(block_table_of(s, 7) == std::vector<BlockId>{0, 1, 2});
   s.on_step_done(out);
   s.append_token(7, 500);
   out = s.schedule();
@@ -301,7 +301,7 @@ TEST_CASE("running sequences get their tokens first, then admissions fill the bu
   REQUIRE(out.scheduled.size() == 2);
   CHECK(same(out.scheduled[0], 1, 6, 4, true));
   CHECK(same(out.scheduled[1], 2, 0, 2, false));  // admitted with what is left of the budget
-  CHECK(table(s, 2) == std::vector<BlockId>{3});
+  CHECK(block_table_of(s, 2) == std::vector<BlockId>{3});
   s.on_step_done(out);
   s.append_token(1, 600);
 
@@ -333,8 +333,8 @@ TEST_CASE("preemption by recompute of the newest sequence, and its re-admission"
   REQUIRE(out.scheduled.size() == 2);
   CHECK(same(out.scheduled[0], 1, 0, 3, true));
   CHECK(same(out.scheduled[1], 2, 0, 3, true));
-  CHECK(table(s, 1) == std::vector<BlockId>{0, 1});
-  CHECK(table(s, 2) == std::vector<BlockId>{2, 3});
+  CHECK(block_table_of(s, 1) == std::vector<BlockId>{0, 1});
+  CHECK(block_table_of(s, 2) == std::vector<BlockId>{2, 3});
   s.on_step_done(out);
   s.append_token(1, 10);
   s.append_token(2, 20);
@@ -352,7 +352,7 @@ TEST_CASE("preemption by recompute of the newest sequence, and its re-admission"
   REQUIRE(out.scheduled.size() == 1);
   CHECK(same(out.scheduled[0], 1, 4, 1, true));
   // 2's blocks were freed tail first (3, then 2): 3 is reused first, evicting its entry.
-  CHECK(table(s, 1) == std::vector<BlockId>{0, 1, 3});
+  CHECK(block_table_of(s, 1) == std::vector<BlockId>{0, 1, 3});
   CHECK(s.kv().pool().free_queue() == std::vector<BlockId>{2});
   CHECK(s.kv().stats().num_evictions == 1);
   CHECK(s.waiting() == std::deque<uint64_t>{2});
@@ -377,7 +377,7 @@ TEST_CASE("preemption by recompute of the newest sequence, and its re-admission"
   out = s.schedule();
   REQUIRE(out.scheduled.size() == 1);
   CHECK(same(out.scheduled[0], 2, 2, 3, true));
-  CHECK(table(s, 2) == std::vector<BlockId>{2, 3, 1});
+  CHECK(block_table_of(s, 2) == std::vector<BlockId>{2, 3, 1});
   CHECK(s.kv().stats().num_evictions == 3);  // 1's cached blocks 3 ([11 12]) and 1 ([3 10])
   s.on_step_done(out);
   check_invariants(s);
@@ -400,14 +400,14 @@ TEST_CASE("several preemptions in one step: newest first, older ahead in the que
     s.on_step_done(out);
     for (uint64_t id = 1; id <= 3; ++id) s.append_token(id, 100);
   }
-  CHECK(table(s, 1) == std::vector<BlockId>{0});
-  CHECK(table(s, 3) == std::vector<BlockId>{2});
+  CHECK(block_table_of(s, 1) == std::vector<BlockId>{0});
+  CHECK(block_table_of(s, 3) == std::vector<BlockId>{2});
   // Every sequence now needs a second block and none is free: 1 takes 3's, 2 preempts itself.
   const SchedulerOutput out = s.schedule();
   CHECK(out.preempted == std::vector<uint64_t>{3, 2});
   REQUIRE(out.scheduled.size() == 1);
   CHECK(same(out.scheduled[0], 1, 2, 1, true));
-  CHECK(table(s, 1) == std::vector<BlockId>{0, 2});
+  CHECK(block_table_of(s, 1) == std::vector<BlockId>{0, 2});
   CHECK(s.waiting() == std::deque<uint64_t>{2, 3});
   CHECK(s.running() == std::vector<uint64_t>{1});
   CHECK(s.counters().num_preemptions == 2);
@@ -450,7 +450,7 @@ TEST_CASE("a request too large for the whole pool is rejected and the others go 
   CHECK(out.rejected[0].reason.find("larger KV pool") != std::string::npos);  // core names the setting, never a flag
   REQUIRE(out.scheduled.size() == 1);
   CHECK(same(out.scheduled[0], 2, 0, 3, true));
-  CHECK(table(s, 2) == std::vector<BlockId>{0});
+  CHECK(block_table_of(s, 2) == std::vector<BlockId>{0});
   // A 15-token prompt still fits alone: 16 slots with its first generated token.
   std::vector<TokenId> fits(15);
   std::iota(fits.begin(), fits.end(), 100);
@@ -481,9 +481,9 @@ TEST_CASE("fork after the prompt: children share its blocks and copy the partial
   REQUIRE(out.block_copies.size() == 2);
   CHECK((out.block_copies[0].src == 1 && out.block_copies[0].dst == 2));
   CHECK((out.block_copies[1].src == 1 && out.block_copies[1].dst == 3));
-  CHECK(table(s, 1) == std::vector<BlockId>{0, 2});
-  CHECK(table(s, 2) == std::vector<BlockId>{0, 3});
-  CHECK(table(s, 3) == std::vector<BlockId>{0, 1});
+  CHECK(block_table_of(s, 1) == std::vector<BlockId>{0, 2});
+  CHECK(block_table_of(s, 2) == std::vector<BlockId>{0, 3});
+  CHECK(block_table_of(s, 3) == std::vector<BlockId>{0, 1});
   s.on_step_done(out);
   check_invariants(s);
   CHECK(s.kv().stats().num_cow_copies == 2);

@@ -31,7 +31,7 @@ using namespace pagedgen;
 
 namespace {
 
-constexpr TokenId kEos = 256;
+constexpr TokenId kEosId = 256;
 // Tokens past the 256 bytes and the end-of-generation id: JSON pieces that span syntax.
 const std::vector<std::string> kPieces = {"{\"",  "\":", "\",\"", "\":\"", "},{",  "\"}", "true", "false",
                                           "null", "12",  "]}",    ",\"",   "\":[", "bc",  "}"};
@@ -41,8 +41,8 @@ const std::vector<std::string> kPieces = {"{\"",  "\":", "\",\"", "\":\"", "},{"
 class TestTokenizer final : public Tokenizer {
  public:
   explicit TestTokenizer(std::optional<char> missing_byte = std::nullopt) : missing_byte_(missing_byte) {
-    special_.eos = kEos;
-    special_.end_of_generation = {kEos};
+    special_.eos = kEosId;
+    special_.end_of_generation = {kEosId};
   }
   std::vector<TokenId> encode(std::string_view text, bool) const override {
     std::vector<TokenId> ids;
@@ -50,21 +50,21 @@ class TestTokenizer final : public Tokenizer {
     return ids;
   }
   std::string token_bytes(TokenId id, bool render_special) const override {
-    if (id < kEos) return missing_byte_ == static_cast<char>(id) ? "" : std::string(1, static_cast<char>(id));
-    if (id == kEos) return render_special ? "<eos>" : "";
-    return kPieces[static_cast<size_t>(id - kEos - 1)];
+    if (id < kEosId) return missing_byte_ == static_cast<char>(id) ? "" : std::string(1, static_cast<char>(id));
+    if (id == kEosId) return render_special ? "<eos>" : "";
+    return kPieces[static_cast<size_t>(id - kEosId - 1)];
   }
   std::string piece(TokenId id) const override { return token_bytes(id, true); }
-  int32_t vocab_size() const override { return kEos + 1 + static_cast<int32_t>(kPieces.size()); }
+  int32_t vocab_size() const override { return kEosId + 1 + static_cast<int32_t>(kPieces.size()); }
   std::optional<TokenId> find_token(std::string_view text) const override {
-    return text == "<eos>" ? std::optional<TokenId>(kEos) : std::nullopt;
+    return text == "<eos>" ? std::optional<TokenId>(kEosId) : std::nullopt;
   }
 
  private:
   std::optional<char> missing_byte_;
 };
 
-uint64_t mix(uint64_t x) {
+uint64_t fmix64(uint64_t x) {
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdull;
   x ^= x >> 33;
@@ -89,9 +89,9 @@ class HashLogitsBackend final : public LogitsBackend {
       const uint64_t key =
           (static_cast<uint64_t>(batch.token_ids[t]) << 32) ^ static_cast<uint64_t>(batch.positions[t]);
       for (int32_t v = 0; v < vocab_size_; ++v) {
-        const uint64_t h = mix(key * 1315423911u + static_cast<uint64_t>(v));
+        const uint64_t h = fmix64(key * 1315423911u + static_cast<uint64_t>(v));
         logits[r * static_cast<std::size_t>(vocab_size_) + static_cast<std::size_t>(v)] =
-            static_cast<float>(h % 4000) / 1000.0f + (v > kEos ? 2.0f : 0.0f);
+            static_cast<float>(h % 4000) / 1000.0f + (v > kEosId ? 2.0f : 0.0f);
       }
     }
   }
@@ -127,7 +127,7 @@ const char* kIntegerSchema = R"({"type": "integer", "minimum": 10, "maximum": 20
 
 enum class Kind { kRecord, kInteger, kObject, kText };
 
-ResponseFormat format_of(Kind kind) {
+ResponseFormat response_format_of(Kind kind) {
   switch (kind) {
     case Kind::kRecord:
       return json_schema_format(kRecordSchema);
@@ -218,7 +218,7 @@ struct RunConfig {
 };
 
 // The records of one run, by request index.
-std::map<uint64_t, RequestOutput> run(const RunConfig& config, int64_t* preemptions = nullptr) {
+std::map<uint64_t, RequestOutput> run_structured(const RunConfig& config, int64_t* preemptions = nullptr) {
   const TestTokenizer tokenizer;
   cpu::CpuThreadPool pool(config.num_threads);
   HashLogitsBackend backend(tokenizer.vocab_size(), &pool);
@@ -241,7 +241,7 @@ std::map<uint64_t, RequestOutput> run(const RunConfig& config, int64_t* preempti
     request.sampling.temperature = requests[i].temperature;
     request.sampling.n = requests[i].n;
     request.sampling.max_tokens = requests[i].max_tokens;
-    request.sampling.response_format = format_of(requests[i].kind);
+    request.sampling.response_format = response_format_of(requests[i].kind);
     prepared.push_back(std::get<PreparedRequest>(builder.build(request)));
   }
   engine.add_requests(std::move(prepared));
@@ -255,7 +255,7 @@ std::map<uint64_t, RequestOutput> run(const RunConfig& config, int64_t* preempti
   return records;
 }
 
-std::string describe(const std::map<uint64_t, RequestOutput>& records) {
+std::string describe_records(const std::map<uint64_t, RequestOutput>& records) {
   std::string out;
   for (const auto& [index, record] : records)
     for (const Completion& c : record.choices)
@@ -266,10 +266,10 @@ std::string describe(const std::map<uint64_t, RequestOutput>& records) {
 }  // namespace
 
 TEST_CASE("constrained samples finish as valid JSON of their schema, or are cut by max_tokens as a prefix of one") {
-  const std::map<uint64_t, RequestOutput> records = run(RunConfig{});
+  const std::map<uint64_t, RequestOutput> records = run_structured(RunConfig{});
   const std::vector<TestRequest> requests = test_requests();
   REQUIRE(records.size() == requests.size());
-  MESSAGE(describe(records));
+  MESSAGE(describe_records(records));
   const TestTokenizer tokenizer;
   GrammarCache grammars(tokenizer);
   int num_stopped = 0, num_cut = 0;
@@ -282,7 +282,7 @@ TEST_CASE("constrained samples finish as valid JSON of their schema, or are cut 
       if (request.kind == Kind::kText) continue;
       // Only the value's own tokens: each of these values closes (nothing but the end may
       // follow its last token), which ends the sample at once, without an end token.
-      CHECK(std::count(c.token_ids.begin(), c.token_ids.end(), kEos) == 0);
+      CHECK(std::count(c.token_ids.begin(), c.token_ids.end(), kEosId) == 0);
       if (c.finish_reason == FinishReason::kStop) {
         ++num_stopped;
         CHECK(is_valid(request.kind, c.text));
@@ -291,7 +291,7 @@ TEST_CASE("constrained samples finish as valid JSON of their schema, or are cut 
         CHECK(c.num_tokens == request.max_tokens);
         CHECK_FALSE(is_valid(request.kind, c.text));
         // A prefix of a value: the grammar accepts every token, and the value is not complete.
-        GrammarMatcher matcher(grammars.get(format_of(request.kind)));
+        GrammarMatcher matcher(grammars.get(response_format_of(request.kind)));
         for (const TokenId id : c.token_ids) REQUIRE(matcher.accept_token(id));
         CHECK_FALSE(matcher.is_complete());
       }
@@ -303,15 +303,15 @@ TEST_CASE("constrained samples finish as valid JSON of their schema, or are cut 
 }
 
 TEST_CASE("structured outputs are the same at every block size, sharing off, under preemption, on 2 threads") {
-  const std::string baseline = describe(run(RunConfig{}));
+  const std::string baseline = describe_records(run_structured(RunConfig{}));
   for (const int32_t block_size : {1, 4, 32}) {
     CAPTURE(block_size);
-    CHECK(describe(run(RunConfig{.block_size = block_size})) == baseline);
+    CHECK(describe_records(run_structured(RunConfig{.block_size = block_size})) == baseline);
   }
-  CHECK(describe(run(RunConfig{.prefix_sharing = false})) == baseline);
-  CHECK(describe(run(RunConfig{.num_threads = 2})) == baseline);
+  CHECK(describe_records(run_structured(RunConfig{.prefix_sharing = false})) == baseline);
+  CHECK(describe_records(run_structured(RunConfig{.num_threads = 2})) == baseline);
   int64_t preemptions = 0;
-  CHECK(describe(run(RunConfig{.block_size = 4, .num_blocks = 60}, &preemptions)) == baseline);
+  CHECK(describe_records(run_structured(RunConfig{.block_size = 4, .num_blocks = 60}, &preemptions)) == baseline);
   MESSAGE("preemptions with a 60-block pool: " << preemptions);
   CHECK(preemptions > 0);
 }
@@ -321,10 +321,10 @@ TEST_CASE("the grammar cache compiles each format once and shares it") {
   GrammarCache grammars(tokenizer);
   const auto record = grammars.get(json_schema_format(kRecordSchema));
   CHECK(grammars.get(json_schema_format(kRecordSchema)) == record);
-  CHECK(grammars.get(format_of(Kind::kObject)) == grammars.get(format_of(Kind::kObject)));
-  CHECK(grammars.get(format_of(Kind::kObject)) != record);
+  CHECK(grammars.get(response_format_of(Kind::kObject)) == grammars.get(response_format_of(Kind::kObject)));
+  CHECK(grammars.get(response_format_of(Kind::kObject)) != record);
   CHECK(grammars.num_grammars() == 2);
-  CHECK(&record->trie() == &grammars.get(format_of(Kind::kObject))->trie());
+  CHECK(&record->trie() == &grammars.get(response_format_of(Kind::kObject))->trie());
   CHECK(record->vocabulary().size() == tokenizer.vocab_size());
 }
 
@@ -338,7 +338,7 @@ TEST_CASE("a constrained line for a backend that applies no token masks is an un
   request.index = 4;
   request.input = std::string("p");
   CHECK(std::holds_alternative<PreparedRequest>(builder.build(request)));
-  request.sampling.response_format = format_of(Kind::kObject);
+  request.sampling.response_format = response_format_of(Kind::kObject);
   const auto built = builder.build(request);
   REQUIRE(std::holds_alternative<RequestError>(built));
   CHECK(std::get<RequestError>(built).code == "unsupported_field");

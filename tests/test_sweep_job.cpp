@@ -18,7 +18,7 @@ using pagedgen::test::PositionHashBackend;
 
 namespace {
 
-PreparedRequest request(uint64_t index, std::vector<TokenId> prompt, int32_t max_tokens) {
+PreparedRequest sweep_request(uint64_t index, std::vector<TokenId> prompt, int32_t max_tokens) {
   PreparedRequest r;
   r.index = index;
   r.id_json = fmt::format("\"r{}\"", index);
@@ -31,7 +31,7 @@ PreparedRequest request(uint64_t index, std::vector<TokenId> prompt, int32_t max
 // Input lines: 0 and 2 are requests, 1 a bad line, 3 blank. Line 2's prompt ends with 1001.
 LoadedInput small_input() {
   LoadedInput input;
-  input.requests = {request(0, {5, 6, 7, 8, 9}, 6), request(2, {11, 12, 13, 1001}, 3)};
+  input.requests = {sweep_request(0, {5, 6, 7, 8, 9}, 6), sweep_request(2, {11, 12, 13, 1001}, 3)};
   input.errors = {RequestError{1, std::nullopt, "invalid_json", "not JSON"}};
   input.indices = {0, 1, 2};
   input.num_lines = 4;

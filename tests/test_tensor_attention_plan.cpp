@@ -26,8 +26,8 @@ void check_tiles(const std::vector<TensorAttentionTile>& got, const std::vector<
 
 // One new token per sequence; sequences sharing `shared_blocks` leading blocks of ids
 // 100.. when `shares[s]`, own blocks after them.
-StepBatch decode_batch(int32_t block_size, const std::vector<int32_t>& positions, const std::vector<bool>& shares,
-                       int32_t shared_blocks) {
+StepBatch shared_decode_batch(int32_t block_size, const std::vector<int32_t>& positions,
+                              const std::vector<bool>& shares, int32_t shared_blocks) {
   StepBatch b;
   b.num_seqs = static_cast<int32_t>(positions.size());
   b.num_tokens = b.num_seqs;
@@ -70,7 +70,7 @@ TEST_CASE("prefill tiles: runs of 64 / group tokens of one sequence, each over [
 
 TEST_CASE("cascade tiles: a group's chunks read once for both its sequences, own chunks per sequence") {
   // Block size 16; sequences 0 and 1 share 64 blocks ([0, 1024)); sequence 2 shares nothing.
-  const StepBatch b = decode_batch(16, {1100, 1040, 300}, {true, true, false}, 64);
+  const StepBatch b = shared_decode_batch(16, {1100, 1040, 300}, {true, true, false}, 64);
   const gpu::SharedPrefixPlan groups = gpu::find_shared_prefix_groups(b, {2, 256});
   REQUIRE(groups.groups.size() == 1);
   REQUIRE(groups.groups[0].range == gpu::KvRange{0, 1024});
@@ -98,7 +98,7 @@ TEST_CASE("cascade tiles: a group's chunks read once for both its sequences, own
 
 TEST_CASE("cascade tiles: a group of more sequences than a tile's tokens takes several tiles per chunk") {
   // Group 8: 8 tokens per tile; 10 sequences share 16 blocks of 16 ([0, 256)).
-  const StepBatch b = decode_batch(16, std::vector<int32_t>(10, 300), std::vector<bool>(10, true), 16);
+  const StepBatch b = shared_decode_batch(16, std::vector<int32_t>(10, 300), std::vector<bool>(10, true), 16);
   const gpu::SharedPrefixPlan groups = gpu::find_shared_prefix_groups(b, {4, 256});
   REQUIRE(groups.groups.size() == 1);
   const auto plan = gpu::plan_cascade_tiles(b, groups, 8, 1024, 100);
@@ -142,7 +142,7 @@ TEST_CASE("cascade tiles: nested groups give their members the same part index")
 TEST_CASE("plan_tensor_attention: prefill tiles for a step with prefill tokens, cascade for a decode step that pays") {
   // A decode step whose two sequences share 64 blocks of 16: cascade at min_seqs 2; none
   // at min_seqs 3 (the CUDA-core kernel runs it), nor with no room for partials.
-  const StepBatch decode = decode_batch(16, {1100, 1040}, {true, true}, 64);
+  const StepBatch decode = shared_decode_batch(16, {1100, 1040}, {true, true}, 64);
   const auto cascade = gpu::plan_tensor_attention(decode, 4, {2, 256}, 512, 100);
   REQUIRE(cascade.has_value());
   CHECK(cascade->num_partials == 6);

@@ -36,7 +36,7 @@ std::string json_string(std::string_view text) {
 }
 
 template <typename Load>
-std::string error_of(Load load) {
+std::string load_error_of(Load load) {
   try {
     load();
   } catch (const Error& e) {
@@ -229,7 +229,7 @@ TEST_CASE("GGUF loading errors name the file and the key or value") {
     return path;
   };
   const auto load_error = [](const std::filesystem::path& path) {
-    return error_of([&] {
+    return load_error_of([&] {
       const GgufFile gguf(path);
       load_tokenizer(gguf);
     });
@@ -253,11 +253,11 @@ TEST_CASE("GGUF loading errors name the file and the key or value") {
 
 TEST_CASE("HF loading errors name the directory or file and what is wrong") {
   const TempDir dir("pagedgen-hf-errors");
-  CHECK(error_of([&] { load_hf_tokenizer(dir / "missing"); }).find("not a directory") != std::string::npos);
-  CHECK(error_of([&] { load_hf_tokenizer(dir.path()); }).find("tokenizer.json") != std::string::npos);
+  CHECK(load_error_of([&] { load_hf_tokenizer(dir / "missing"); }).find("not a directory") != std::string::npos);
+  CHECK(load_error_of([&] { load_hf_tokenizer(dir.path()); }).find("tokenizer.json") != std::string::npos);
 
   write_file(dir / "tokenizer.json", "{\"model\": {\"type\": \"BPE\", ");
-  std::string message = error_of([&] { load_hf_tokenizer(dir.path()); });
+  std::string message = load_error_of([&] { load_hf_tokenizer(dir.path()); });
   CHECK(message.find((dir / "tokenizer.json").string()) != std::string::npos);
   CHECK(message.find("JSON") != std::string::npos);
 
@@ -267,13 +267,13 @@ TEST_CASE("HF loading errors name the directory or file and what is wrong") {
   std::string json =
       replace(tiny_tokenizer_json(), R"("Digits", "individual_digits": true)", R"("Metaspace", "replacement": "x")");
   write_file(dir / "tokenizer.json", json);
-  message = error_of([&] { load_hf_tokenizer(dir.path()); });
+  message = load_error_of([&] { load_hf_tokenizer(dir.path()); });
   CHECK(message.find("'Metaspace'") != std::string::npos);
   CHECK(message.find("pre_tokenizer.pretokenizers[0]") != std::string::npos);
 
   json = replace(tiny_tokenizer_json(), R"("type": "BPE")", R"("type": "WordPiece")");
   write_file(dir / "tokenizer.json", json);
-  CHECK(error_of([&] { load_hf_tokenizer(dir.path()); }).find("'WordPiece'") != std::string::npos);
+  CHECK(load_error_of([&] { load_hf_tokenizer(dir.path()); }).find("'WordPiece'") != std::string::npos);
 
   // A tokenizer.model that is not SentencePiece, next to a usable tokenizer.json.
   write_file(dir / "tokenizer.json", tiny_tokenizer_json());
@@ -295,7 +295,7 @@ TEST_CASE("a SentencePiece vocabulary with a piece starting with NUL is an Error
                   {std::string("\0a", 2), -1.0f, TokenType::Normal},
                   {"a", -2.0f, TokenType::Normal}};
   write_file(dir / "tokenizer.model", serialize_spm_model(model));
-  std::string message = error_of([&] { load_hf_tokenizer(dir.path()); });
+  std::string message = load_error_of([&] { load_hf_tokenizer(dir.path()); });
   CHECK(message.find((dir / "tokenizer.model").string()) != std::string::npos);
   CHECK(message.find("libsentencepiece rejected the vocabulary") != std::string::npos);
 }

@@ -26,7 +26,7 @@ using namespace pagedgen;
 
 namespace {
 
-constexpr WeightDtype kDtypes[] = {WeightDtype::kFloat32, WeightDtype::kFloat16, WeightDtype::kBFloat16};
+constexpr WeightDtype kUploadDtypes[] = {WeightDtype::kFloat32, WeightDtype::kFloat16, WeightDtype::kBFloat16};
 
 // The float32 weights of every placed tensor, by name.
 std::map<std::string, const float*> float_sources(const ModelConfig& c, const ModelWeights& w) {
@@ -70,7 +70,7 @@ void check_plan_on_cpu(const ModelFiles& files, std::size_t max_chunk_bytes) {
   const ModelConfig& c = files.config();
   const ModelWeights weights = files.load_weights(WeightForm::kFloat32);
   const std::map<std::string, const float*> sources = float_sources(c, weights);
-  for (const WeightDtype dtype : kDtypes) {
+  for (const WeightDtype dtype : kUploadDtypes) {
     CAPTURE(weight_dtype_name(dtype));
     const DeviceWeightLayout layout(c, dtype);
     const WeightUploadPlan plan(c, layout, files.tensors(), files.path().string(), max_chunk_bytes);
