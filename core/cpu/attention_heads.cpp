@@ -93,37 +93,72 @@ void score_row_pairs(const float* q, const Kv* const* rows, std::size_t head_dim
       _mm256_storeu_ps(scores + static_cast<std::size_t>(h) * stride + 8 * static_cast<std::size_t>(g),
                        _mm256_mul_ps(reduce_row_pairs(&acc[h][4 * g]), scale8));
 }
+#endif
 
-// out[h][d0 + 16v + l] for kVecs vectors of 16 lanes: each lane's fma chain over j, from 0
-// or, with `more`, on from the value in out.
-template <int kHeads, int kVecs, typename Kv>
-void weighted_lanes16(const float* weights, std::size_t stride, const Kv* const* v_rows, std::size_t n,
-                      std::size_t head_dim, std::size_t d0, bool more, float* out) {
-  __m512 acc[kHeads][kVecs];
+#if PAGEDGEN_CPU_AVX2
+// The vector operations of weighted_lanes: 8 lanes (AVX2) or 16 (AVX-512).
+struct Lanes8Ops {
+  using Vec = __m256;
+  static constexpr std::size_t kLanes = 8;
+  static Vec zero() { return _mm256_setzero_ps(); }
+  static Vec load(const float* p) { return _mm256_loadu_ps(p); }
+  template <typename Kv>
+  static Vec load_row(const Kv* p) {
+    return load8(p);
+  }
+  static Vec splat(float x) { return _mm256_set1_ps(x); }
+  static Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+  static void store(float* p, Vec v) { _mm256_storeu_ps(p, v); }
+};
+#endif
+#if PAGEDGEN_CPU_AVX512
+struct Lanes16Ops {
+  using Vec = __m512;
+  static constexpr std::size_t kLanes = 16;
+  static Vec zero() { return _mm512_setzero_ps(); }
+  static Vec load(const float* p) { return _mm512_loadu_ps(p); }
+  template <typename Kv>
+  static Vec load_row(const Kv* p) {
+    return load16(p);
+  }
+  static Vec splat(float x) { return _mm512_set1_ps(x); }
+  static Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+  static void store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
+};
+#endif
+
+#if PAGEDGEN_CPU_AVX2
+// out[h][d0 + kLanes v + l] for kVecs vectors of Ops::kLanes lanes and kHeads heads: each
+// lane's fma chain over j (weights[h * stride + j] * v_rows[j][d]), from 0 or, with `more`,
+// on from the value in out.
+template <typename Ops, int kHeads, int kVecs, typename Kv>
+void weighted_lanes(const float* weights, std::size_t stride, const Kv* const* v_rows, std::size_t n,
+                    std::size_t head_dim, std::size_t d0, bool more, float* out) {
+  constexpr std::size_t kLanes = Ops::kLanes;
+  typename Ops::Vec acc[kHeads][kVecs];
 #pragma GCC unroll 4
   for (int h = 0; h < kHeads; ++h)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int v = 0; v < kVecs; ++v)
-      acc[h][v] =
-          more ? _mm512_loadu_ps(out + static_cast<std::size_t>(h) * head_dim + d0 + 16 * v) : _mm512_setzero_ps();
+      acc[h][v] = more ? Ops::load(out + static_cast<std::size_t>(h) * head_dim + d0 + kLanes * v) : Ops::zero();
   for (std::size_t j = 0; j < n; ++j) {
     if (d0 == 0) prefetch_ahead(v_rows, n, j, 1, head_dim);
-    __m512 w[kHeads];
+    typename Ops::Vec w[kHeads];
 #pragma GCC unroll 4
-    for (int h = 0; h < kHeads; ++h) w[h] = _mm512_set1_ps(weights[static_cast<std::size_t>(h) * stride + j]);
+    for (int h = 0; h < kHeads; ++h) w[h] = Ops::splat(weights[static_cast<std::size_t>(h) * stride + j]);
     const Kv* row = v_rows[j] + d0;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int v = 0; v < kVecs; ++v) {
-      const __m512 vv = load16(row + 16 * v);
+      const typename Ops::Vec vv = Ops::load_row(row + kLanes * v);
 #pragma GCC unroll 4
-      for (int h = 0; h < kHeads; ++h) acc[h][v] = _mm512_fmadd_ps(w[h], vv, acc[h][v]);
+      for (int h = 0; h < kHeads; ++h) acc[h][v] = Ops::fma(w[h], vv, acc[h][v]);
     }
   }
 #pragma GCC unroll 4
   for (int h = 0; h < kHeads; ++h)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int v = 0; v < kVecs; ++v)
-      _mm512_storeu_ps(out + static_cast<std::size_t>(h) * head_dim + d0 + 16 * v, acc[h][v]);
+      Ops::store(out + static_cast<std::size_t>(h) * head_dim + d0 + kLanes * v, acc[h][v]);
 }
 #endif
 
@@ -211,48 +246,16 @@ void weighted_heads(const float* weights, std::size_t stride, const Kv* const* v
   std::size_t d0 = 0;
 #if PAGEDGEN_CPU_AVX512
   for (; d0 + 64 <= head_dim; d0 += 64)
-    weighted_lanes16<kHeads, 4>(weights, stride, v_rows, n, head_dim, d0, more, out);
+    weighted_lanes<Lanes16Ops, kHeads, 4>(weights, stride, v_rows, n, head_dim, d0, more, out);
   for (; d0 + 16 <= head_dim; d0 += 16)
-    weighted_lanes16<kHeads, 1>(weights, stride, v_rows, n, head_dim, d0, more, out);
+    weighted_lanes<Lanes16Ops, kHeads, 1>(weights, stride, v_rows, n, head_dim, d0, more, out);
 #endif
 #if PAGEDGEN_CPU_AVX2
   constexpr int kVecs = kHeads == 1 ? 8 : 4;  // at most 12 accumulators
-  for (; d0 + 8 * kVecs <= head_dim; d0 += 8 * kVecs) {
-    __m256 acc[kHeads][kVecs];
-#pragma GCC unroll 4
-    for (int h = 0; h < kHeads; ++h)
-#pragma GCC unroll 8
-      for (int v = 0; v < kVecs; ++v)
-        acc[h][v] =
-            more ? _mm256_loadu_ps(out + static_cast<std::size_t>(h) * head_dim + d0 + 8 * v) : _mm256_setzero_ps();
-    for (std::size_t j = 0; j < n; ++j) {
-      if (d0 == 0) prefetch_ahead(v_rows, n, j, 1, head_dim);
-      __m256 w[kHeads];
-#pragma GCC unroll 4
-      for (int h = 0; h < kHeads; ++h) w[h] = _mm256_set1_ps(weights[static_cast<std::size_t>(h) * stride + j]);
-      const Kv* row = v_rows[j] + d0;
-#pragma GCC unroll 8
-      for (int v = 0; v < kVecs; ++v) {
-        const __m256 vv = load8(row + 8 * v);
-#pragma GCC unroll 4
-        for (int h = 0; h < kHeads; ++h) acc[h][v] = _mm256_fmadd_ps(w[h], vv, acc[h][v]);
-      }
-    }
-#pragma GCC unroll 4
-    for (int h = 0; h < kHeads; ++h)
-#pragma GCC unroll 8
-      for (int v = 0; v < kVecs; ++v)
-        _mm256_storeu_ps(out + static_cast<std::size_t>(h) * head_dim + d0 + 8 * v, acc[h][v]);
-  }
+  for (; d0 + 8 * kVecs <= head_dim; d0 += 8 * kVecs)
+    weighted_lanes<Lanes8Ops, kHeads, kVecs>(weights, stride, v_rows, n, head_dim, d0, more, out);
   for (; d0 + 8 <= head_dim; d0 += 8)
-    for (int h = 0; h < kHeads; ++h) {
-      float* o = out + static_cast<std::size_t>(h) * head_dim + d0;
-      __m256 acc = more ? _mm256_loadu_ps(o) : _mm256_setzero_ps();
-      for (std::size_t j = 0; j < n; ++j)
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(weights[static_cast<std::size_t>(h) * stride + j]), load8(v_rows[j] + d0),
-                              acc);
-      _mm256_storeu_ps(o, acc);
-    }
+    weighted_lanes<Lanes8Ops, kHeads, 1>(weights, stride, v_rows, n, head_dim, d0, more, out);
 #endif
   for (int h = 0; h < kHeads; ++h)
     for (std::size_t d = d0; d < head_dim; ++d) {
