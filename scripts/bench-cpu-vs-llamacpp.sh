@@ -9,6 +9,10 @@
 #             the older switch `-fa`, whichever its --help shows
 #   prefill   one 2,048-token prompt, max_tokens 1 (prompt tok/s) vs llama-bench -p 2048 -n 0
 #   decode    one 12-token prompt, 128 new tokens (generated tok/s) vs llama-bench -p 0 -n 128
+# A llama.cpp built with -DGGML_NATIVE=ON where the CPU lists AMX but the virtual machine
+# does not let a process use it dies with SIGILL (exit 132) in its batched runs (seen with
+# llama-cpp-python 0.3.36's vendor/llama.cpp): build it with -DGGML_NATIVE=OFF, the
+# GGML_AVX512* options on and GGML_AMX_TILE/INT8/BF16 off.
 # pagedgen runs once per --cpu-math mode (fast, exact) when `generate --help` lists
 # --cpu-math, else once on its only path (the exact column). Figures: generated (prefill:
 # prompt) tokens over the stats JSON's generate-phase time; peak RSS by /usr/bin/time -v
