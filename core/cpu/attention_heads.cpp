@@ -2,12 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <span>
 #include <type_traits>
-#include <vector>
 
 #include "cpu/fixed_order_dot.h"
-#include "cpu/fixed_order_exp.h"
 #include "cpu/kv_dtype.h"
 
 // GCC 12's own avx512fintrin.h initialises undefined vectors from themselves and warns about
@@ -30,10 +27,9 @@ namespace {
 #if PAGEDGEN_CPU_AVX2
 // Asks for a K or V row ahead of use: rows sit in blocks scattered over the pool, so the
 // hardware prefetcher loses the stream at every block edge. kLocality is
-// __builtin_prefetch's (3: into L1, prefetcht0; 2: into L2, prefetcht1), which GCC and
-// clang both take (GCC's _mm_prefetch wants its own enum type, clang's an int).
+// __builtin_prefetch's (3: into L1, prefetcht0), which GCC and clang both take (GCC's
+// _mm_prefetch wants its own enum type, clang's an int).
 constexpr int kIntoL1 = 3;
-constexpr int kIntoL2 = 2;
 template <int kLocality, typename Kv>
 void prefetch_row(const Kv* row, std::size_t head_dim) {
   const char* bytes = reinterpret_cast<const char*>(row);
